@@ -1,0 +1,182 @@
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gcnlab {
+
+namespace {
+
+// The generic launchers: one OpenMP loop per functor shape.
+template <class F>
+void for_each_2d(std::int64_t rows, std::int64_t cols, const F& f) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) f(i, j);
+}
+
+template <class F>
+void for_each_1d(std::int64_t n, const F& f) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < n; ++k) f(k);
+}
+
+constexpr std::size_t kAlign = 64;
+constexpr std::size_t kHugePage = 2u << 20;
+
+}  // namespace
+
+CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
+  omp_set_num_threads(threads_);
+  openblas_set_num_threads(threads_);
+}
+
+void* CpuBackend::do_allocate(std::size_t bytes) {
+  const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
+  const std::size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  GCNLAB_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
+  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // advisory; failure is harmless
+  return p;
+}
+
+void CpuBackend::do_deallocate(void* p, std::size_t) { std::free(p); }
+
+void CpuBackend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
+  GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
+  const std::int64_t* rowptr = a.rowptr.data();
+  const std::int32_t* col = a.col.data();
+  const float* val = a.val.data();
+  const std::int64_t f = y.cols;
+  // Rows are independent; dynamic chunks absorb skewed degrees. The output
+  // row stays in L1 while the nonzeros' X rows stream through.
+#pragma omp parallel for schedule(dynamic, 32)
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    float* yi = y.data + i * y.ld;
+    if (beta == 0.f) {
+      for (std::int64_t j = 0; j < f; ++j) yi[j] = 0.f;
+    } else if (beta != 1.f) {
+      for (std::int64_t j = 0; j < f; ++j) yi[j] *= beta;
+    }
+    for (std::int64_t k = rowptr[i]; k < rowptr[i + 1]; ++k) {
+      const float v = val[k];
+      const float* xr = x.data + static_cast<std::int64_t>(col[k]) * x.ld;
+#pragma omp simd
+      for (std::int64_t j = 0; j < f; ++j) yi[j] += v * xr[j];
+    }
+  }
+}
+
+void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
+  const std::int64_t m = op_a == Op::N ? a.rows : a.cols;
+  const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
+  const std::int64_t kb = op_b == Op::N ? b.rows : b.cols;
+  const std::int64_t n = op_b == Op::N ? b.cols : b.rows;
+  GCNLAB_ASSERT(k == kb && c.rows == m && c.cols == n);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // BLAS rejects k = 0 with some ld values; the product is empty
+    if (beta == 0.f) fill(c, 0.f);
+    else for_each_2d(m, n, [&](std::int64_t i, std::int64_t j) { c.data[i * c.ld + j] *= beta; });
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, op_a == Op::N ? CblasNoTrans : CblasTrans,
+              op_b == Op::N ? CblasNoTrans : CblasTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a.data, static_cast<int>(std::max<std::int64_t>(a.ld, 1)),
+              b.data, static_cast<int>(std::max<std::int64_t>(b.ld, 1)), beta, c.data,
+              static_cast<int>(std::max<std::int64_t>(c.ld, 1)));
+}
+
+void CpuBackend::fill(View y, float value) { for_each_2d(y.rows, y.cols, ew::Fill{y.data, y.ld, value}); }
+
+void CpuBackend::copy(ConstView x, View y) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  for_each_2d(y.rows, y.cols, ew::Copy{x.data, x.ld, y.data, y.ld});
+}
+
+void CpuBackend::axpy(float a, ConstView x, View y) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  for_each_2d(y.rows, y.cols, ew::Axpy{a, x.data, x.ld, y.data, y.ld});
+}
+
+void CpuBackend::relu(ConstView z, View h) {
+  GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
+  for_each_2d(h.rows, h.cols, ew::Relu{z.data, z.ld, h.data, h.ld});
+}
+
+void CpuBackend::relu_backward(ConstView dh, ConstView z, View g) {
+  GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
+  for_each_2d(g.rows, g.cols, ew::ReluBackward{dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
+}
+
+void CpuBackend::dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
+                         const DropoutParams& p) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  const float scale = p.p < 1.f ? 1.f / (1.f - p.p) : 0.f;
+  for_each_2d(y.rows, y.cols,
+              ew::Dropout{x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, scale});
+}
+
+void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
+  GCNLAB_ASSERT(w.ld == w.cols && g.ld == g.cols && m.ld == m.cols && v.ld == v.cols);
+  for_each_1d(w.size(), ew::Adam{w.data, g.data, m.data, v.data, p});
+}
+
+void CpuBackend::sgd(View w, ConstView g, float lr) {
+  GCNLAB_ASSERT(w.ld == w.cols && g.ld == g.cols);
+  for_each_1d(w.size(), ew::Sgd{w.data, g.data, lr});
+}
+
+void CpuBackend::row_max(ConstView z, float* max) {
+  for_each_1d(z.rows, ew::RowMax{z.data, z.ld, z.cols, max});
+}
+
+void CpuBackend::row_sum_exp(ConstView z, const float* max, float* sum) {
+  for_each_1d(z.rows, ew::RowSumExp{z.data, z.ld, z.cols, max, sum});
+}
+
+XentSums CpuBackend::softmax_xent(ConstView z, std::int64_t col0, const float* max,
+                                  const float* sum, const std::int32_t* label,
+                                  const std::uint8_t* split, float scale, View g) {
+  const ew::SoftmaxXent f{z.data, z.ld, z.cols, col0, max, sum, label, split, scale, g.data, g.ld};
+  double loss = 0, c1 = 0, c2 = 0, c3 = 0, n1 = 0, n2 = 0, n3 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : loss, c1, c2, c3, n1, n2, n3)
+  for (std::int64_t i = 0; i < z.rows; ++i) {
+    const ew::XentRow r = f(i);
+    loss += r.loss;
+    const double c = r.correct, n = r.counted;
+    switch (split[i]) {
+      case ew::kTrain: c1 += c; n1 += n; break;
+      case ew::kVal: c2 += c; n2 += n; break;
+      case ew::kTest: c3 += c; n3 += n; break;
+      default: break;
+    }
+  }
+  XentSums s;
+  s.loss = loss;
+  s.correct = {0, c1, c2, c3};
+  s.counted = {0, n1, n2, n3};
+  return s;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts) {
+  if (name == "cpu") return std::make_unique<CpuBackend>(opts);
+  if (name == "cuda")
+    fail("--backend cuda: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
+  fail("unknown --backend '{}' (expected cpu or cuda)", name);
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,48 @@
+#pragma once
+// CPU backend: OpenMP CSR SpMM, OpenBLAS sgemm, element-wise functors in
+// OpenMP loops. Memory is 64-byte aligned host memory; large arrays are
+// advised onto transparent huge pages (fewer TLB misses in SpMM's gathers).
+
+#include "common/backend/backend.hpp"
+
+namespace gcnlab {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const BackendOptions& opts);
+
+  std::string name() const override { return "cpu"; }
+  void sync() override {}
+
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  void copy_on_device(void* dst, const void* src, std::size_t bytes) override;
+
+  void spmm(const Csr& a, ConstView x, View y, float beta) override;
+  void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) override;
+
+  void fill(View y, float value) override;
+  void copy(ConstView x, View y) override;
+  void axpy(float a, ConstView x, View y) override;
+  void relu(ConstView z, View h) override;
+  void relu_backward(ConstView dh, ConstView z, View g) override;
+  void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
+               const DropoutParams& p) override;
+  void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
+  void sgd(View w, ConstView g, float lr) override;
+
+  void row_max(ConstView z, float* max) override;
+  void row_sum_exp(ConstView z, const float* max, float* sum) override;
+  XentSums softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
+                        const std::int32_t* label, const std::uint8_t* split, float scale,
+                        View g) override;
+
+ protected:
+  void* do_allocate(std::size_t bytes) override;
+  void do_deallocate(void* p, std::size_t bytes) override;
+
+ private:
+  int threads_;
+};
+
+}  // namespace gcnlab

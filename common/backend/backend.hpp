@@ -1,0 +1,70 @@
+#pragma once
+// Backend: the local kernels of one rank, as a runtime object (Ginkgo's
+// executor). Strategies and the model call these coarse operations — a whole
+// SpMM, a whole GEMM, one element-wise pass — and never mention a device.
+// The CPU backend lives in backends/cpu, the CUDA backend in backends/cuda.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/backend/allocator.hpp"
+#include "common/backend/elementwise.hpp"
+#include "common/matrix/csr.hpp"
+#include "common/matrix/dense.hpp"
+
+namespace gcnlab {
+
+enum class Op { N, T };
+
+struct DropoutParams {
+  std::uint64_t seed, stream;
+  float p;
+};
+
+// Sums of one softmax cross-entropy pass, indexed by ew::Split.
+struct XentSums {
+  double loss = 0;
+  std::array<double, 4> correct{};
+  std::array<double, 4> counted{};
+};
+
+class Backend : public Allocator {
+ public:
+  virtual std::string name() const = 0;
+  // Wait for all queued work (no-op on the CPU).
+  virtual void sync() = 0;
+
+  // Y = A X + beta Y  (A: rows x cols CSR; X: cols x f; Y: rows x f)
+  virtual void spmm(const Csr& a, ConstView x, View y, float beta) = 0;
+  // C = alpha op(A) op(B) + beta C, row-major.
+  virtual void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) = 0;
+
+  virtual void fill(View y, float value) = 0;
+  virtual void copy(ConstView x, View y) = 0;
+  virtual void axpy(float a, ConstView x, View y) = 0;
+  virtual void relu(ConstView z, View h) = 0;
+  virtual void relu_backward(ConstView dh, ConstView z, View g) = 0;
+  // `row_ids` is a backend array of x.rows global vertex ids.
+  virtual void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
+                       const DropoutParams& p) = 0;
+  virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
+  virtual void sgd(View w, ConstView g, float lr) = 0;
+
+  // Softmax cross-entropy pieces (see ew::SoftmaxXent); vectors have z.rows entries.
+  virtual void row_max(ConstView z, float* max) = 0;
+  virtual void row_sum_exp(ConstView z, const float* max, float* sum) = 0;
+  virtual XentSums softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
+                                const std::int32_t* label, const std::uint8_t* split, float scale,
+                                View g) = 0;
+};
+
+// Threads a rank's kernels may use (OpenMP and BLAS).
+struct BackendOptions {
+  int threads = 1;
+};
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts);
+
+}  // namespace gcnlab

@@ -1,0 +1,140 @@
+#pragma once
+// The element-wise math of the model, written once. Each functor computes one
+// element (or one row) from indices; the CPU backend runs them in OpenMP
+// loops, the CUDA backend launches the same functors as kernels, so the GPU
+// path's math is exercised by the CPU tests. C++17-clean (included by nvcc).
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/core/hd.hpp"
+#include "common/core/rng.hpp"
+
+namespace gcnlab::ew {
+
+// Split codes of a vertex (one byte per row).
+enum Split : std::uint8_t { kNone = 0, kTrain = 1, kVal = 2, kTest = 3 };
+
+struct Fill {
+  float* y; std::int64_t ld; float value;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ld + j] = value; }
+};
+
+struct Copy {
+  const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = x[i * ldx + j]; }
+};
+
+// H = ReLU(Z)
+struct Relu {
+  const float* z; std::int64_t ldz; float* h; std::int64_t ldh;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    const float v = z[i * ldz + j];
+    h[i * ldh + j] = v > 0.f ? v : 0.f;
+  }
+};
+
+// G = dH * ReLU'(Z)
+struct ReluBackward {
+  const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; float* g; std::int64_t ldg;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    g[i * ldg + j] = z[i * ldz + j] > 0.f ? dh[i * lddh + j] : 0.f;
+  }
+};
+
+// Inverted dropout with a P-independent mask: element (v, c) of the global
+// matrix is kept iff uniform(seed, stream, v, c) >= p. `row_ids` maps local
+// rows to global (original) vertex ids, `col0` is the first global column.
+// Applying the same functor to a gradient is the backward pass.
+struct Dropout {
+  const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
+  const std::int64_t* row_ids; std::int64_t col0;
+  std::uint64_t seed, stream; float p, scale;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    const bool keep = rng::uniform(seed, stream, static_cast<std::uint64_t>(row_ids[i]),
+                                   static_cast<std::uint64_t>(col0 + j)) >= p;
+    y[i * ldy + j] = keep ? x[i * ldx + j] * scale : 0.f;
+  }
+};
+
+// Y += a X
+struct Axpy {
+  float a; const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] += a * x[i * ldx + j]; }
+};
+
+// Adam (Kingma & Ba 2015, Alg. 1) on one element; bias corrections are
+// precomputed per step: c1 = 1 - b1^t, c2 = 1 - b2^t.
+struct AdamParams { float lr, beta1, beta2, eps, c1, c2; };
+struct Adam {
+  float* w; const float* g; float* m; float* v; AdamParams p;
+  GCNLAB_HD void operator()(std::int64_t k) const {
+    const float gk = g[k];
+    m[k] = p.beta1 * m[k] + (1.f - p.beta1) * gk;
+    v[k] = p.beta2 * v[k] + (1.f - p.beta2) * gk * gk;
+    const float mhat = m[k] / p.c1, vhat = v[k] / p.c2;
+    w[k] -= p.lr * mhat / (sqrtf(vhat) + p.eps);
+  }
+};
+
+struct Sgd {
+  float* w; const float* g; float lr;
+  GCNLAB_HD void operator()(std::int64_t k) const { w[k] -= lr * g[k]; }
+};
+
+// --- softmax cross-entropy, row functors. The class dimension may be split
+// over several ranks (2D/3D strategies): each rank holds columns
+// [col0, col0 + cols) of the logits; row max and row sum of exponentials are
+// combined across the class group between the three steps.
+
+struct RowMax {
+  const float* z; std::int64_t ld, cols; float* out;
+  GCNLAB_HD void operator()(std::int64_t i) const {
+    float m = -INFINITY;
+    for (std::int64_t j = 0; j < cols; ++j) m = fmaxf(m, z[i * ld + j]);
+    out[i] = m;
+  }
+};
+
+struct RowSumExp {
+  const float* z; std::int64_t ld, cols; const float* max; float* out;
+  GCNLAB_HD void operator()(std::int64_t i) const {
+    float s = 0.f;
+    for (std::int64_t j = 0; j < cols; ++j) s += expf(z[i * ld + j] - max[i]);
+    out[i] = s;
+  }
+};
+
+// Per row: gradient of the mean cross-entropy over the global training rows
+//   G[i][c] = (softmax(z_i)_c - [c == y_i]) * scale   for training rows, else 0,
+// and, on the rank that holds column y_i, the row's loss -log softmax(z_i)_{y_i}
+// and whether it is classified correctly (z_{i,y_i} is the row max).
+// Labels are never modified (unlike Plexus' cross_entropy.py).
+struct XentRow {
+  double loss;      // contribution to the training loss sum
+  int correct;      // 1 if this rank saw the label column and it is the argmax
+  int counted;      // 1 if this rank saw the label column
+};
+struct SoftmaxXent {
+  const float* z; std::int64_t ldz, cols, col0; const float* max; const float* sum;
+  const std::int32_t* label; const std::uint8_t* split; float scale;
+  float* g; std::int64_t ldg;
+  GCNLAB_HD XentRow operator()(std::int64_t i) const {
+    XentRow r{0.0, 0, 0};
+    const std::int64_t y = label[i] - col0;
+    const bool train = split[i] == kTrain;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const float p = expf(z[i * ldz + j] - max[i]) / sum[i];
+      g[i * ldg + j] = train ? (p - (j == y ? 1.f : 0.f)) * scale : 0.f;
+    }
+    if (y >= 0 && y < cols && split[i] != kNone) {
+      const float zy = z[i * ldz + y];
+      r.counted = 1;
+      r.correct = zy >= max[i] ? 1 : 0;
+      if (train) r.loss = -(static_cast<double>(zy) - max[i] - log(static_cast<double>(sum[i])));
+    }
+    return r;
+  }
+};
+
+}  // namespace gcnlab::ew

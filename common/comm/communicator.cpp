@@ -1,0 +1,32 @@
+#include "common/comm/communicator.hpp"
+
+namespace gcnlab {
+
+Communicator::Timed::Timed(Communicator& comm, Category c, double payload, double wire)
+    : ledger_(comm.ledger()), category_(c) {
+  GCNLAB_ASSERT(is_communication(c));
+  tally_.payload_bytes = payload;
+  tally_.wire_bytes = wire;
+  tally_.calls = 1;
+  ledger_.sync();
+  start_ = Ledger::Clock::now();
+}
+
+Communicator::Timed::~Timed() {
+  ledger_.sync();
+  tally_.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start_).count();
+  ledger_.record(category_, tally_);
+}
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::u8: return 1;
+  }
+  return 0;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,130 @@
+#pragma once
+// Communicator: the one door through which every byte of a strategy moves.
+//
+// The public, non-virtual methods take typed spans and a breakdown category,
+// time the call, and record payload and wire bytes (wire.hpp) in the rank's
+// Ledger. Implementations (MPI here, NCCL in backends/cuda) override only the
+// protected do_* hooks, so every transport is accounted identically.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/comm/ledger.hpp"
+#include "common/comm/wire.hpp"
+#include "common/core/error.hpp"
+
+
+namespace gcnlab {
+
+enum class DType { f32, f64, i32, i64, u8 };
+enum class ReduceOp { sum, max, min };
+
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<std::uint8_t>() { return DType::u8; }
+
+class Communicator {
+ public:
+  explicit Communicator(Ledger& ledger) : ledger_(&ledger) {}
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  Ledger& ledger() const { return *ledger_; }
+
+  // Collective split (as MPI_Comm_split); the child records into the same ledger.
+  virtual std::unique_ptr<Communicator> split(int color, int key) const = 0;
+
+  template <class T>
+  void broadcast(std::span<T> buf, int root, Category c) {
+    const double m = static_cast<double>(buf.size_bytes());
+    Timed t(*this, c, m, wire::broadcast(m, rank() == root));
+    do_broadcast(buf.data(), buf.size(), dtype_of<T>(), root);
+  }
+
+  template <class T>
+  void allreduce(std::span<T> buf, ReduceOp op, Category c) {
+    const double m = static_cast<double>(buf.size_bytes());
+    Timed t(*this, c, m, wire::allreduce(m, size()));
+    do_allreduce(buf.data(), buf.size(), dtype_of<T>(), op);
+  }
+
+  // Every rank contributes `send`; `recv` holds size() * send.size() elements, rank order.
+  template <class T>
+  void allgather(std::span<const T> send, std::span<T> recv, Category c) {
+    GCNLAB_ASSERT(recv.size() == send.size() * static_cast<std::size_t>(size()));
+    const double m = static_cast<double>(send.size_bytes());
+    Timed t(*this, c, m, wire::allgather(m, size()));
+    do_allgather(send.data(), recv.data(), send.size(), dtype_of<T>());
+  }
+
+  // `send` holds size() * recv.size() elements; rank r receives the sum of block r.
+  template <class T>
+  void reduce_scatter(std::span<const T> send, std::span<T> recv, Category c) {
+    GCNLAB_ASSERT(send.size() == recv.size() * static_cast<std::size_t>(size()));
+    const double m = static_cast<double>(recv.size_bytes());
+    Timed t(*this, c, m, wire::reduce_scatter(m, size()));
+    do_reduce_scatter(send.data(), recv.data(), recv.size(), dtype_of<T>());
+  }
+
+  // Personalised exchange: counts/displacements in elements, per peer.
+  template <class T>
+  void alltoallv(std::span<const T> send, std::span<const std::int64_t> send_counts,
+                 std::span<const std::int64_t> send_displs, std::span<T> recv,
+                 std::span<const std::int64_t> recv_counts,
+                 std::span<const std::int64_t> recv_displs, Category c) {
+    double payload = 0, wire = 0;
+    for (int r = 0; r < size(); ++r) {
+      payload += static_cast<double>(send_counts[r]) * sizeof(T);
+      if (r != rank()) wire += static_cast<double>(recv_counts[r]) * sizeof(T);
+    }
+    Timed t(*this, c, payload, wire);
+    do_alltoallv(send.data(), send_counts.data(), send_displs.data(), recv.data(),
+                 recv_counts.data(), recv_displs.data(), dtype_of<T>());
+  }
+
+  // Not accounted (carries no data); used only around timed regions.
+  void barrier() { do_barrier(); }
+
+ protected:
+  virtual void do_broadcast(void* buf, std::size_t count, DType t, int root) = 0;
+  virtual void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) = 0;
+  virtual void do_allgather(const void* send, void* recv, std::size_t count, DType t) = 0;
+  virtual void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) = 0;
+  virtual void do_alltoallv(const void* send, const std::int64_t* send_counts,
+                            const std::int64_t* send_displs, void* recv,
+                            const std::int64_t* recv_counts, const std::int64_t* recv_displs,
+                            DType t) = 0;
+  virtual void do_barrier() = 0;
+
+ private:
+  // Times one call and records it on destruction.
+  class Timed {
+   public:
+    Timed(Communicator& comm, Category c, double payload, double wire);
+    ~Timed();
+    Timed(const Timed&) = delete;
+    Timed& operator=(const Timed&) = delete;
+
+   private:
+    Ledger& ledger_;
+    Category category_;
+    Tally tally_;
+    Ledger::Clock::time_point start_;
+  };
+
+  Ledger* ledger_;
+};
+
+// Size of one element of `t` in bytes.
+std::size_t dtype_size(DType t);
+
+}  // namespace gcnlab

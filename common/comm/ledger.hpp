@@ -1,0 +1,109 @@
+#pragma once
+// The accounting of one rank: time, payload bytes, wire bytes and calls per
+// breakdown category (DESIGN.md "Breakdown categories"), kept separately per
+// phase so that one-off setup traffic never pollutes the per-epoch numbers.
+//
+// Communication is recorded by the Communicator wrapper (every collective goes
+// through it); compute is recorded by scoped timers around local kernels.
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+namespace gcnlab {
+
+enum class Category : int {
+  // compute
+  spmm, gemm, elementwise, loss, optimizer, pack, sampling,
+  // communication
+  bcast_dense, bcast_sparse, allreduce, allgather, reduce_scatter, alltoall, p2p,
+  // epoch time not covered by the above
+  other,
+  count
+};
+inline constexpr int kNumCategories = static_cast<int>(Category::count);
+
+std::string_view to_string(Category c);
+std::optional<Category> category_from_string(std::string_view s);
+bool is_communication(Category c);
+
+enum class Phase : int {
+  setup,   // distribution of the graph, index exchanges: once per run
+  epoch,   // a training epoch: what the breakdown reports
+  eval,    // inference passes for validation/test accuracy (dropout off)
+  report,  // gathering results
+  count
+};
+inline constexpr int kNumPhases = static_cast<int>(Phase::count);
+
+struct Tally {
+  double time_s = 0;
+  double payload_bytes = 0;
+  double wire_bytes = 0;
+  std::int64_t calls = 0;
+
+  Tally& operator+=(const Tally& o) {
+    time_s += o.time_s;
+    payload_bytes += o.payload_bytes;
+    wire_bytes += o.wire_bytes;
+    calls += o.calls;
+    return *this;
+  }
+};
+
+using CategoryTallies = std::array<Tally, kNumCategories>;
+
+class Ledger {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `sync` is called before every clock read so that asynchronous devices
+  // are charged to the right category (the CUDA backend synchronises its stream).
+  void set_sync(std::function<void()> sync) { sync_ = std::move(sync); }
+  void sync() const {
+    if (sync_) sync_();
+  }
+
+  void set_phase(Phase p) { phase_ = p; }
+  Phase phase() const { return phase_; }
+
+  void record(Category c, const Tally& t) { tallies_[static_cast<int>(phase_)][static_cast<int>(c)] += t; }
+
+  const CategoryTallies& tallies(Phase p) const { return tallies_[static_cast<int>(p)]; }
+  // Returns the tallies of `p` and clears them (used once per epoch).
+  CategoryTallies take(Phase p);
+
+  // RAII timer charging its lifetime to a compute category.
+  class Scope {
+   public:
+    Scope(Ledger& l, Category c) : ledger_(l), category_(c) {
+      ledger_.sync();
+      start_ = Clock::now();
+    }
+    ~Scope() {
+      ledger_.sync();
+      Tally t;
+      t.time_s = std::chrono::duration<double>(Clock::now() - start_).count();
+      t.calls = 1;
+      ledger_.record(category_, t);
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Ledger& ledger_;
+    Category category_;
+    Clock::time_point start_;
+  };
+  Scope time(Category c) { return Scope(*this, c); }
+
+ private:
+  std::function<void()> sync_;
+  Phase phase_ = Phase::setup;
+  std::array<CategoryTallies, kNumPhases> tallies_{};
+};
+
+}  // namespace gcnlab

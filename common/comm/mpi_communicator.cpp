@@ -1,0 +1,100 @@
+#include "common/comm/mpi_communicator.hpp"
+
+#include <climits>
+#include <vector>
+
+namespace gcnlab {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  fail("MPI call failed: {} ({})", std::string(msg, len), what);
+}
+
+namespace {
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::u8: return MPI_UINT8_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return MPI_SUM;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::min: return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+// MPI-3 counts are int; larger messages must be split by the caller.
+int as_count(std::int64_t n) {
+  GCNLAB_CHECK(n >= 0 && n <= INT_MAX, "message of {} elements exceeds MPI's int count", n);
+  return static_cast<int>(n);
+}
+
+std::vector<int> as_counts(const std::int64_t* v, int n) {
+  std::vector<int> out(n);
+  for (int i = 0; i < n; ++i) out[i] = as_count(v[i]);
+  return out;
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, Ledger& ledger, bool owned)
+    : Communicator(ledger), comm_(comm), owned_(owned) {
+  GCNLAB_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  GCNLAB_MPI(MPI_Comm_rank(comm_, &rank_));
+  GCNLAB_MPI(MPI_Comm_size(comm_, &size_));
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owned_ && !finalized) MPI_Comm_free(&comm_);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) const {
+  MPI_Comm child;
+  GCNLAB_MPI(MPI_Comm_split(comm_, color, key, &child));
+  return std::make_unique<MpiCommunicator>(child, ledger(), true);
+}
+
+void MpiCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int root) {
+  GCNLAB_MPI(MPI_Bcast(buf, as_count(count), mpi_type(t), root, comm_));
+}
+
+void MpiCommunicator::do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) {
+  GCNLAB_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op), comm_));
+}
+
+void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t count, DType t) {
+  GCNLAB_MPI(MPI_Allgather(send, as_count(count), mpi_type(t), recv, as_count(count), mpi_type(t),
+                           comm_));
+}
+
+void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) {
+  GCNLAB_MPI(MPI_Reduce_scatter_block(send, recv, as_count(count), mpi_type(t), MPI_SUM, comm_));
+}
+
+void MpiCommunicator::do_alltoallv(const void* send, const std::int64_t* send_counts,
+                                   const std::int64_t* send_displs, void* recv,
+                                   const std::int64_t* recv_counts,
+                                   const std::int64_t* recv_displs, DType t) {
+  const auto sc = as_counts(send_counts, size_), sd = as_counts(send_displs, size_);
+  const auto rc = as_counts(recv_counts, size_), rd = as_counts(recv_displs, size_);
+  GCNLAB_MPI(MPI_Alltoallv(send, sc.data(), sd.data(), mpi_type(t), recv, rc.data(), rd.data(),
+                           mpi_type(t), comm_));
+}
+
+void MpiCommunicator::do_barrier() { GCNLAB_MPI(MPI_Barrier(comm_)); }
+
+}  // namespace gcnlab

@@ -1,0 +1,182 @@
+#include "common/data/dataset.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "common/core/error.hpp"
+#include "common/core/rng.hpp"
+
+namespace gcnlab {
+
+DatasetSpec parse_dataset_spec(const std::string& spec) {
+  const auto colon = spec.find(':');
+  GCNLAB_CHECK(colon != std::string::npos && colon > 0,
+               "malformed --dataset '{}' (expected KIND:ARGS, e.g. sbm:nodes=1000 or mtx:FILE.mtx)",
+               spec);
+  DatasetSpec s;
+  s.kind = spec.substr(0, colon);
+  std::string rest = spec.substr(colon + 1);
+  std::size_t start = 0;
+  while (start <= rest.size() && !rest.empty()) {
+    const std::size_t comma = rest.find(',', start);
+    const std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      GCNLAB_CHECK(!item.empty() && !s.args.count("path"), "malformed --dataset '{}'", spec);
+      s.args["path"] = item;
+    } else {
+      s.args[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return s;
+}
+
+void Dataset::feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, float* out) const {
+  if (!synthetic_features) {
+    std::copy(x.begin() + v * features + c0, x.begin() + v * features + c1, out);
+    return;
+  }
+  // Uniform(-1, 1) noise plus, for SBM, +-class_signal from a per-(class, column) sign.
+  for (std::int64_t c = c0; c < c1; ++c) {
+    float value = 2.f * rng::uniform(feature_seed, rng::kFeatures, v, c) - 1.f;
+    if (class_signal != 0.f && labels[v] >= 0) {
+      const bool plus = rng::uniform(feature_seed, rng::kFeatures + 1, labels[v], c) < 0.5f;
+      value += plus ? class_signal : -class_signal;
+    }
+    out[c - c0] = value;
+  }
+}
+
+std::int64_t Dataset::count(ew::Split s) const {
+  return std::count(split.begin(), split.end(), static_cast<std::uint8_t>(s));
+}
+
+void row_normalize_features(Dataset& d) {
+  GCNLAB_ASSERT(!d.synthetic_features);
+  for (std::int64_t v = 0; v < d.nodes(); ++v) {
+    float* row = d.x.data() + v * d.features;
+    double sum = 0;
+    for (std::int64_t c = 0; c < d.features; ++c) sum += row[c];
+    if (sum == 0) continue;
+    const float inv = static_cast<float>(1.0 / sum);
+    for (std::int64_t c = 0; c < d.features; ++c) row[c] *= inv;
+  }
+}
+
+void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed) {
+  d.split.assign(d.nodes(), ew::kNone);
+  for (std::int64_t v = 0; v < d.nodes(); ++v) {
+    const double u = rng::uniform_double(seed, rng::kLabels + 1, v, 0);
+    d.split[v] = u < train ? ew::kTrain : u < train + val ? ew::kVal : ew::kTest;
+  }
+}
+
+void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed) {
+  GCNLAB_CHECK(features >= 1, "features must be >= 1");
+  GCNLAB_CHECK(classes >= 1, "classes must be >= 1");
+  const std::int64_t n = d.nodes();
+  d.features = features;
+  d.synthetic_features = true;
+  d.feature_seed = seed;
+  d.classes = classes;
+  // Degree buckets of equal size: sort vertices by (degree, id), cut into `classes` parts.
+  std::vector<std::int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto degree = [&](std::int64_t v) { return d.adj.rowptr[v + 1] - d.adj.rowptr[v]; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return degree(a) < degree(b); });
+  d.labels.assign(n, 0);
+  for (std::int64_t r = 0; r < n; ++r)
+    d.labels[order[r]] = static_cast<std::int32_t>(r * classes / std::max<std::int64_t>(n, 1));
+  assign_random_split(d, 0.6, 0.2, seed);
+}
+
+namespace {
+
+void validate(const Dataset& d) {
+  const std::int64_t n = d.nodes();
+  GCNLAB_CHECK(n >= 1, "dataset '{}' has no vertices", d.spec);
+  GCNLAB_CHECK(d.adj.cols == n, "dataset '{}': adjacency is {}x{}, not square", d.spec, n, d.adj.cols);
+  GCNLAB_CHECK(d.features >= 1, "dataset '{}' has no features", d.spec);
+  GCNLAB_CHECK(d.classes >= 1, "dataset '{}' has no classes", d.spec);
+  GCNLAB_CHECK(static_cast<std::int64_t>(d.labels.size()) == n &&
+                   static_cast<std::int64_t>(d.split.size()) == n,
+               "dataset '{}': labels/split do not cover all {} vertices", d.spec, n);
+  if (!d.synthetic_features) {
+    GCNLAB_CHECK(static_cast<std::int64_t>(d.x.size()) == n * d.features,
+                 "dataset '{}': feature matrix has {} values, expected {} x {}", d.spec, d.x.size(),
+                 n, d.features);
+    for (std::size_t k = 0; k < d.x.size(); ++k)
+      GCNLAB_CHECK(std::isfinite(d.x[k]), "dataset '{}': feature ({}, {}) is {} (features must be finite)",
+                   d.spec, k / d.features, k % d.features, d.x[k]);
+  }
+  for (std::int64_t v = 0; v < n; ++v) {
+    const std::int32_t y = d.labels[v];
+    GCNLAB_CHECK(y >= -1 && y < d.classes, "dataset '{}': label {} of vertex {} is out of range [0, {})",
+                 d.spec, y, v, d.classes);
+    GCNLAB_CHECK(y >= 0 || d.split[v] == ew::kNone,
+                 "dataset '{}': vertex {} is in a train/val/test split but has no label", d.spec, v);
+  }
+  GCNLAB_CHECK(d.count(ew::kTrain) > 0, "dataset '{}' has no training vertices", d.spec);
+}
+
+}  // namespace
+
+Dataset load_dataset(const std::string& spec_text) {
+  const DatasetSpec spec = parse_dataset_spec(spec_text);
+  Dataset d;
+  if (spec.kind == "sbm") d = generate_sbm(spec);
+  else if (spec.kind == "rmat") d = generate_rmat(spec);
+  else if (spec.kind == "mtx") d = read_matrix_market(spec);
+  else if (spec.kind == "planetoid") d = read_planetoid(spec);
+  else if (spec.kind == "gcl") {
+    GCNLAB_CHECK(spec.args.count("path"), "gcl: needs a path (gcl:FILE)");
+    d = read_gcl(spec.args.at("path"));
+  } else if (spec.kind == "ogb")
+    fail("dataset kind 'ogb' is not supported yet (use gcl:, mtx:, planetoid:, sbm: or rmat:)");
+  else
+    fail("unknown dataset kind '{}' in '{}' (expected sbm, rmat, planetoid, mtx or gcl)", spec.kind,
+         spec_text);
+  d.spec = spec_text;
+  validate(d);
+  return d;
+}
+
+DatasetInfo dataset_info(const Dataset& d) {
+  DatasetInfo info{};
+  const std::int64_t n = d.nodes();
+  info.nodes = n;
+  info.nnz = d.adj.nnz();
+  info.nnz_with_self_loops = info.nnz + n;
+  info.degree_min = n ? INT64_MAX : 0;
+  for (std::int64_t v = 0; v < n; ++v) {
+    const std::int64_t deg = d.adj.rowptr[v + 1] - d.adj.rowptr[v];
+    info.degree_min = std::min(info.degree_min, deg);
+    info.degree_max = std::max(info.degree_max, deg);
+    info.isolated += deg == 0;
+  }
+  info.degree_mean = n ? static_cast<double>(info.nnz) / n : 0;
+  // Unordered pairs {u, v} joined in either direction.
+  const HostCsr t = transpose(d.adj);
+  std::int64_t pairs = 0;
+  for (std::int64_t u = 0; u < n; ++u) {
+    // merge the sorted out- and in-neighbour lists, count v > u
+    auto a = d.adj.col.begin() + d.adj.rowptr[u], ae = d.adj.col.begin() + d.adj.rowptr[u + 1];
+    auto b = t.col.begin() + t.rowptr[u], be = t.col.begin() + t.rowptr[u + 1];
+    std::int64_t last = -1;
+    while (a != ae || b != be) {
+      std::int64_t v;
+      if (b == be || (a != ae && *a <= *b)) v = *a++;
+      else v = *b++;
+      if (v > u && v != last) ++pairs;
+      last = v;
+    }
+  }
+  info.edges_undirected = pairs;
+  return info;
+}
+
+}  // namespace gcnlab

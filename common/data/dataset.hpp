@@ -1,0 +1,84 @@
+#pragma once
+// A graph learning dataset as read or generated, before distribution: the raw
+// adjacency A (no self-loops, values ignored), vertex features, labels and the
+// train/val/test split. Loaders live next to this file; `load_dataset` picks
+// one from a SPEC string (DESIGN.md "Dataset SPEC forms").
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/backend/elementwise.hpp"
+#include "common/matrix/host_csr.hpp"
+
+namespace gcnlab {
+
+struct Dataset {
+  std::string spec;   // as given by the user
+  std::string name;   // short name for tables and plots
+  HostCsr adj;        // n x n, A_uv != 0 <=> edge u -> v; no self-loops
+  bool directed = false;
+  std::int64_t nodes() const { return adj.rows; }
+
+  // Features: either stored (n x f row-major) or synthetic (drawn from the
+  // counter-based RNG on demand, so no rank ever materialises all of them).
+  std::int64_t features = 0;
+  std::vector<float> x;
+  bool synthetic_features = false;
+  std::uint64_t feature_seed = 0;
+  // SBM only: class-dependent signal added to synthetic features.
+  float class_signal = 0.f;
+
+  int classes = 0;
+  std::vector<std::int32_t> labels;  // -1 = unlabeled (only allowed outside the splits)
+  std::vector<std::uint8_t> split;   // ew::Split per vertex
+
+  // Writes features [c0, c1) of vertex v to out.
+  void feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, float* out) const;
+  std::int64_t count(ew::Split s) const;
+};
+
+// "kind:rest" -> kind and a key=value map; the first comma-separated item
+// without '=' is stored under key "path".
+struct DatasetSpec {
+  std::string kind;
+  std::map<std::string, std::string> args;
+};
+DatasetSpec parse_dataset_spec(const std::string& spec);
+
+// The default dataset (no --dataset): a synthetic SBM that needs no files.
+inline constexpr const char* kDefaultDataset = "sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1";
+
+// Loads or generates; validates (labels in range, finite features, split
+// vertices labeled) and throws gcnlab::Error naming the problem.
+Dataset load_dataset(const std::string& spec);
+
+// Row-normalises stored features in place (Planetoid preprocessing): each row
+// divided by its sum; all-zero rows stay zero.
+void row_normalize_features(Dataset& d);
+
+// Individual sources (data/*.cpp).
+Dataset generate_sbm(const DatasetSpec& spec);
+Dataset generate_rmat(const DatasetSpec& spec);
+Dataset read_matrix_market(const DatasetSpec& spec);
+Dataset read_planetoid(const DatasetSpec& spec);
+Dataset read_gcl(const std::string& path);
+void write_gcl(const Dataset& d, const std::string& path);
+
+// Synthetic vertex data for structure-only graphs (as Plexus does): random
+// features and labels = degree buckets of equal size; split by hash.
+void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed);
+// Assigns each vertex to train/val/test by a counter-based draw.
+void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed);
+
+// Statistics printed by `gcnlab info`.
+struct DatasetInfo {
+  std::int64_t nodes, nnz, nnz_with_self_loops, edges_undirected;
+  std::int64_t degree_min, degree_max;
+  double degree_mean;
+  std::int64_t isolated;
+};
+DatasetInfo dataset_info(const Dataset& d);
+
+}  // namespace gcnlab

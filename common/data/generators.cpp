@@ -1,0 +1,111 @@
+// Synthetic graphs: a planted-partition SBM whose labels are learnable, and
+// Graph500's R-MAT. Both are pure functions of their parameters and seed.
+
+#include <algorithm>
+
+#include "common/core/rng.hpp"
+#include "common/data/dataset.hpp"
+#include "common/data/spec_args.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+// Drops self-loops, adds reverse edges unless directed, merges duplicates.
+HostCsr graph_from_edges(std::int64_t n, std::vector<Coo> edges, bool directed) {
+  std::vector<Coo> all;
+  all.reserve(edges.size() * (directed ? 1 : 2));
+  for (const Coo& e : edges) {
+    if (e.row == e.col) continue;
+    all.push_back(e);
+    if (!directed) all.push_back({e.col, e.row, 1.f});
+  }
+  return csr_from_coo(n, n, std::move(all), /*sum_duplicates=*/false);
+}
+
+}  // namespace
+
+// sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.8,signal=0.3,directed=0,train=..,val=..]
+// Vertex v belongs to class hash(v) mod K. Each vertex draws D/2 edges; an
+// edge stays inside the class with probability `intra`, else goes to a
+// uniformly random vertex. Features are uniform noise plus a +-signal pattern
+// per class, so structure *and* features carry the label.
+Dataset generate_sbm(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"nodes", "classes", "avg-degree", "features", "seed", "intra", "signal",
+                          "directed", "train", "val"});
+  const std::int64_t n = a.integer("nodes", 20000, 1);
+  const int k = static_cast<int>(a.integer("classes", 8, 1));
+  const std::int64_t degree = a.integer("avg-degree", 16, 0);
+  const std::int64_t f = a.integer("features", 64, 1);
+  const std::uint64_t seed = a.integer("seed", 1);
+  const double intra = a.real("intra", 0.8);
+  const bool directed = a.integer("directed", 0) != 0;
+  GCNLAB_CHECK(intra >= 0 && intra <= 1, "sbm: intra must be in [0, 1]");
+
+  Dataset d;
+  d.name = "sbm";
+  d.directed = directed;
+  d.classes = k;
+  d.labels.resize(n);
+  std::vector<std::vector<std::int64_t>> members(k);
+  for (std::int64_t v = 0; v < n; ++v) {
+    d.labels[v] = static_cast<std::int32_t>(rng::key(seed, rng::kLabels, v, 0) % k);
+    members[d.labels[v]].push_back(v);
+  }
+  // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
+  const std::int64_t per_vertex = directed ? degree : std::max<std::int64_t>(degree / 2, degree > 0);
+  std::vector<Coo> edges;
+  edges.reserve(n * per_vertex);
+  for (std::int64_t u = 0; u < n; ++u)
+    for (std::int64_t e = 0; e < per_vertex; ++e) {
+      const double r = rng::uniform_double(seed, rng::kGraph, u, 2 * e);
+      const std::uint64_t pick = rng::key(seed, rng::kGraph, u, 2 * e + 1);
+      const auto& same = members[d.labels[u]];
+      const std::int64_t v = r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n);
+      edges.push_back({u, v, 1.f});
+    }
+  d.adj = graph_from_edges(n, std::move(edges), directed);
+  d.features = f;
+  d.synthetic_features = true;
+  d.feature_seed = seed;
+  d.class_signal = static_cast<float>(a.real("signal", 0.3));
+  assign_random_split(d, a.real("train", 0.1), a.real("val", 0.1), seed);
+  return d;
+}
+
+// rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
+// Graph500 R-MAT (a=.57, b=c=.19, d=.05) with 2^S vertices and E*2^S edge
+// draws; vertex ids are not scrambled, so the raw ordering is as skewed as
+// R-MAT makes it (the "original" column of Plexus' Table 3).
+Dataset generate_rmat(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"scale", "edge-factor", "features", "classes", "seed", "directed"});
+  const int scale = static_cast<int>(a.integer("scale", 16, 1));
+  GCNLAB_CHECK(scale <= 40, "rmat: scale {} is too large", scale);
+  const std::int64_t ef = a.integer("edge-factor", 16, 1);
+  const std::uint64_t seed = a.integer("seed", 1);
+  const bool directed = a.integer("directed", 0) != 0;
+  const std::int64_t n = std::int64_t{1} << scale;
+  const std::int64_t m = ef * n;
+  constexpr double A = 0.57, B = 0.19, C = 0.19;
+  std::vector<Coo> edges(m);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < m; ++e) {
+    std::int64_t u = 0, v = 0;
+    for (int level = 0; level < scale; ++level) {
+      const double r = rng::uniform_double(seed, rng::kGraph, e, level);
+      const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
+      u = (u << 1) | bu;
+      v = (v << 1) | bv;
+    }
+    edges[e] = {u, v, 1.f};
+  }
+  Dataset d;
+  d.name = "rmat" + std::to_string(scale);
+  d.directed = directed;
+  d.adj = graph_from_edges(n, std::move(edges), directed);
+  add_synthetic_vertex_data(d, a.integer("features", 128, 1),
+                            static_cast<int>(a.integer("classes", 32, 1)), seed);
+  return d;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,84 @@
+#include "common/matrix/host_csr.hpp"
+
+#include <algorithm>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entries,
+                     bool sum_duplicates) {
+  std::sort(entries.begin(), entries.end(), [](const Coo& a, const Coo& b) {
+    return a.row != b.row ? a.row < b.row : a.col < b.col;
+  });
+  HostCsr m;
+  m.rows = rows;
+  m.cols = cols;
+  m.rowptr.assign(rows + 1, 0);
+  m.col.reserve(entries.size());
+  m.val.reserve(entries.size());
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const Coo& e = entries[k];
+    GCNLAB_ASSERT(e.row >= 0 && e.row < rows && e.col >= 0 && e.col < cols);
+    if (k > 0 && e.row == entries[k - 1].row && e.col == entries[k - 1].col) {
+      if (sum_duplicates) m.val.back() += e.val;
+      continue;
+    }
+    m.col.push_back(e.col);
+    m.val.push_back(e.val);
+    ++m.rowptr[e.row + 1];
+  }
+  for (std::int64_t i = 0; i < rows; ++i) m.rowptr[i + 1] += m.rowptr[i];
+  return m;
+}
+
+HostCsr transpose(const HostCsr& a) {
+  HostCsr t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.rowptr.assign(a.cols + 1, 0);
+  for (std::int64_t c : a.col) ++t.rowptr[c + 1];
+  for (std::int64_t i = 0; i < t.rows; ++i) t.rowptr[i + 1] += t.rowptr[i];
+  t.col.resize(a.nnz());
+  t.val.resize(a.nnz());
+  std::vector<std::int64_t> next(t.rowptr.begin(), t.rowptr.end() - 1);
+  for (std::int64_t i = 0; i < a.rows; ++i)  // rows in order => transposed columns sorted
+    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) {
+      const std::int64_t dst = next[a.col[k]]++;
+      t.col[dst] = i;
+      t.val[dst] = a.val[k];
+    }
+  return t;
+}
+
+HostCsr extract_block(const HostCsr& a, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                      std::int64_t c1) {
+  GCNLAB_ASSERT(0 <= r0 && r0 <= r1 && r1 <= a.rows && 0 <= c0 && c0 <= c1 && c1 <= a.cols);
+  HostCsr b;
+  b.rows = r1 - r0;
+  b.cols = c1 - c0;
+  b.rowptr.assign(b.rows + 1, 0);
+  for (std::int64_t i = r0; i < r1; ++i) {
+    // columns are sorted: binary search the range
+    const auto first = a.col.begin() + a.rowptr[i], last = a.col.begin() + a.rowptr[i + 1];
+    const auto lo = std::lower_bound(first, last, c0), hi = std::lower_bound(first, last, c1);
+    for (auto it = lo; it != hi; ++it) {
+      b.col.push_back(*it - c0);
+      b.val.push_back(a.val[it - a.col.begin()]);
+    }
+    b.rowptr[i - r0 + 1] = static_cast<std::int64_t>(b.col.size());
+  }
+  return b;
+}
+
+HostCsr extract_rows(const HostCsr& a, std::int64_t r0, std::int64_t r1) {
+  return extract_block(a, r0, r1, 0, a.cols);
+}
+
+bool structurally_symmetric(const HostCsr& a) {
+  if (a.rows != a.cols) return false;
+  const HostCsr t = transpose(a);
+  return t.rowptr == a.rowptr && t.col == a.col;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,42 @@
+#pragma once
+// Host-side CSR used while reading, generating, normalising and distributing
+// graphs. Global column ids are 64-bit; the backend's Csr (csr.hpp) stores
+// 32-bit local column ids, checked on upload.
+
+#include <cstdint>
+#include <vector>
+
+namespace gcnlab {
+
+struct HostCsr {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::int64_t> rowptr{0};
+  std::vector<std::int64_t> col;
+  std::vector<float> val;
+
+  std::int64_t nnz() const { return static_cast<std::int64_t>(col.size()); }
+  bool operator==(const HostCsr&) const = default;
+};
+
+struct Coo {
+  std::int64_t row, col;
+  float val;
+};
+
+// Builds a CSR from triplets; duplicate entries are summed when
+// `sum_duplicates`, else merged keeping one value; rows' columns sorted.
+HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entries,
+                     bool sum_duplicates);
+
+HostCsr transpose(const HostCsr& a);
+
+// Block [r0, r1) x [c0, c1) with column ids shifted by -c0.
+HostCsr extract_block(const HostCsr& a, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                      std::int64_t c1);
+
+// Rows [r0, r1), all columns kept.
+HostCsr extract_rows(const HostCsr& a, std::int64_t r0, std::int64_t r1);
+
+bool structurally_symmetric(const HostCsr& a);
+
+}  // namespace gcnlab

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs gcnlab's Debian dependencies when they are missing (idempotent).
+# Safe to run repeatedly: it only calls apt-get when a package is absent.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libmetis-dev libfmt-dev catch2 nlohmann-json3-dev
+  libopenblas-dev zlib1g-dev
+  python3-numpy python3-matplotlib python3-pandas python3-jsonschema
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all Debian packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
 
 namespace gcnlab {

@@ -1,0 +1,113 @@
+#include "algorithms/1d/one_d.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "common/comm/wire.hpp"
+#include "partitioners/block.hpp"
+
+namespace gcnlab {
+
+OneDStrategy::OneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
+               "--algo 1d needs --grid P with P = {} (the number of ranks)", world_.size());
+}
+
+std::string OneDStrategy::describe() const {
+  const int p = world_.size();
+  return fmt::format(
+      "1d (CAGNET Alg. 1): {} ranks, Âᵀ{} and activations in block rows of {}..{} rows, "
+      "W replicated; rank {} holds {} rows, nnz {}",
+      p, directed_ ? " and Â" : "", offsets_[1] - offsets_[0], offsets_[p] - offsets_[p - 1],
+      world_.rank(), layouts_[0].vertices.size(), nnz_local_);
+}
+
+void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  const int p = world_.size(), me = world_.rank();
+  dims_ = dims;
+  directed_ = g.directed;
+  offsets_ = block_offsets(g.n, p);
+  GCNLAB_CHECK(g.n >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n, p);
+  const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
+
+  Layout mine;
+  mine.vertices.resize(r1 - r0);
+  std::iota(mine.vertices.begin(), mine.vertices.end(), r0);
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    mine.cols = f;
+    layouts_.push_back(mine);
+  }
+
+  auto split = [&](const HostCsr& a) {
+    const HostCsr rows = extract_rows(a, r0, r1);
+    std::vector<Csr> blocks;
+    for (int j = 0; j < p; ++j)
+      blocks.push_back(upload(backend_, extract_block(rows, 0, rows.rows, offsets_[j], offsets_[j + 1])));
+    return blocks;
+  };
+  a_hat_t_ = split(*g.a_hat_t);
+  if (directed_) a_hat_ = split(*g.a_hat);
+  nnz_local_ = 0;
+  for (const Csr& b : a_hat_t_) nnz_local_ += b.nnz;
+
+  const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
+  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(offsets_[1] * fmax));  // block 0 is largest
+  work_ = Dense(backend_, r1 - r0, fmax);
+}
+
+void OneDStrategy::staged_spmm(const std::vector<Csr>& blocks, ConstView local, View y) {
+  const int p = world_.size(), me = world_.rank();
+  const std::int64_t f = local.cols;
+  for (int j = 0; j < p; ++j) {
+    const std::int64_t nj = offsets_[j + 1] - offsets_[j];
+    ConstView mj{stage_.data(), nj, f, f};
+    if (j == me) {
+      // The root sends its own rows in place; MPI/NCCL broadcasts never write the root's buffer.
+      GCNLAB_ASSERT(local.ld == f);
+      world_.broadcast(std::span<float>(const_cast<float*>(local.data), nj * f), j, Category::bcast_dense);
+      mj = local;
+    } else {
+      world_.broadcast(std::span<float>(stage_.data(), nj * f), j, Category::bcast_dense);
+    }
+    auto s = ledger_.time(Category::spmm);
+    backend_.spmm(blocks[j], mj, y, j == 0 ? 0.f : 1.f);
+  }
+}
+
+void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  View t{work_.data(), x.rows, dims_[l], dims_[l]};
+  staged_spmm(a_hat_t_, x, t);
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+}
+
+void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
+  staged_spmm(directed_ ? a_hat_ : a_hat_t_, g, u);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
+  }
+  GCNLAB_ASSERT(dw.ld == dw.cols);
+  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+  if (dx) {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+  }
+}
+
+ByteModel OneDStrategy::byte_model() const {
+  ByteModel m{};
+  const int p = world_.size(), me = world_.rank();
+  const double remote_rows = static_cast<double>(offsets_[p] - (offsets_[me + 1] - offsets_[me]));
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
+    m[static_cast<int>(Category::bcast_dense)] += remote_rows * (fin + fout) * sizeof(float);
+    m[static_cast<int>(Category::allreduce)] += wire::allreduce(fin * fout * sizeof(float), p);
+  }
+  return m;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,55 @@
+#pragma once
+// 1d: CAGNET's 1D block-row algorithm (Tripathy et al. SC'20, Sec. IV-A, Alg. 1).
+//
+// Rank i holds block row i of Âᵀ and of Â (n_i rows, split into P column
+// blocks Âᵀ_ij), block row i of every activation and gradient, and all of W.
+//
+// Forward, layer l (Alg. 1):            for j = 0..P-1:
+//       rank j                               BROADCAST(X_j)            bcast_dense
+//    [ X_j ] --bcast--> all ranks            T_i += Âᵀ_ij X_j          spmm
+//                                         Z_i = T_i W                  gemm
+// Backward (Sec. IV-A.3, IV-A.4):       for j: BROADCAST(G_j); U_i += Â_ij G_j
+//                                         dW = ALLREDUCE(X_iᵀ U_i)     gemm + allreduce
+//                                         dX_i = U_i Wᵀ                gemm
+// Per rank and epoch (the paper's Tcomm with exact uneven blocks):
+//   bcast_dense  Σ_l (n - n_i)(f_l + f_{l+1}) · 4 bytes   (CAGNET: (P-1)/P · n f words per SpMM)
+//   allreduce    Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
+
+#include "algorithms/strategy.hpp"
+
+namespace gcnlab {
+
+class OneDStrategy final : public Strategy {
+ public:
+  OneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return {world_.size()}; }
+  std::vector<int> coords() const override { return {world_.rank()}; }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  std::int64_t nnz_local() const override { return nnz_local_; }
+  ByteModel byte_model() const override;
+
+ private:
+  // Y_i = Σ_j blocks[j] · M_j, M_j broadcast from rank j (M_i = local).
+  void staged_spmm(const std::vector<Csr>& blocks, ConstView local, View y);
+
+  Communicator& world_;
+  Backend& backend_;
+  Ledger& ledger_;
+  std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])
+  std::vector<Layout> layouts_;
+  bool directed_ = false;
+  std::int64_t nnz_local_ = 0;
+  std::vector<Csr> a_hat_t_;  // Âᵀ_ij, j = 0..P-1 (forward)
+  std::vector<Csr> a_hat_;    // Â_ij (backward); empty when undirected (Â = Âᵀ)
+  Buffer<float> stage_;       // received block: max_j n_j x max f
+  Dense work_;                // T_i / U_i: n_i x max f
+};
+
+}  // namespace gcnlab

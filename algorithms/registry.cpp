@@ -1,0 +1,40 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "algorithms/1d/one_d.hpp"
+#include "algorithms/serial/serial.hpp"
+#include "algorithms/strategy.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+struct Entry {
+  const char* name;
+  std::unique_ptr<Strategy> (*make)(const StrategyOptions&, const StrategyContext&);
+};
+
+const Entry kStrategies[] = {
+    {"serial", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<SerialStrategy>(o, c);
+     }},
+    {"1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<OneDStrategy>(o, c);
+     }},
+};
+
+}  // namespace
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& e : kStrategies) names.emplace_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {
+  for (const auto& e : kStrategies)
+    if (opts.algo == e.name) return e.make(opts, ctx);
+  fail("unknown --algo '{}' (available: {})", opts.algo, fmt::join(strategy_names(), ", "));
+}
+
+}  // namespace gcnlab

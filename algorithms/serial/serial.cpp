@@ -1,0 +1,58 @@
+#include "algorithms/serial/serial.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gcnlab {
+
+SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  GCNLAB_CHECK(ctx.world.size() == 1, "--algo serial runs on one rank (the job has {})", ctx.world.size());
+  GCNLAB_CHECK(opts.grid.empty() || opts.grid == std::vector<int>{1},
+               "--algo serial takes no --grid other than 1");
+}
+
+std::string SerialStrategy::describe() const {
+  return fmt::format("serial: one rank holds Âᵀ ({} x {}, nnz {}){} and all activations", n_, n_,
+                     a_hat_t_.nnz, directed_ ? " and Â" : "");
+}
+
+void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  dims_ = dims;
+  n_ = g.n;
+  directed_ = g.directed;
+  Layout all;
+  all.vertices.resize(n_);
+  std::iota(all.vertices.begin(), all.vertices.end(), 0);
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    all.cols = f;
+    layouts_.push_back(all);
+  }
+  a_hat_t_ = upload(backend_, *g.a_hat_t);
+  if (directed_) a_hat_ = upload(backend_, *g.a_hat);
+  work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
+}
+
+void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  View t{work_.data(), n_, dims_[l], dims_[l]};
+  {
+    auto s = ledger_.time(Category::spmm);
+    backend_.spmm(a_hat_t_, x, t, 0.f);
+  }
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+}
+
+void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  View u{work_.data(), n_, dims_[l + 1], dims_[l + 1]};
+  {
+    auto s = ledger_.time(Category::spmm);
+    backend_.spmm(directed_ ? a_hat_ : a_hat_t_, g, u, 0.f);
+  }
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
+  if (dx) backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,37 @@
+#pragma once
+// serial: the oracle. One rank holds Âᵀ, Â, every activation and W; each layer
+// is one SpMM and GEMMs, written as plainly as possible.
+//   forward   T = Âᵀ X,  Z = T W
+//   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
+
+#include "algorithms/strategy.hpp"
+
+namespace gcnlab {
+
+class SerialStrategy final : public Strategy {
+ public:
+  SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return {1}; }
+  std::vector<int> coords() const override { return {0}; }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
+  ByteModel byte_model() const override { return {}; }
+
+ private:
+  Backend& backend_;
+  Ledger& ledger_;
+  std::vector<std::int64_t> dims_;
+  std::vector<Layout> layouts_;
+  std::int64_t n_ = 0;
+  bool directed_ = false;
+  Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
+  Dense work_;           // n x max f
+};
+
+}  // namespace gcnlab

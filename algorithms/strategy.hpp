@@ -1,0 +1,81 @@
+#pragma once
+// Strategy: how one distributed GCN layer is computed on a layout.
+//
+// The model math (dropout, ReLU, softmax cross-entropy, optimiser, init) lives
+// once in common/model/trainer. A strategy only decides
+//   - which rows (vertices) and columns of each activation matrix a rank holds,
+//   - which block of each weight matrix it holds,
+//   - how  Z = Âᵀ X W  (forward) and  dW = (Âᵀ X)ᵀ G,  dX = Â G Wᵀ  (backward)
+//     are computed from local kernels (Backend) and collectives (Communicator),
+//   - and its analytic model of the bytes that moves.
+// Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/backend/backend.hpp"
+#include "common/comm/communicator.hpp"
+#include "common/comm/ledger.hpp"
+#include "common/data/graph.hpp"
+#include "common/model/init.hpp"
+
+namespace gcnlab {
+
+// The rows and columns of an n x f activation matrix held by one rank.
+struct Layout {
+  std::vector<std::int64_t> vertices;  // original vertex id of each local row
+  std::int64_t col0 = 0, cols = 0;     // local columns [col0, col0 + cols)
+};
+
+// Modelled wire bytes per category for one rank and one epoch.
+using ByteModel = std::array<double, kNumCategories>;
+
+struct StrategyOptions {
+  std::string algo;
+  std::vector<int> grid;  // empty: the strategy's default for the rank count
+};
+
+struct StrategyContext {
+  Communicator& world;
+  Backend& backend;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  // One line: algorithm, grid, block shapes, replication.
+  virtual std::string describe() const = 0;
+  virtual std::vector<int> grid() const = 0;
+  virtual std::vector<int> coords() const = 0;
+
+  // Distributes Â/Âᵀ for widths dims = f_0..f_L; afterwards the rank holds only its shards.
+  virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
+
+  virtual const Layout& layout(int l) const = 0;
+  virtual Block weight_block(int l) const = 0;
+
+  // Z = Âᵀ X W. X and Z are in layout(l) and layout(l+1) shapes.
+  virtual void forward(int l, ConstView x, ConstView w, View z) = 0;
+  // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
+  virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+
+  // Ranks that split the classes of the logits' rows (null: each rank holds whole rows).
+  virtual Communicator* class_group() { return nullptr; }
+  // Whether this rank's rows count in loss/accuracy sums (false on replicas).
+  virtual bool counts_metrics() const { return true; }
+
+  // Nonzeros of Â stored on this rank (load balance).
+  virtual std::int64_t nnz_local() const = 0;
+  // Analytic wire bytes per category for this rank and one epoch (forward + backward).
+  virtual ByteModel byte_model() const = 0;
+};
+
+// The registry: --algo NAME -> a strategy for this job.
+std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx);
+std::vector<std::string> strategy_names();
+
+}  // namespace gcnlab

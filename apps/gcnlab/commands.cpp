@@ -1,0 +1,275 @@
+#include "apps/gcnlab/commands.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+
+#include "algorithms/strategy.hpp"
+#include "common/comm/mpi_communicator.hpp"
+#include "common/comm/process_grid.hpp"
+#include "common/data/dataset.hpp"
+#include "common/data/graph.hpp"
+#include "common/model/trainer.hpp"
+#include "common/results/npy.hpp"
+#include "common/results/results.hpp"
+#include "gcnlab_config.hpp"
+
+namespace gcnlab::cli {
+
+namespace {
+
+}  // namespace
+
+void collectively(Communicator& world, const std::function<void()>& fn) {
+  std::string message;
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  std::int32_t first = message.empty() ? world.size() : world.rank();
+  world.allreduce(std::span<std::int32_t>(&first, 1), ReduceOp::min, Category::allreduce);
+  if (first == world.size()) return;
+  if (first == world.rank()) {
+    fmt::print(stderr, "gcnlab: error: {}\n", message);
+    std::fflush(stderr);
+  }
+  throw ReportedError{};
+}
+
+namespace {
+
+// Threads per rank: the node's cores divided by the ranks on the node.
+int default_threads(Communicator& world) {
+  auto& mpi = dynamic_cast<MpiCommunicator&>(world);
+  MPI_Comm node;
+  GCNLAB_MPI(MPI_Comm_split_type(mpi.native(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / local);
+}
+
+Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& dims) {
+  Weights w;
+  for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
+    const std::string path = fmt::format("{}/W{}.npy", dir, l);
+    NpyMatrix m = read_npy(path);
+    GCNLAB_CHECK(m.rows == dims[l] && m.cols == dims[l + 1], "'{}' is {} x {}, the model needs {} x {}", path,
+                 m.rows, m.cols, dims[l], dims[l + 1]);
+    w.push_back(std::move(m.data));
+  }
+  return w;
+}
+
+void write_weights(const std::string& dir, const std::vector<std::int64_t>& dims, const Weights& w) {
+  std::filesystem::create_directories(dir);
+  for (std::size_t l = 0; l < w.size(); ++l) write_npy(fmt::format("{}/W{}.npy", dir, l), dims[l], dims[l + 1], w[l]);
+}
+
+void log(const Communicator& world, const std::string& line) {
+  if (world.rank() == 0) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  }
+}
+
+}  // namespace
+
+std::string usage() {
+  return fmt::format(R"(gcnlab {} — distributed full-graph GCN training under interchangeable strategies
+
+usage:
+  mpirun -np P gcnlab train --algo NAME [options]
+  gcnlab info --dataset SPEC
+  gcnlab prepare --dataset SPEC --out FILE.gcl
+  gcnlab compare RUN.json [RUN.json ...]
+
+train options:
+  --algo NAME            {}
+  --grid G               process grid (P for 1d); default: the strategy's own
+  --dataset SPEC         default {}
+  --epochs N (100)   --layers L (3)   --hidden H (128)
+  --optimizer adam|sgd (adam)   --lr X (0.01)
+  --weight-decay X (0)   --weight-decay-layers all|first (all)
+  --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
+  --partitioner block    --backend cpu|cuda (cpu)
+  --no-eval              skip the dropout-free evaluation pass per epoch
+  --out FILE.json        results (schema gcnlab.run/1)
+  --weights-out DIR      DIR/initial/W<l>.npy, DIR/final/W<l>.npy
+  --weights-in DIR       start from DIR/W<l>.npy
+
+dataset SPEC:
+  sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.8,signal=0.3,directed=0]
+  rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
+  planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
+  mtx:FILE.mtx[,features=128,classes=32,seed=1]
+  gcl:FILE.gcl                              written by gcnlab prepare
+)",
+                     GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset);
+}
+
+int train(Args& args, Communicator& world) {
+  RunInfo info;
+  ModelConfig model;
+  TrainConfig tc;
+  StrategyOptions sopts;
+  std::optional<std::string> out, weights_out, weights_in;
+  std::string dataset_spec;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Trainer> trainer;
+
+  collectively(world, [&] {
+    sopts.algo = args.value_or("--algo", "");
+    GCNLAB_CHECK(!sopts.algo.empty(), "train needs --algo (one of: {})", fmt::join(strategy_names(), ", "));
+    if (auto g = args.value("--grid")) sopts.grid = parse_grid(*g);
+    dataset_spec = args.value_or("--dataset", kDefaultDataset);
+    tc.epochs = static_cast<int>(args.integer("--epochs", 100, 1));
+    tc.eval_each_epoch = !args.flag("--no-eval");
+    model.layers = static_cast<int>(args.integer("--layers", 3, 1));
+    model.hidden = args.integer("--hidden", 128, 1);
+    model.optimizer = args.value_or("--optimizer", "adam");
+    model.lr = static_cast<float>(args.real("--lr", 0.01));
+    model.weight_decay = static_cast<float>(args.real("--weight-decay", 0));
+    const std::string wd_layers = args.value_or("--weight-decay-layers", "all");
+    GCNLAB_CHECK(wd_layers == "all" || wd_layers == "first", "--weight-decay-layers must be all or first");
+    model.weight_decay_first_only = wd_layers == "first";
+    model.dropout = static_cast<float>(args.real("--dropout", 0));
+    model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+    info.partitioner = args.value_or("--partitioner", "block");
+    GCNLAB_CHECK(info.partitioner == "block", "--partitioner '{}' is not available yet (only 'block')",
+                 info.partitioner);
+    info.backend = args.value_or("--backend", "cpu");
+    info.threads = static_cast<int>(args.integer("--threads", default_threads(world), 1));
+    out = args.value("--out");
+    weights_out = args.value("--weights-out");
+    weights_in = args.value("--weights-in");
+    args.finish();
+    backend = make_backend(info.backend, {info.threads});
+    world.ledger().set_sync([b = backend.get()] { b->sync(); });
+    strategy = make_strategy(sopts, {world, *backend});
+    trainer = std::make_unique<Trainer>(*strategy, world, *backend, model, tc);
+  });
+
+  collectively(world, [&] {
+    // The dataset and the global graph live only in this scope: after setup a
+    // rank holds only its shards.
+    const Dataset data = load_dataset(dataset_spec);
+    const Graph graph = normalized_graph(data);
+    info = describe_dataset(info, data);
+    std::optional<Weights> initial;
+    if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
+    trainer->setup(data, graph, initial ? &*initial : nullptr);
+  });
+
+  info.algo = sopts.algo;
+  info.grid = strategy->grid();
+  info.ranks = world.size();
+  info.model = model;
+  info.train = tc;
+  info.describe = strategy->describe();
+  log(world, fmt::format("gcnlab {}: {} on {} ({} nodes, {} nnz, {} features, {} classes), {} rank(s) x {} thread(s)",
+                         GCNLAB_VERSION, info.algo, info.dataset_name, info.nodes, info.nnz, info.features,
+                         info.classes, world.size(), info.threads));
+  log(world, info.describe);
+
+  const RunResult r = trainer->train([&](const EpochMetrics& e) {
+    log(world, fmt::format("epoch {:4d}  loss {:.6f}  train {:.4f}  val {:.4f}  test {:.4f}  time {:.2f} ms",
+                           e.epoch, e.loss, e.train_acc, e.val_acc, e.test_acc, e.time_s * 1e3));
+  });
+
+  const nlohmann::json j = results_json(info, r);
+  log(world, fmt::format("\nper-epoch breakdown over {} timed epoch(s) (time: max/mean over ranks; wire bytes "
+                         "received per rank: max/total)\n{}",
+                         r.timed_epochs, breakdown_table(r)));
+  log(world, fmt::format("epoch time {:.2f} ms, final loss {:.6f}, test accuracy {:.2f}%",
+                         j["summary"]["epoch_time_s"].get<double>() * 1e3, r.epochs.back().loss,
+                         100 * r.epochs.back().test_acc));
+  collectively(world, [&] {
+    if (world.rank() != 0) return;
+    if (out) {
+      std::ofstream f(*out);
+      GCNLAB_CHECK(f.good(), "cannot write '{}'", *out);
+      f << j.dump(1) << "\n";
+      GCNLAB_CHECK(f.good(), "error writing '{}'", *out);
+    }
+    if (weights_out) {
+      write_weights(*weights_out + "/initial", r.dims, r.initial_weights);
+      write_weights(*weights_out + "/final", r.dims, r.final_weights);
+    }
+  });
+  return 0;
+}
+
+int info(Args& args, Communicator& world) {
+  std::optional<Dataset> data;
+  collectively(world, [&] {
+    const std::string spec = args.value_or("--dataset", kDefaultDataset);
+    args.finish();
+    data = load_dataset(spec);
+  });
+  if (world.rank() != 0) return 0;
+  const DatasetInfo s = dataset_info(*data);
+  fmt::print(
+      "dataset      {}\n"
+      "name         {}\n"
+      "nodes        {}\n"
+      "nnz          {} (A, no self-loops); {} with self-loops (A + I)\n"
+      "edges        {} undirected pairs\n"
+      "directed     {}\n"
+      "degree       min {}  mean {:.2f}  max {}  isolated {}\n"
+      "features     {}{}\n"
+      "classes      {}\n"
+      "split        train {}  val {}  test {}\n",
+      data->spec, data->name, s.nodes, s.nnz, s.nnz_with_self_loops, s.edges_undirected,
+      data->directed ? "yes" : "no", s.degree_min, s.degree_mean, s.degree_max, s.isolated, data->features,
+      data->synthetic_features ? " (synthetic)" : "", data->classes, data->count(ew::kTrain),
+      data->count(ew::kVal), data->count(ew::kTest));
+  return 0;
+}
+
+int prepare(Args& args, Communicator& world) {
+  collectively(world, [&] {
+    const std::string spec = args.value_or("--dataset", kDefaultDataset);
+    const auto out = args.value("--out");
+    GCNLAB_CHECK(out.has_value(), "prepare needs --out FILE.gcl");
+    args.finish();
+    const Dataset d = load_dataset(spec);
+    if (world.rank() == 0) {
+      write_gcl(d, *out);
+      fmt::print(stderr, "wrote {} ({} nodes, {} nnz) to {}\n", d.name, d.nodes(), d.adj.nnz(), *out);
+    }
+  });
+  return 0;
+}
+
+int compare(Args& args, Communicator& world) {
+  std::vector<nlohmann::json> runs;
+  collectively(world, [&] {
+    const auto files = args.positional();
+    args.finish();
+    GCNLAB_CHECK(!files.empty(), "compare needs one or more results files");
+    for (const auto& f : files) {
+      std::ifstream in(f);
+      GCNLAB_CHECK(in.good(), "cannot open '{}'", f);
+      try {
+        runs.push_back(nlohmann::json::parse(in));
+        GCNLAB_CHECK(runs.back().value("schema", "") == "gcnlab.run/1", "'{}' is not a gcnlab results file", f);
+      } catch (const nlohmann::json::exception& e) {
+        fail("'{}' is not valid JSON ({})", f, e.what());
+      }
+    }
+  });
+  if (world.rank() == 0) fmt::print("{}", comparison_table(runs));
+  return 0;
+}
+
+}  // namespace gcnlab::cli

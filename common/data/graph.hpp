@@ -1,0 +1,24 @@
+#pragma once
+// The normalised adjacency every strategy distributes (DESIGN.md "The model"):
+//   Â = D^-1/2 (A + I) D^-1/2,  D = diag(row sums of A + I),
+// self-loops added once (A carries none). A GCN layer computes Z = Âᵀ H W
+// (CAGNET's notation), so the forward pass multiplies by Âᵀ and the backward
+// pass by Â. For undirected graphs Â = Âᵀ and only one copy is kept.
+
+#include <memory>
+
+#include "common/data/dataset.hpp"
+#include "common/matrix/host_csr.hpp"
+
+namespace gcnlab {
+
+struct Graph {
+  std::int64_t n = 0;
+  bool directed = false;
+  std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
+  std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward); same object when undirected
+};
+
+Graph normalized_graph(const Dataset& d);
+
+}  // namespace gcnlab

@@ -1,0 +1,37 @@
+#pragma once
+// Model and training hyper-parameters (DESIGN.md "The model (defaults)").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gcnlab {
+
+struct ModelConfig {
+  int layers = 3;
+  std::int64_t hidden = 128;
+  std::string optimizer = "adam";  // adam | sgd
+  float lr = 0.01f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float weight_decay = 0;
+  bool weight_decay_first_only = false;  // Kipf & Welling apply it to layer 0 only
+  float dropout = 0;
+  std::uint64_t seed = 1;
+
+  // f_0 .. f_L: input features, hidden widths, classes.
+  std::vector<std::int64_t> dims(std::int64_t features, std::int64_t classes) const {
+    std::vector<std::int64_t> d{features};
+    for (int l = 1; l < layers; ++l) d.push_back(hidden);
+    d.push_back(classes);
+    return d;
+  }
+};
+
+struct TrainConfig {
+  int epochs = 100;
+  // Run a dropout-free forward pass each epoch for val/test accuracy (when
+  // dropout > 0); its traffic is accounted in Phase::eval, not in the epoch.
+  bool eval_each_epoch = true;
+};
+
+}  // namespace gcnlab

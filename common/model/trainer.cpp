@@ -1,0 +1,310 @@
+#include "common/model/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/comm/wire.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+using Clock = Ledger::Clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr int kMetrics = 7;  // loss, correct[train,val,test], counted[train,val,test]
+
+}  // namespace
+
+Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, const ModelConfig& model,
+                 const TrainConfig& train)
+    : strategy_(strategy), world_(world), backend_(backend), ledger_(world.ledger()), model_(model),
+      train_(train) {
+  GCNLAB_CHECK(model_.layers >= 1, "--layers must be >= 1");
+  GCNLAB_CHECK(model_.hidden >= 1, "--hidden must be >= 1");
+  GCNLAB_CHECK(model_.dropout >= 0 && model_.dropout < 1, "--dropout must be in [0, 1)");
+  GCNLAB_CHECK(model_.lr > 0, "--lr must be > 0");
+  GCNLAB_CHECK(model_.weight_decay >= 0, "--weight-decay must be >= 0");
+  GCNLAB_CHECK(model_.optimizer == "adam" || model_.optimizer == "sgd",
+               "unknown --optimizer '{}' (expected adam or sgd)", model_.optimizer);
+  GCNLAB_CHECK(train_.epochs >= 1, "--epochs must be >= 1");
+}
+
+void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* initial) {
+  ledger_.set_phase(Phase::setup);
+  world_.barrier();
+  const auto t0 = Clock::now();
+  dims_ = model_.dims(data.features, data.classes);
+  const int L = model_.layers;
+  strategy_.setup(graph, dims_);
+
+  layers_.clear();
+  layers_.resize(L);
+  for (int l = 0; l < L; ++l) {
+    LayerState& s = layers_[l];
+    const Layout& in = strategy_.layout(l);
+    const Layout& out = strategy_.layout(l + 1);
+    const auto rows_in = static_cast<std::int64_t>(in.vertices.size());
+    const auto rows_out = static_cast<std::int64_t>(out.vertices.size());
+    s.h = Dense(backend_, rows_in, in.cols);
+    if (model_.dropout > 0) s.x = Dense(backend_, rows_in, in.cols);
+    if (l > 0) s.dx = Dense(backend_, rows_in, in.cols);
+    s.z = Dense(backend_, rows_out, out.cols);
+    s.g = Dense(backend_, rows_out, out.cols);
+    s.row_ids = make_buffer<std::int64_t>(backend_, in.vertices);
+
+    const Block b = strategy_.weight_block(l);
+    std::vector<float> w;
+    if (initial) {
+      const auto& full = (*initial)[l];
+      GCNLAB_CHECK(static_cast<std::int64_t>(full.size()) == dims_[l] * dims_[l + 1],
+                   "initial W{} has {} values, expected {} x {}", l, full.size(), dims_[l], dims_[l + 1]);
+      w.resize(b.rows * b.cols);
+      for (std::int64_t i = 0; i < b.rows; ++i)
+        for (std::int64_t j = 0; j < b.cols; ++j)
+          w[i * b.cols + j] = full[(b.row0 + i) * dims_[l + 1] + b.col0 + j];
+    } else {
+      w = glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b);
+    }
+    s.w = make_dense(backend_, b.rows, b.cols, w);
+    s.dw = Dense(backend_, b.rows, b.cols);
+    s.m = Dense(backend_, b.rows, b.cols);
+    s.v = Dense(backend_, b.rows, b.cols);
+    backend_.fill(s.m, 0.f);
+    backend_.fill(s.v, 0.f);
+  }
+
+  // Vertex data for this rank only: feature columns of layout(0), labels of layout(L).
+  const Layout& in = strategy_.layout(0);
+  std::vector<float> h0(in.vertices.size() * in.cols);
+  for (std::size_t i = 0; i < in.vertices.size(); ++i)
+    data.feature_row(in.vertices[i], in.col0, in.col0 + in.cols, h0.data() + i * in.cols);
+  layers_[0].h.upload(h0);
+  const Layout& out = strategy_.layout(L);
+  std::vector<std::int32_t> labels(out.vertices.size());
+  std::vector<std::uint8_t> split(out.vertices.size());
+  for (std::size_t i = 0; i < out.vertices.size(); ++i) {
+    labels[i] = data.labels[out.vertices[i]];
+    split[i] = data.split[out.vertices[i]];
+  }
+  labels_ = make_buffer<std::int32_t>(backend_, labels);
+  split_ = make_buffer<std::uint8_t>(backend_, split);
+  n_train_ = static_cast<double>(data.count(ew::kTrain));
+  backend_.sync();
+  setup_time_s_ = seconds_since(t0);
+}
+
+ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x.view() : layers_[l].h.view(); }
+
+void Trainer::forward(int epoch, bool training) {
+  const int L = model_.layers;
+  for (int l = 0; l < L; ++l) {
+    LayerState& s = layers_[l];
+    ConstView x = s.h;
+    if (model_.dropout > 0) {
+      {
+        auto t = ledger_.time(Category::elementwise);
+        if (training)
+          backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0,
+                           {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + l,
+                            model_.dropout});
+        else
+          backend_.copy(s.h, s.x);
+      }
+      x = s.x;
+    }
+    strategy_.forward(l, x, s.w, s.z);
+    if (l + 1 < L) {
+      auto t = ledger_.time(Category::elementwise);
+      backend_.relu(s.z, layers_[l + 1].h);
+    }
+  }
+}
+
+XentSums Trainer::loss() {
+  LayerState& last = layers_.back();
+  return softmax_cross_entropy(backend_, ledger_, strategy_.class_group(), last.z,
+                               strategy_.layout(model_.layers).col0, labels_.data(), split_.data(), n_train_,
+                               loss_ws_, last.g);
+}
+
+void Trainer::backward(int epoch) {
+  for (int l = model_.layers - 1; l >= 0; --l) {
+    LayerState& s = layers_[l];
+    View dx = l > 0 ? s.dx.view() : View{};
+    strategy_.backward(l, input(l), s.g, s.w, s.dw, l > 0 ? &dx : nullptr);
+    if (l == 0) break;
+    auto t = ledger_.time(Category::elementwise);
+    if (model_.dropout > 0)  // the same mask and scale as the forward pass
+      backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(l).col0,
+                       {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + l, model_.dropout});
+    backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
+  }
+}
+
+void Trainer::update(int step) {
+  auto t = ledger_.time(Category::optimizer);
+  const ew::AdamParams p{model_.lr,
+                         model_.beta1,
+                         model_.beta2,
+                         model_.eps,
+                         1.f - std::pow(model_.beta1, static_cast<float>(step)),
+                         1.f - std::pow(model_.beta2, static_cast<float>(step))};
+  for (int l = 0; l < model_.layers; ++l) {
+    LayerState& s = layers_[l];
+    if (model_.weight_decay > 0 && (!model_.weight_decay_first_only || l == 0))
+      backend_.axpy(model_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
+    if (model_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
+    else backend_.sgd(s.w, s.dw, model_.lr);
+  }
+}
+
+std::array<double, kMetrics> Trainer::reduce_metrics(const XentSums& s) {
+  std::array<double, kMetrics> m{s.loss, s.correct[1], s.correct[2], s.correct[3],
+                                 s.counted[1], s.counted[2], s.counted[3]};
+  if (!strategy_.counts_metrics()) m.fill(0);
+  world_.allreduce(std::span<double>(m), ReduceOp::sum, Category::allreduce);
+  return m;
+}
+
+RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoch) {
+  RunResult r;
+  r.dims = dims_;
+  r.setup_time_s = setup_time_s_;
+  r.initial_weights = gather_weights();
+  const int E = train_.epochs;
+  const int first_timed = E > 1 ? 1 : 0;
+  r.timed_epochs = E - first_timed;
+  CategoryTallies sum{};
+  std::vector<double> epoch_time(E), eval_time(E);
+  const bool eval_pass = model_.dropout > 0 && train_.eval_each_epoch;
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+
+  for (int e = 0; e < E; ++e) {
+    ledger_.set_phase(Phase::epoch);
+    world_.barrier();
+    const auto t0 = Clock::now();
+    forward(e, /*training=*/true);
+    const XentSums sums = loss();
+    backward(e);
+    update(e + 1);
+    auto m = reduce_metrics(sums);
+    backend_.sync();
+    epoch_time[e] = seconds_since(t0);
+    CategoryTallies tallies = ledger_.take(Phase::epoch);
+
+    if (eval_pass) {
+      ledger_.set_phase(Phase::eval);
+      const auto t1 = Clock::now();
+      forward(e, /*training=*/false);
+      const auto acc = reduce_metrics(loss());
+      for (int k = 1; k < kMetrics; ++k) m[k] = acc[k];
+      backend_.sync();
+      eval_time[e] = seconds_since(t1);
+    }
+
+    double accounted = 0;
+    for (int c = 0; c < kNumCategories; ++c) accounted += tallies[c].time_s;
+    tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, epoch_time[e] - accounted);
+    if (e >= first_timed)
+      for (int c = 0; c < kNumCategories; ++c) sum[c] += tallies[c];
+
+    EpochMetrics em;
+    em.epoch = e;
+    em.loss = m[0] / n_train_;
+    em.train_acc = ratio(m[1], m[4]);
+    em.val_acc = ratio(m[2], m[5]);
+    em.test_acc = ratio(m[3], m[6]);
+    em.time_s = epoch_time[e];  // this rank's; replaced by the max below
+    em.eval_time_s = eval_time[e];
+    r.epochs.push_back(em);
+    if (on_epoch) on_epoch(em);
+  }
+
+  // --- report: times as max over ranks, per-rank tallies gathered everywhere
+  ledger_.set_phase(Phase::report);
+  world_.allreduce(std::span<double>(epoch_time), ReduceOp::max, Category::allreduce);
+  world_.allreduce(std::span<double>(eval_time), ReduceOp::max, Category::allreduce);
+  for (int e = 0; e < E; ++e) r.epochs[e].time_s = epoch_time[e], r.epochs[e].eval_time_s = eval_time[e];
+
+  const CategoryTallies& setup = ledger_.tallies(Phase::setup);
+  const ByteModel model = byte_model();
+  const auto coords = strategy_.coords();
+  // per rank: [coords(8), nnz, peak, 4 x per_epoch, 4 x setup, model] per category
+  constexpr int kCoords = 8;
+  const int width = kCoords + 2 + 9 * kNumCategories;
+  std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
+  for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
+  mine[kCoords] = static_cast<double>(strategy_.nnz_local());
+  mine[kCoords + 1] = static_cast<double>(backend_.peak_bytes());
+  for (int c = 0; c < kNumCategories; ++c) {
+    double* p = mine.data() + kCoords + 2 + 9 * c;
+    const double te = std::max(r.timed_epochs, 1);
+    p[0] = sum[c].time_s / te, p[1] = sum[c].wire_bytes / te, p[2] = sum[c].payload_bytes / te,
+    p[3] = static_cast<double>(sum[c].calls) / te;
+    p[4] = setup[c].time_s, p[5] = setup[c].wire_bytes, p[6] = setup[c].payload_bytes,
+    p[7] = static_cast<double>(setup[c].calls);
+    p[8] = model[c];
+  }
+  world_.allgather(std::span<const double>(mine), std::span<double>(all), Category::allgather);
+  for (int rank = 0; rank < world_.size(); ++rank) {
+    const double* p = all.data() + static_cast<std::size_t>(rank) * width;
+    RankReport rr;
+    rr.rank = rank;
+    for (std::size_t a = 0; a < coords.size(); ++a) rr.coords.push_back(static_cast<int>(p[a]));
+    rr.nnz_local = static_cast<std::int64_t>(p[kCoords]);
+    rr.peak_bytes = p[kCoords + 1];
+    for (int c = 0; c < kNumCategories; ++c) {
+      const double* q = p + kCoords + 2 + 9 * c;
+      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3]))};
+      rr.setup[c] = {q[4], q[6], q[5], static_cast<std::int64_t>(q[7])};
+      rr.model[c] = q[8];
+    }
+    r.ranks.push_back(rr);
+  }
+  r.final_weights = gather_weights();
+  return r;
+}
+
+ByteModel Trainer::byte_model() const {
+  ByteModel m = strategy_.byte_model();
+  // one reduction of the metrics per epoch, plus the split-class softmax reductions
+  m[static_cast<int>(Category::allreduce)] +=
+      wire::allreduce(kMetrics * sizeof(double), world_.size()) +
+      softmax_cross_entropy_bytes(strategy_.class_group(),
+                                  static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
+  return m;
+}
+
+Weights Trainer::gather_weights() {
+  // Each rank adds its block into a zeroed global matrix; replicas are
+  // averaged exactly (sums of identical floats are exact in double).
+  const Phase previous = ledger_.phase();
+  ledger_.set_phase(Phase::report);
+  Weights out;
+  for (int l = 0; l < model_.layers; ++l) {
+    const Block b = strategy_.weight_block(l);
+    const std::int64_t cols = dims_[l + 1];
+    const std::size_t total = static_cast<std::size_t>(dims_[l] * cols);
+    std::vector<double> sum(2 * total, 0.0);  // values, then counts
+    const std::vector<float> w = layers_[l].w.download();
+    for (std::int64_t i = 0; i < b.rows; ++i)
+      for (std::int64_t j = 0; j < b.cols; ++j) {
+        const std::size_t k = static_cast<std::size_t>((b.row0 + i) * cols + b.col0 + j);
+        sum[k] += w[i * b.cols + j];
+        sum[total + k] += 1;
+      }
+    world_.allreduce(std::span<double>(sum), ReduceOp::sum, Category::allreduce);
+    std::vector<float> full(total);
+    for (std::size_t k = 0; k < total; ++k) {
+      GCNLAB_ASSERT(sum[total + k] > 0);
+      full[k] = static_cast<float>(sum[k] / sum[total + k]);
+    }
+    out.push_back(std::move(full));
+  }
+  ledger_.set_phase(previous);
+  return out;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,100 @@
+#pragma once
+// The GCN model, written once (DESIGN.md principle 1). The trainer owns the
+// activations, weights and optimiser state in the strategy's layouts and runs
+//   forward   X_l = dropout(H_l);  Z_l = Âᵀ X_l W_l  (strategy);  H_{l+1} = ReLU(Z_l)
+//   loss      masked softmax cross-entropy over the global training vertices
+//   backward  dW_l, dX_l (strategy);  dH_l = dropout'(dX_l);  G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
+//   update    dW += λ W (L2 weight decay);  Adam or SGD
+// and accounts every epoch per category (Phase::epoch), the dropout-free
+// evaluation pass separately (Phase::eval).
+
+#include <functional>
+#include <vector>
+
+#include "algorithms/strategy.hpp"
+#include "common/data/dataset.hpp"
+#include "common/model/config.hpp"
+#include "common/model/loss.hpp"
+
+namespace gcnlab {
+
+struct EpochMetrics {
+  int epoch = 0;
+  double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
+  double time_s = 0;       // max over ranks
+  double eval_time_s = 0;  // max over ranks (0 when no eval pass)
+};
+
+// What one rank reports at the end (gathered to every rank).
+struct RankReport {
+  int rank = 0;
+  std::vector<int> coords;
+  std::int64_t nnz_local = 0;
+  double peak_bytes = 0;
+  CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
+  CategoryTallies setup{};      // whole setup phase
+  ByteModel model{};            // analytic wire bytes per epoch
+};
+
+using Weights = std::vector<std::vector<float>>;  // W_l as f_l x f_{l+1} row-major
+
+struct RunResult {
+  std::vector<std::int64_t> dims;
+  std::vector<EpochMetrics> epochs;
+  int timed_epochs = 0;  // epochs averaged in the breakdown (the first is excluded when E > 1)
+  std::vector<RankReport> ranks;
+  Weights initial_weights, final_weights;
+  double setup_time_s = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(Strategy& strategy, Communicator& world, Backend& backend, const ModelConfig& model,
+          const TrainConfig& train);
+
+  // Distributes the graph (strategy) and the vertex data (here). `initial`
+  // (optional) replaces the Glorot initialisation. Afterwards `data` may be freed.
+  void setup(const Dataset& data, const Graph& graph, const Weights* initial = nullptr);
+
+  RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});
+
+  // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
+  ByteModel byte_model() const;
+
+  // Full weight matrices assembled from every rank's blocks (collective).
+  Weights gather_weights();
+
+ private:
+  struct LayerState {
+    Dense h;        // H_l (input activations); H_0 = features
+    Dense x;        // dropout(H_l) when dropout > 0
+    Dense z;        // Z_l
+    Dense g;        // dL/dZ_l
+    Dense dx;       // dL/dX_l (l > 0)
+    Dense w, dw, m, v;
+    Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
+  };
+
+  void forward(int epoch, bool training);
+  XentSums loss();
+  void backward(int epoch);
+  void update(int step);
+  std::array<double, 7> reduce_metrics(const XentSums& s);
+  ConstView input(int l) const;
+
+  Strategy& strategy_;
+  Communicator& world_;
+  Backend& backend_;
+  Ledger& ledger_;
+  ModelConfig model_;
+  TrainConfig train_;
+  std::vector<std::int64_t> dims_;
+  std::vector<LayerState> layers_;
+  Buffer<std::int32_t> labels_;
+  Buffer<std::uint8_t> split_;
+  double n_train_ = 0;
+  LossWorkspace loss_ws_;
+  double setup_time_s_ = 0;
+};
+
+}  // namespace gcnlab

@@ -1,0 +1,59 @@
+#include "common/results/npy.hpp"
+
+#include <fstream>
+#include <regex>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+void write_npy(const std::string& path, std::int64_t rows, std::int64_t cols, const std::vector<float>& data) {
+  GCNLAB_ASSERT(static_cast<std::int64_t>(data.size()) == rows * cols);
+  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
+  // magic(6) + version(2) + len(2) + header + '\n' padded to a multiple of 64
+  const std::size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
+  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  const std::uint16_t len = static_cast<std::uint16_t>(header.size());
+  out.write(magic, 8);
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+}
+
+NpyMatrix read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
+  char magic[8] = {};
+  in.read(magic, 8);
+  GCNLAB_CHECK(in.gcount() == 8 && std::string(magic + 1, 5) == "NUMPY", "'{}' is not a .npy file", path);
+  std::uint32_t len = 0;
+  if (magic[6] == 1) {
+    std::uint16_t l16 = 0;
+    in.read(reinterpret_cast<char*>(&l16), 2);
+    len = l16;
+  } else {
+    in.read(reinterpret_cast<char*>(&len), 4);
+  }
+  std::string header(len, '\0');
+  in.read(header.data(), len);
+  GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(len), "'{}' is truncated", path);
+  GCNLAB_CHECK(header.find("'<f4'") != std::string::npos, "'{}': expected float32 ('<f4') data", path);
+  GCNLAB_CHECK(header.find("'fortran_order': False") != std::string::npos, "'{}': expected C order", path);
+  std::smatch m;
+  GCNLAB_CHECK(std::regex_search(header, m, std::regex(R"('shape':\s*\((\d+),\s*(\d+)\s*,?\))")),
+               "'{}': expected a 2D array", path);
+  NpyMatrix out;
+  out.rows = std::stoll(m[1]);
+  out.cols = std::stoll(m[2]);
+  out.data.resize(out.rows * out.cols);
+  in.read(reinterpret_cast<char*>(out.data.data()), static_cast<std::streamsize>(out.data.size() * 4));
+  GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(out.data.size() * 4), "'{}' is truncated", path);
+  return out;
+}
+
+}  // namespace gcnlab

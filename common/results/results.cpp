@@ -1,0 +1,201 @@
+#include "common/results/results.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "common/comm/ledger.hpp"
+#include "gcnlab_config.hpp"
+
+namespace gcnlab {
+
+RunInfo describe_dataset(RunInfo info, const Dataset& d) {
+  info.dataset_spec = d.spec;
+  info.dataset_name = d.name;
+  info.nodes = d.nodes();
+  info.nnz = d.adj.nnz();
+  info.features = d.features;
+  info.classes = d.classes;
+  info.n_train = d.count(ew::kTrain);
+  info.n_val = d.count(ew::kVal);
+  info.n_test = d.count(ew::kTest);
+  info.directed = d.directed;
+  return info;
+}
+
+namespace {
+
+struct Across {
+  double max = 0, mean = 0, total = 0;
+};
+
+template <class F>
+Across across(const RunResult& r, F value) {
+  Across a;
+  for (const auto& rr : r.ranks) {
+    const double v = value(rr);
+    a.max = std::max(a.max, v);
+    a.total += v;
+  }
+  a.mean = r.ranks.empty() ? 0 : a.total / static_cast<double>(r.ranks.size());
+  return a;
+}
+
+}  // namespace
+
+nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
+  using nlohmann::json;
+  json j;
+  j["schema"] = "gcnlab.run/1";
+  j["gcnlab_version"] = GCNLAB_VERSION;
+  j["git_sha"] = GCNLAB_GIT_SHA;
+  j["config"] = {{"algo", info.algo},
+                 {"grid", info.grid},
+                 {"ranks", info.ranks},
+                 {"threads", info.threads},
+                 {"backend", info.backend},
+                 {"seed", info.model.seed},
+                 {"epochs", info.train.epochs},
+                 {"model",
+                  {{"layers", info.model.layers},
+                   {"dims", r.dims},
+                   {"optimizer", info.model.optimizer},
+                   {"lr", info.model.lr},
+                   {"weight_decay", info.model.weight_decay},
+                   {"weight_decay_layers", info.model.weight_decay_first_only ? "first" : "all"},
+                   {"dropout", info.model.dropout}}},
+                 {"partitioner", info.partitioner},
+                 {"permutation", info.permutation},
+                 {"describe", info.describe}};
+  j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
+                  {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
+                  {"train", info.n_train},     {"val", info.n_val},         {"test", info.n_test},
+                  {"directed", info.directed}};
+  j["epochs"] = json::array();
+  for (const auto& e : r.epochs)
+    j["epochs"].push_back({{"epoch", e.epoch},
+                           {"loss", e.loss},
+                           {"train_acc", e.train_acc},
+                           {"val_acc", e.val_acc},
+                           {"test_acc", e.test_acc},
+                           {"time_s", e.time_s},
+                           {"eval_time_s", e.eval_time_s}});
+
+  json breakdown = json::object();
+  for (int c = 0; c < kNumCategories; ++c) {
+    auto pick = [c](auto field) { return [c, field](const RankReport& rr) { return field(rr.per_epoch[c]); }; };
+    const Across time = across(r, pick([](const Tally& t) { return t.time_s; }));
+    const Across wire = across(r, pick([](const Tally& t) { return t.wire_bytes; }));
+    const Across payload = across(r, pick([](const Tally& t) { return t.payload_bytes; }));
+    const Across calls = across(r, pick([](const Tally& t) { return static_cast<double>(t.calls); }));
+    breakdown[std::string(to_string(static_cast<Category>(c)))] = {
+        {"time_max_s", time.max},           {"time_mean_s", time.mean},       {"wire_bytes_max", wire.max},
+        {"wire_bytes_total", wire.total},   {"payload_bytes_max", payload.max}, {"calls", calls.max}};
+  }
+  j["breakdown"] = breakdown;
+
+  j["per_rank"] = json::array();
+  for (const auto& rr : r.ranks) {
+    json time = json::object(), wire = json::object(), model = json::object(), setup_wire = json::object();
+    for (int c = 0; c < kNumCategories; ++c) {
+      const std::string name(to_string(static_cast<Category>(c)));
+      time[name] = rr.per_epoch[c].time_s;
+      if (is_communication(static_cast<Category>(c))) {
+        wire[name] = rr.per_epoch[c].wire_bytes;
+        model[name] = rr.model[c];
+        setup_wire[name] = rr.setup[c].wire_bytes;
+      }
+    }
+    j["per_rank"].push_back({{"rank", rr.rank},
+                             {"coords", rr.coords},
+                             {"nnz_local", rr.nnz_local},
+                             {"peak_bytes", rr.peak_bytes},
+                             {"time_s", time},
+                             {"wire_bytes", wire},
+                             {"model_wire_bytes", model},
+                             {"setup_wire_bytes", setup_wire}});
+  }
+  const Across nnz = across(r, [](const RankReport& rr) { return static_cast<double>(rr.nnz_local); });
+  j["load_balance"] = {{"nnz_max", nnz.max}, {"nnz_mean", nnz.mean},
+                       {"nnz_max_over_mean", nnz.mean > 0 ? nnz.max / nnz.mean : 0.0}};
+  const Across peak = across(r, [](const RankReport& rr) { return rr.peak_bytes; });
+  j["memory"] = {{"peak_bytes_max", peak.max}, {"peak_bytes_mean", peak.mean}};
+
+  double epoch_time = 0;
+  int timed = 0;
+  for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) epoch_time += r.epochs[e].time_s, ++timed;
+  int best = 0;
+  for (std::size_t e = 0; e < r.epochs.size(); ++e)
+    if (r.epochs[e].val_acc > r.epochs[best].val_acc) best = static_cast<int>(e);
+  j["summary"] = {{"epoch_time_s", timed ? epoch_time / timed : 0.0},
+                  {"setup_time_s", r.setup_time_s},
+                  {"final_loss", r.epochs.back().loss},
+                  {"test_acc", r.epochs.back().test_acc},
+                  {"best_val_acc", r.epochs[best].val_acc},
+                  {"test_acc_at_best_val", r.epochs[best].test_acc}};
+  return j;
+}
+
+namespace {
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} {}", b, units[u]) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+}  // namespace
+
+std::string breakdown_table(const RunResult& r) {
+  std::string out = fmt::format("{:<15} {:>12} {:>12} {:>14} {:>14} {:>8}\n", "category", "time max ms",
+                                "time mean ms", "wire max", "wire total", "calls");
+  for (int c = 0; c < kNumCategories; ++c) {
+    const Across time = across(r, [c](const RankReport& rr) { return rr.per_epoch[c].time_s; });
+    const Across wire = across(r, [c](const RankReport& rr) { return rr.per_epoch[c].wire_bytes; });
+    const Across calls = across(r, [c](const RankReport& rr) { return static_cast<double>(rr.per_epoch[c].calls); });
+    const bool comm = is_communication(static_cast<Category>(c));
+    if (time.max == 0 && calls.max == 0 && static_cast<Category>(c) != Category::other) continue;
+    out += fmt::format("{:<15} {:>12.3f} {:>12.3f} {:>14} {:>14} {:>8.0f}\n", to_string(static_cast<Category>(c)),
+                       time.max * 1e3, time.mean * 1e3, comm ? human_bytes(wire.max) : "",
+                       comm ? human_bytes(wire.total) : "", calls.max);
+  }
+  return out;
+}
+
+std::string comparison_table(const std::vector<nlohmann::json>& runs) {
+  auto label = [](const nlohmann::json& j) {
+    return fmt::format("{} P={}", j["config"]["algo"].get<std::string>(), j["config"]["ranks"].get<int>());
+  };
+  std::string out = fmt::format("{:<26}", "");
+  for (const auto& j : runs) out += fmt::format(" {:>14}", label(j));
+  out += "\n";
+  auto row = [&](const std::string& name, auto value) {
+    out += fmt::format("{:<26}", name);
+    for (const auto& j : runs) out += fmt::format(" {:>14}", value(j));
+    out += "\n";
+  };
+  row("epoch time ms", [](const nlohmann::json& j) { return fmt::format("{:.2f}", j["summary"]["epoch_time_s"].get<double>() * 1e3); });
+  row("final loss", [](const nlohmann::json& j) { return fmt::format("{:.5f}", j["summary"]["final_loss"].get<double>()); });
+  row("test acc %", [](const nlohmann::json& j) { return fmt::format("{:.2f}", 100 * j["summary"]["test_acc"].get<double>()); });
+  row("peak MiB / rank (max)", [](const nlohmann::json& j) {
+    return fmt::format("{:.1f}", j["memory"]["peak_bytes_max"].get<double>() / (1 << 20));
+  });
+  for (int c = 0; c < kNumCategories; ++c) {
+    const std::string name(to_string(static_cast<Category>(c)));
+    bool any = false;
+    for (const auto& j : runs) any |= j["breakdown"][name]["time_max_s"].get<double>() > 0;
+    if (!any) continue;
+    row(name + " ms (max)", [&](const nlohmann::json& j) {
+      return fmt::format("{:.2f}", j["breakdown"][name]["time_max_s"].get<double>() * 1e3);
+    });
+    if (is_communication(static_cast<Category>(c)))
+      row(name + " KiB (max)", [&](const nlohmann::json& j) {
+        return fmt::format("{:.1f}", j["breakdown"][name]["wire_bytes_max"].get<double>() / 1024);
+      });
+  }
+  return out;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,38 @@
+#pragma once
+// The results JSON (schema gcnlab.run/1, DESIGN.md; JSON Schema in
+// common/results/run.schema.json) and the human breakdown table.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/data/dataset.hpp"
+#include "common/model/config.hpp"
+#include "common/model/trainer.hpp"
+
+namespace gcnlab {
+
+struct RunInfo {
+  std::string algo, backend, partitioner = "block", permutation = "none", describe;
+  std::vector<int> grid;
+  int ranks = 1, threads = 1;
+  ModelConfig model;
+  TrainConfig train;
+  // dataset
+  std::string dataset_spec, dataset_name;
+  std::int64_t nodes = 0, nnz = 0, features = 0, classes = 0, n_train = 0, n_val = 0, n_test = 0;
+  bool directed = false;
+};
+
+RunInfo describe_dataset(RunInfo info, const Dataset& d);
+
+nlohmann::json results_json(const RunInfo& info, const RunResult& r);
+
+// Per-category table: time max/mean over ranks, wire bytes max/total (per epoch).
+std::string breakdown_table(const RunResult& r);
+
+// Side-by-side comparison of several results files (rows: metrics and categories).
+std::string comparison_table(const std::vector<nlohmann::json>& runs);
+
+}  // namespace gcnlab

@@ -277,7 +277,17 @@ ByteModel Trainer::byte_model() const {
   return m;
 }
 
-Weights Trainer::gather_weights() {
+std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
+  const Phase previous = ledger_.phase();
+  ledger_.set_phase(Phase::eval);
+  forward(epoch, /*training=*/true);
+  const auto m = reduce_metrics(loss());
+  backward(epoch);
+  ledger_.set_phase(previous);
+  return {m[0] / n_train_, gather(&LayerState::dw)};
+}
+
+Weights Trainer::gather(Dense LayerState::*member) {
   // Each rank adds its block into a zeroed global matrix; replicas are
   // averaged exactly (sums of identical floats are exact in double).
   const Phase previous = ledger_.phase();
@@ -288,7 +298,7 @@ Weights Trainer::gather_weights() {
     const std::int64_t cols = dims_[l + 1];
     const std::size_t total = static_cast<std::size_t>(dims_[l] * cols);
     std::vector<double> sum(2 * total, 0.0);  // values, then counts
-    const std::vector<float> w = layers_[l].w.download();
+    const std::vector<float> w = (layers_[l].*member).download();
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) {
         const std::size_t k = static_cast<std::size_t>((b.row0 + i) * cols + b.col0 + j);

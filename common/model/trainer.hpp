@@ -62,7 +62,11 @@ class Trainer {
   ByteModel byte_model() const;
 
   // Full weight matrices assembled from every rank's blocks (collective).
-  Weights gather_weights();
+  Weights gather_weights() { return gather(&LayerState::w); }
+
+  // One forward + loss + backward at the current weights, without an update;
+  // returns the loss and the full gradients dL/dW_l (for gradient checks).
+  std::pair<double, Weights> loss_and_gradients(int epoch = 0);
 
  private:
   struct LayerState {
@@ -80,6 +84,7 @@ class Trainer {
   void backward(int epoch);
   void update(int step);
   std::array<double, 7> reduce_metrics(const XentSums& s);
+  Weights gather(Dense LayerState::*member);
   ConstView input(int l) const;
 
   Strategy& strategy_;

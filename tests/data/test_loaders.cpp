@@ -1,0 +1,246 @@
+// Loaders and generators: every Matrix Market variant on small files written
+// here, their error paths, Planetoid (real files when GCNLAB_DATA_DIR is set,
+// truncated copies), the gcl round trip, generator determinism, normalisation.
+
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+#include <fstream>
+
+#include "common/core/error.hpp"
+#include "common/data/dataset.hpp"
+#include "common/data/graph.hpp"
+
+using namespace gcnlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / fmt::format("gcnlab_test_{}", ::getpid());
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> edges_of(const HostCsr& a) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> e;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) e.emplace_back(i, a.col[k]);
+  return e;
+}
+
+const char* data_dir() { return std::getenv("GCNLAB_DATA_DIR"); }
+
+}  // namespace
+
+TEST_CASE("Matrix Market variants", "[data][mtx]") {
+  using E = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  SECTION("pattern general is directed; diagonal dropped; duplicates merged") {
+    const auto f = write_file("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n% comment\n\n3 3 5\n1 2\n2 3\n3 3\n1 2\n3 1\n");
+    const Dataset d = load_dataset("mtx:" + f + ",features=4,classes=2");
+    CHECK(d.directed);
+    CHECK(edges_of(d.adj) == E{{0, 1}, {1, 2}, {2, 0}});
+    CHECK(d.features == 4);
+    CHECK(d.classes == 2);
+  }
+  SECTION("real symmetric mirrors the lower triangle") {
+    const auto f = write_file("s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 -1.5e0\n3 1 2\n3 3 7\n");
+    const Dataset d = load_dataset("mtx:" + f);
+    CHECK_FALSE(d.directed);
+    CHECK(edges_of(d.adj) == E{{0, 1}, {0, 2}, {1, 0}, {2, 0}});
+  }
+  SECTION("integer general with symmetric structure is undirected") {
+    const auto f = write_file("i.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n2 1 -4\n");
+    CHECK_FALSE(load_dataset("mtx:" + f).directed);
+  }
+  SECTION("skew-symmetric") {
+    const auto f = write_file("k.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n3 2 1.0\n");
+    const Dataset d = load_dataset("mtx:" + f);
+    CHECK(edges_of(d.adj) == E{{1, 2}, {2, 1}});
+  }
+  SECTION("gzip-compressed") {
+    const fs::path p = temp_dir() / "z.mtx.gz";
+    gzFile gz = gzopen(p.c_str(), "wb");
+    const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n2 1\n";
+    gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(gz);
+    CHECK(load_dataset("mtx:" + p.string()).adj.nnz() == 2);
+  }
+}
+
+TEST_CASE("Matrix Market errors name the problem", "[data][mtx][errors]") {
+  auto error_of = [](const std::string& name, const std::string& text) {
+    const auto f = write_file(name, text);
+    try {
+      load_dataset("mtx:" + f);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of("e1.mtx", "%MatrixMarket matrix coordinate real general\n1 1 0\n"), Catch::Contains("header"));
+  CHECK_THAT(error_of("e2.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 1\n"),
+             Catch::Contains("3 entries declared but 2 found"));
+  CHECK_THAT(error_of("e3.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1\n2 3 1\n"),
+             Catch::Contains("more entries"));
+  CHECK_THAT(error_of("e4.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n"),
+             Catch::Contains("out of range"));
+  CHECK_THAT(error_of("e5.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 abc\n"),
+             Catch::Contains("non-numeric"));
+  CHECK_THAT(error_of("e6.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 0\n"), Catch::Contains("square"));
+  CHECK_THAT(error_of("e7.mtx", "%%MatrixMarket matrix coordinate complex general\n3 3 0\n"),
+             Catch::Contains("unsupported field"));
+  CHECK_THAT(error_of("e8.mtx", "%%MatrixMarket matrix coordinate real general\n3 three 0\n"),
+             Catch::Contains("size line"));
+  CHECK_THAT(error_of("e9.mtx", "%%MatrixMarket matrix array real general\n3 3\n"), Catch::Contains("coordinate"));
+  REQUIRE_THROWS_WITH(load_dataset("mtx:/nonexistent/x.mtx"), Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(load_dataset("nosuch:foo"), Catch::Contains("unknown dataset kind"));
+  REQUIRE_THROWS_WITH(load_dataset("sbm:nodes=abc"), Catch::Contains("not an integer"));
+  REQUIRE_THROWS_WITH(load_dataset("sbm:nodez=10"), Catch::Contains("unknown argument"));
+}
+
+TEST_CASE("Planetoid: Cora and CiteSeer from the original files", "[data][planetoid]") {
+  if (!data_dir()) {
+    WARN("GCNLAB_DATA_DIR is not set: skipping the real-data checks");
+    return;
+  }
+  const std::string dir = std::string(data_dir()) + "/planetoid/";
+  const Dataset cora = load_dataset("planetoid:" + dir + "cora");
+  const DatasetInfo ci = dataset_info(cora);
+  CHECK(ci.nodes == 2708);
+  CHECK(ci.edges_undirected == 5278);
+  CHECK(cora.features == 1433);
+  CHECK(cora.classes == 7);
+  CHECK(cora.count(ew::kTrain) == 140);
+  CHECK(cora.count(ew::kVal) == 500);
+  CHECK(cora.count(ew::kTest) == 1000);
+  CHECK_FALSE(cora.directed);
+  // standard split: train = 0..139 (20 per class), val = 140..639
+  std::vector<int> per_class(7, 0);
+  for (std::int64_t v = 0; v < 140; ++v) per_class[cora.labels[v]]++;
+  CHECK(per_class == std::vector<int>(7, 20));
+  // row-normalised binary features
+  for (std::int64_t v = 0; v < cora.nodes(); v += 97) {
+    double s = 0;
+    for (std::int64_t c = 0; c < cora.features; ++c) s += cora.x[v * cora.features + c];
+    CHECK(s == Approx(1.0).epsilon(1e-5));
+  }
+  const Dataset raw = load_dataset("planetoid:" + dir + "cora,row-normalize=0");
+  for (float v : raw.x) REQUIRE((v == 0.f || v == 1.f));
+
+  const Dataset cs = load_dataset("planetoid:" + dir + "citeseer");
+  const DatasetInfo si = dataset_info(cs);
+  CHECK(si.nodes == 3327);
+  CHECK(si.edges_undirected == 4552);
+  CHECK(cs.features == 3703);
+  CHECK(cs.classes == 6);
+  CHECK(cs.count(ew::kTrain) == 120);
+  CHECK(cs.count(ew::kVal) == 500);
+  CHECK(cs.count(ew::kTest) == 1000);
+  // the 15 isolated test-range vertices missing from test.index: zero features, unlabeled
+  CHECK(std::count(cs.labels.begin(), cs.labels.end(), -1) == 15);
+}
+
+TEST_CASE("Planetoid: truncated and missing files are clear errors", "[data][planetoid][errors]") {
+  if (!data_dir()) {
+    WARN("GCNLAB_DATA_DIR is not set: skipping");
+    return;
+  }
+  const fs::path dir = temp_dir() / "planetoid";
+  fs::create_directories(dir);
+  for (const char* ext : {"x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"})
+    fs::copy_file(fs::path(data_dir()) / "planetoid" / (std::string("ind.cora.") + ext), dir / (std::string("ind.cora.") + ext),
+                  fs::copy_options::overwrite_existing);
+  for (const char* ext : {"allx", "graph", "ty"}) {
+    const fs::path f = dir / (std::string("ind.cora.") + ext);
+    const auto backup = dir / "backup";
+    fs::copy_file(f, backup, fs::copy_options::overwrite_existing);
+    fs::resize_file(f, fs::file_size(f) / 2);
+    DYNAMIC_SECTION("truncated " << ext) {
+      REQUIRE_THROWS_WITH(load_dataset("planetoid:" + (dir / "cora").string()), Catch::Contains("truncated"));
+    }
+    fs::copy_file(backup, f, fs::copy_options::overwrite_existing);
+  }
+  REQUIRE_THROWS_WITH(load_dataset("planetoid:" + (dir / "nosuch").string()), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("gcl round trip, and bad vertex data is rejected", "[data][gcl]") {
+  Dataset d = load_dataset("sbm:nodes=200,classes=3,avg-degree=4,features=5,seed=2,directed=1");
+  const auto path = (temp_dir() / "d.gcl").string();
+  write_gcl(d, path);
+  const Dataset r = load_dataset("gcl:" + path);
+  CHECK(r.adj.rowptr == d.adj.rowptr);
+  CHECK(r.adj.col == d.adj.col);
+  CHECK(r.labels == d.labels);
+  CHECK(r.split == d.split);
+  CHECK(r.directed);
+  std::vector<float> a(5), b(5);
+  d.feature_row(17, 0, 5, a.data());
+  r.feature_row(17, 0, 5, b.data());
+  CHECK(a == b);
+
+  // stored (non-synthetic) features with a NaN, and a label out of range
+  Dataset bad = d;
+  bad.synthetic_features = false;
+  bad.x.assign(d.nodes() * d.features, 0.5f);
+  bad.x[3 * d.features + 1] = std::nanf("");
+  write_gcl(bad, path);
+  REQUIRE_THROWS_WITH(load_dataset("gcl:" + path), Catch::Contains("feature (3, 1) is nan"));
+  bad.x[3 * d.features + 1] = 0;
+  bad.labels[5] = 99;
+  write_gcl(bad, path);
+  REQUIRE_THROWS_WITH(load_dataset("gcl:" + path), Catch::Contains("label 99 of vertex 5 is out of range"));
+  std::ofstream(path) << "not a gcl file";
+  REQUIRE_THROWS_WITH(load_dataset("gcl:" + path), Catch::Contains("not a gcnlab .gcl file"));
+}
+
+TEST_CASE("generators are deterministic and shaped as specified", "[data][generators]") {
+  const Dataset a = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1");
+  const Dataset b = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1");
+  const Dataset c = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=2");
+  CHECK(a.adj == b.adj);
+  CHECK(a.labels == b.labels);
+  CHECK_FALSE(a.adj == c.adj);
+  CHECK(static_cast<double>(a.adj.nnz()) / a.nodes() == Approx(10).epsilon(0.1));
+  CHECK(structurally_symmetric(a.adj));
+  // planted partition: most edges stay inside a class (intra = 0.8 plus chance)
+  std::int64_t inside = 0;
+  for (std::int64_t u = 0; u < a.nodes(); ++u)
+    for (std::int64_t k = a.adj.rowptr[u]; k < a.adj.rowptr[u + 1]; ++k) inside += a.labels[u] == a.labels[a.adj.col[k]];
+  CHECK(static_cast<double>(inside) / a.adj.nnz() > 0.75);
+
+  const Dataset r = load_dataset("rmat:scale=10,edge-factor=8,features=4,classes=3,seed=1");
+  CHECK(r.nodes() == 1024);
+  CHECK(structurally_symmetric(r.adj));
+  const DatasetInfo info = dataset_info(r);
+  CHECK(info.degree_max > 10 * info.degree_mean);  // skewed
+  CHECK(r.adj == load_dataset("rmat:scale=10,edge-factor=8,features=4,classes=3,seed=1").adj);
+}
+
+TEST_CASE("normalised adjacency: D^-1/2 (A + I) D^-1/2, Âᵀ for directed graphs", "[data][graph]") {
+  const auto f = write_file("n.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n");
+  const Dataset d = load_dataset("mtx:" + f);
+  const Graph g = normalized_graph(d);
+  // A + I rows: {0,1,2}, {1,2}, {2}: degrees 3, 2, 1
+  const double deg[3] = {3, 2, 1};
+  const HostCsr& a = *g.a_hat;
+  REQUIRE(a.nnz() == 6);
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k)
+      CHECK(a.val[k] == Approx(1 / std::sqrt(deg[i] * deg[a.col[k]])));
+  CHECK(*g.a_hat_t == transpose(a));
+  CHECK(g.a_hat_t != g.a_hat);
+}

@@ -1,0 +1,62 @@
+#include "tests/support/harness.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "common/data/graph.hpp"
+
+namespace gcnlab::test {
+
+Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
+  comm_ = std::make_unique<MpiCommunicator>(comm, ledger_, /*owned=*/false);
+  backend_ = make_backend("cpu", {1});
+  StrategyOptions opts;
+  opts.algo = spec.algo;
+  opts.grid = spec.grid;
+  strategy_ = make_strategy(opts, {*comm_, *backend_});
+  trainer_ = std::make_unique<Trainer>(*strategy_, *comm_, *backend_, spec.model, spec.train);
+}
+
+void Job::setup(const Dataset& data, const Weights* initial) {
+  trainer_->setup(data, normalized_graph(data), initial);
+}
+
+RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data) {
+  Job job(comm, spec);
+  job.setup(data);
+  return job.train();
+}
+
+void require_same_model(const RunResult& reference, const RunResult& other, double rel) {
+  REQUIRE(reference.epochs.size() == other.epochs.size());
+  for (std::size_t e = 0; e < reference.epochs.size(); ++e) {
+    INFO("epoch " << e);
+    CHECK(other.epochs[e].loss == Approx(reference.epochs[e].loss).epsilon(rel));
+    CHECK(other.epochs[e].train_acc == Approx(reference.epochs[e].train_acc).margin(2e-3));
+  }
+  REQUIRE(reference.final_weights.size() == other.final_weights.size());
+  for (std::size_t l = 0; l < reference.final_weights.size(); ++l) {
+    REQUIRE(reference.final_weights[l].size() == other.final_weights[l].size());
+    double worst = 0;
+    for (std::size_t k = 0; k < reference.final_weights[l].size(); ++k) {
+      const double a = reference.final_weights[l][k], b = other.final_weights[l][k];
+      worst = std::max(worst, std::abs(a - b) / (rel + rel * std::abs(a)));
+    }
+    INFO("layer " << l << ": worst |dW| / (rel + rel |W|) = " << worst);
+    CHECK(worst <= 1.0);
+  }
+}
+
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+}  // namespace gcnlab::test

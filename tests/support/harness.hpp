@@ -1,0 +1,53 @@
+#pragma once
+// Test harness: run a strategy in-process on a communicator and compare runs
+// in the "IsSameAsDense" style (Ginkgo): same data, one distributed run, one
+// serial run on MPI_COMM_SELF, assert near.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/strategy.hpp"
+#include "common/comm/mpi_communicator.hpp"
+#include "common/data/dataset.hpp"
+#include "common/model/trainer.hpp"
+
+namespace gcnlab::test {
+
+struct RunSpec {
+  std::string algo = "serial";
+  std::vector<int> grid;
+  ModelConfig model;
+  TrainConfig train;
+};
+
+// Everything one in-process run needs, kept alive together.
+class Job {
+ public:
+  // comm: MPI_COMM_WORLD or MPI_COMM_SELF
+  Job(MPI_Comm comm, const RunSpec& spec);
+  void setup(const Dataset& data, const Weights* initial = nullptr);
+  RunResult train() { return trainer_->train(); }
+  Trainer& trainer() { return *trainer_; }
+  Strategy& strategy() { return *strategy_; }
+  Communicator& comm() { return *comm_; }
+  Ledger& ledger() { return ledger_; }
+
+ private:
+  RunSpec spec_;
+  Ledger ledger_;
+  std::unique_ptr<MpiCommunicator> comm_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Strategy> strategy_;
+  std::unique_ptr<Trainer> trainer_;
+};
+
+RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data);
+
+// Per-epoch loss within `rel` relative error, final weights within rel + abs.
+void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4);
+
+int world_size();
+int world_rank();
+
+}  // namespace gcnlab::test

@@ -1,0 +1,93 @@
+// The communicator's accounting (DESIGN.md wire-byte convention) and the
+// process grid's groups. Run at 1, 3 and 4 ranks.
+
+#include <catch2/catch.hpp>
+
+#include "common/comm/mpi_communicator.hpp"
+#include "common/comm/process_grid.hpp"
+#include "tests/support/harness.hpp"
+
+using namespace gcnlab;
+
+TEST_CASE("collectives move the right data and record the convention's bytes", "[mpi][comm]") {
+  Ledger ledger;
+  ledger.set_phase(Phase::epoch);
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  const int p = world.size(), me = world.rank();
+  auto wire = [&](Category c) { return ledger.tallies(Phase::epoch)[static_cast<int>(c)].wire_bytes; };
+  auto payload = [&](Category c) { return ledger.tallies(Phase::epoch)[static_cast<int>(c)].payload_bytes; };
+
+  std::vector<float> buf(10, me == 1 % p ? 5.f : 0.f);
+  world.broadcast(std::span<float>(buf), 1 % p, Category::bcast_dense);
+  for (float v : buf) REQUIRE(v == 5.f);
+  CHECK(wire(Category::bcast_dense) == (me == 1 % p ? 0 : 40));
+  CHECK(payload(Category::bcast_dense) == 40);
+
+  std::vector<double> sum(3, me + 1.0);
+  world.allreduce(std::span<double>(sum), ReduceOp::sum, Category::allreduce);
+  for (double v : sum) REQUIRE(v == p * (p + 1) / 2.0);
+  CHECK(wire(Category::allreduce) == Approx(2.0 * (p - 1) / p * 24));
+
+  std::vector<std::int32_t> mine = {me, -me}, all(2 * p);
+  world.allgather(std::span<const std::int32_t>(mine), std::span<std::int32_t>(all), Category::allgather);
+  for (int r = 0; r < p; ++r) REQUIRE((all[2 * r] == r && all[2 * r + 1] == -r));
+  CHECK(wire(Category::allgather) == (p - 1) * 8);
+
+  std::vector<float> in(2 * p, 1.f), out(2);
+  world.reduce_scatter(std::span<const float>(in), std::span<float>(out), Category::reduce_scatter);
+  for (float v : out) REQUIRE(v == static_cast<float>(p));
+  CHECK(wire(Category::reduce_scatter) == (p - 1) * 8);
+
+  // alltoallv: rank r sends r+1 values of r to every peer
+  std::vector<std::int64_t> sc(p, me + 1), sd(p), rc(p), rd(p);
+  for (int r = 0; r < p; ++r) sd[r] = r * (me + 1), rc[r] = r + 1, rd[r] = r == 0 ? 0 : rd[r - 1] + rc[r - 1];
+  std::vector<float> send(p * (me + 1), static_cast<float>(me)), recv(rd[p - 1] + rc[p - 1]);
+  world.alltoallv(std::span<const float>(send), std::span<const std::int64_t>(sc), std::span<const std::int64_t>(sd),
+                  std::span<float>(recv), std::span<const std::int64_t>(rc), std::span<const std::int64_t>(rd),
+                  Category::alltoall);
+  for (int r = 0; r < p; ++r)
+    for (std::int64_t k = 0; k < rc[r]; ++k) REQUIRE(recv[rd[r] + k] == static_cast<float>(r));
+  double expected = 0;
+  for (int r = 0; r < p; ++r)
+    if (r != me) expected += (r + 1) * 4.0;
+  CHECK(wire(Category::alltoall) == expected);
+  CHECK(ledger.tallies(Phase::setup)[static_cast<int>(Category::alltoall)].calls == 0);  // phases kept apart
+}
+
+TEST_CASE("process grid: coordinates and groups along axes", "[mpi][grid]") {
+  Ledger ledger;
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  const int p = world.size();
+  for (const auto& dims : {std::vector<int>{p}, std::vector<int>{1, p}, std::vector<int>{p, 1},
+                           std::vector<int>{1, p, 1}}) {
+    std::vector<std::string> names = {"x", "y", "z"};
+    names.resize(dims.size());
+    ProcessGrid grid(world, dims, names);
+    REQUIRE(grid.rank_of(grid.coords()) == world.rank());
+    for (const auto& axis : names) {
+      Communicator& g = grid.along({axis});
+      REQUIRE(g.size() == grid.dim(axis));
+      REQUIRE(g.rank() == grid.coord(axis));  // rank order follows the coordinate
+    }
+    REQUIRE(grid.along(names).size() == p);
+  }
+  if (p == 4) {
+    ProcessGrid grid(world, {2, 2}, {"r", "c"});
+    // process row of rank 3 = {2, 3}; column = {1, 3}
+    std::int32_t me = world.rank(), row_sum = me, col_sum = me;
+    grid.along({"c"}).allreduce(std::span<std::int32_t>(&row_sum, 1), ReduceOp::sum, Category::allreduce);
+    grid.along({"r"}).allreduce(std::span<std::int32_t>(&col_sum, 1), ReduceOp::sum, Category::allreduce);
+    const int r = me / 2, c = me % 2;
+    CHECK(row_sum == 4 * r + 1);
+    CHECK(col_sum == 2 + 2 * c);
+  }
+}
+
+TEST_CASE("a grid that does not match the job is an error", "[mpi][grid]") {
+  Ledger ledger;
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  REQUIRE_THROWS_WITH(ProcessGrid(world, {world.size() + 1}, {"x"}), Catch::Contains("ranks"));
+  REQUIRE_THROWS_WITH(parse_grid("2x0"), Catch::Contains("dimension < 1"));
+  REQUIRE_THROWS_WITH(parse_grid("2xa"), Catch::Contains("malformed"));
+  REQUIRE(parse_grid("2x3x1") == std::vector<int>{2, 3, 1});
+}

@@ -40,5 +40,6 @@ function(gcnlab_add_script_test name script)
   cmake_parse_arguments(T "" "" "LABELS" ${ARGN})
   add_test(NAME ${name} COMMAND bash ${script})
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "${GCNLAB_TEST_ENV}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "cli;${T_LABELS}")
+    ENVIRONMENT "${GCNLAB_TEST_ENV}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "cli;${T_LABELS}"
+    SKIP_RETURN_CODE 77)
 endfunction()

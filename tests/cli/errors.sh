@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Every bad input gives one "gcnlab: error: ..." line naming the problem and a
+# non-zero exit, within a timeout, on 1 and on 4 ranks (DESIGN.md principle 6).
+source "$(dirname "$0")/lib.sh"
+
+mtx() { printf '%s' "$2" > "$WORK/$1"; echo "$WORK/$1"; }
+bad_header=$(mtx h.mtx $'%%MatrixMarket matrix coordinate real\n3 3 1\n1 2 1\n')
+bad_count=$(mtx c.mtx $'%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1\n')
+bad_index=$(mtx i.mtx $'%%MatrixMarket matrix coordinate real general\n3 3 1\n1 7 1\n')
+bad_value=$(mtx v.mtx $'%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 x\n')
+
+# gcl files with bad vertex data, written from a valid one
+"$GCNLAB" prepare --dataset "sbm:nodes=50,classes=3,avg-degree=4,features=4,seed=1" --out "$WORK/ok.gcl" 2>/dev/null
+"$PYTHON" - "$WORK" <<'PY'
+import json, struct, sys, numpy as np
+work = sys.argv[1]
+raw = open(f"{work}/ok.gcl", "rb").read()
+hlen = struct.unpack("<Q", raw[8:16])[0]
+header = json.loads(raw[16:16 + hlen])
+n, nnz, f = header["nodes"], header["nnz"], header["features"]
+off = 16 + hlen
+rowptr = raw[off:off + 8 * (n + 1)]; off += 8 * (n + 1)
+cols = raw[off:off + 8 * nnz]; off += 8 * nnz
+labels = np.frombuffer(raw[off:off + 4 * n], dtype="<i4").copy(); off += 4 * n
+split = raw[off:off + n]
+def write(name, header, x, labels):
+    h = json.dumps(header).encode()
+    with open(f"{work}/{name}", "wb") as out:
+        out.write(raw[:8] + struct.pack("<Q", len(h)) + h + rowptr + cols)
+        if x is not None: out.write(x.astype("<f4").tobytes())
+        out.write(labels.astype("<i4").tobytes() + split)
+bad = labels.copy(); bad[7] = 42
+write("label.gcl", header, None, bad)
+stored = dict(header, synthetic_features=False)
+x = np.ones((n, f)); x[2, 3] = np.nan
+write("nan.gcl", stored, x, labels)
+PY
+
+# truncated Planetoid copy, when the real files are available
+planetoid=""
+if [ -n "${GCNLAB_DATA_DIR:-}" ]; then
+  mkdir -p "$WORK/planetoid"
+  cp "$GCNLAB_DATA_DIR"/planetoid/ind.cora.* "$WORK/planetoid/"
+  chmod u+w "$WORK"/planetoid/*
+  truncate -s 1000 "$WORK/planetoid/ind.cora.allx"
+  planetoid="planetoid:$WORK/planetoid/cora"
+fi
+
+for np in 1 4; do
+  T=(train --algo 1d --epochs 2)
+  expect_error $np "cannot open" "${T[@]}" --dataset mtx:"$WORK/missing.mtx"
+  expect_error $np "line 1" "${T[@]}" --dataset mtx:"$bad_header"
+  expect_error $np "4 entries declared but 1 found" "${T[@]}" --dataset mtx:"$bad_count"
+  expect_error $np "out of range" "${T[@]}" --dataset mtx:"$bad_index"
+  expect_error $np "non-numeric" "${T[@]}" --dataset mtx:"$bad_value"
+  expect_error $np "label 42 of vertex 7 is out of range" "${T[@]}" --dataset gcl:"$WORK/label.gcl"
+  expect_error $np "feature (2, 3) is nan" "${T[@]}" --dataset gcl:"$WORK/nan.gcl"
+  [ -n "$planetoid" ] && expect_error $np "truncated" "${T[@]}" --dataset "$planetoid"
+  expect_error $np "unknown --algo 'nope'" train --algo nope
+  expect_error $np "needs --algo" train
+  expect_error $np "unknown or misplaced argument '--bogus'" "${T[@]}" --bogus
+  expect_error $np "--epochs '1x' is not an integer" train --algo 1d --epochs 1x
+  expect_error $np "--dropout must be in [0, 1)" "${T[@]}" --dropout 1.5
+  expect_error $np "unknown dataset kind" "${T[@]}" --dataset foo:bar
+  expect_error $np "unknown command 'trian'" trian
+  expect_error $np "built without CUDA" "${T[@]}" --backend cuda
+done
+expect_error 4 "--grid P with P = 4" train --algo 1d --grid 3
+expect_error 4 "grid" train --algo 1d --grid 2x0
+expect_error 4 "serial runs on one rank" train --algo serial
+expect_error 2 "1d: 1 vertices cannot be split" train --algo 1d --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
+finish

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Real output of the binary: the results JSON validates against the schema,
+# its numbers are consistent, weights leave and re-enter as .npy, a run from
+# a gcl file equals the run from the source spec, `info` and `compare` work.
+source "$(dirname "$0")/lib.sh"
+SCHEMA="$GCNLAB_SOURCE_DIR/common/results/run.schema.json"
+DS="sbm:nodes=700,classes=4,avg-degree=6,features=9,seed=2"
+COMMON=(--dataset "$DS" --epochs 4 --layers 2 --hidden 8 --dropout 0.3 --seed 5)
+
+"$MPIEXEC" -np 1 "$GCNLAB" train --algo serial "${COMMON[@]}" --out "$WORK/serial.json" --weights-out "$WORK/w" 2>"$WORK/log" \
+  || { cat "$WORK/log"; fail "serial run"; }
+grep -q "^epoch    3" "$WORK/log" || fail "no per-epoch progress line"
+grep -q "bcast_dense\|spmm" "$WORK/log" || fail "no breakdown table"
+"$MPIEXEC" -np 3 "$GCNLAB" train --algo 1d "${COMMON[@]}" --out "$WORK/1d.json" 2>"$WORK/log3" \
+  || { cat "$WORK/log3"; fail "1d run"; }
+"$MPIEXEC" -np 1 "$GCNLAB" train --algo serial "${COMMON[@]}" --weights-in "$WORK/w/initial" --out "$WORK/again.json" 2>/dev/null \
+  || fail "run from --weights-in"
+"$GCNLAB" prepare --dataset "$DS" --out "$WORK/d.gcl" 2>/dev/null || fail "prepare"
+"$MPIEXEC" -np 2 "$GCNLAB" train --algo 1d --dataset "gcl:$WORK/d.gcl" "${COMMON[@]:2}" --out "$WORK/gcl.json" 2>/dev/null \
+  || fail "run from gcl"
+
+"$PYTHON" - "$SCHEMA" "$WORK" <<'PY' || fail "results checks"
+import json, sys
+import jsonschema, numpy as np
+schema = json.load(open(sys.argv[1])); work = sys.argv[2]
+runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl"]}
+for name, r in runs.items():
+    jsonschema.validate(r, schema)
+    assert len(r["epochs"]) == 4 and r["config"]["ranks"] == len(r["per_rank"]), name
+    # breakdown numbers are the per-rank numbers' max and sum
+    for cat, b in r["breakdown"].items():
+        times = [p["time_s"][cat] for p in r["per_rank"]]
+        assert abs(b["time_max_s"] - max(times)) < 1e-12, (name, cat)
+        if cat in r["per_rank"][0]["wire_bytes"]:
+            wires = [p["wire_bytes"][cat] for p in r["per_rank"]]
+            assert abs(b["wire_bytes_total"] - sum(wires)) < 1e-6, (name, cat)
+            # measured equals the strategy's model on every rank
+            for p in r["per_rank"]:
+                assert abs(p["wire_bytes"][cat] - p["model_wire_bytes"][cat]) <= 1e-9 * max(1, p["model_wire_bytes"][cat]), (name, cat, p)
+    # the epoch time is split over the categories (other = the rest)
+    for p in r["per_rank"]:
+        assert sum(p["time_s"].values()) > 0
+    s = r["summary"]; timed = [e["time_s"] for e in r["epochs"][1:]]
+    assert abs(s["epoch_time_s"] - sum(timed) / len(timed)) < 1e-12
+    assert s["final_loss"] == r["epochs"][-1]["loss"]
+loss = lambda r: np.array([e["loss"] for e in r["epochs"]])
+assert np.allclose(loss(runs["serial"]), loss(runs["1d"]), rtol=1e-4), "1d differs from serial"
+assert np.array_equal(loss(runs["serial"]), loss(runs["again"])), "--weights-in run differs"
+assert np.allclose(loss(runs["1d"]), loss(runs["gcl"]), rtol=1e-4), "gcl run differs"
+assert runs["1d"]["breakdown"]["bcast_dense"]["wire_bytes_max"] > 0
+assert runs["serial"]["breakdown"]["bcast_dense"]["wire_bytes_max"] == 0
+def npy(p):
+    return np.load(p)
+for l, (fin, fout) in enumerate([(9, 8), (8, 4)]):
+    w0, w1 = npy(f"{work}/w/initial/W{l}.npy"), npy(f"{work}/w/final/W{l}.npy")
+    assert w0.shape == (fin, fout) and w0.dtype == np.float32
+    assert not np.array_equal(w0, w1), "weights were not trained"
+    a = np.sqrt(6 / (fin + fout)); assert np.abs(w0).max() <= a
+print("results checks passed")
+PY
+
+"$GCNLAB" info --dataset "$DS" > "$WORK/info" || fail "info"
+grep -q "^nodes        700" "$WORK/info" || { cat "$WORK/info"; fail "info: nodes"; }
+"$GCNLAB" compare "$WORK/serial.json" "$WORK/1d.json" > "$WORK/cmp" || fail "compare"
+grep -q "1d P=3" "$WORK/cmp" && grep -q "bcast_dense KiB" "$WORK/cmp" || { cat "$WORK/cmp"; fail "compare table"; }
+finish

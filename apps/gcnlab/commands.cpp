@@ -107,7 +107,7 @@ train options:
   --weights-in DIR       start from DIR/W<l>.npy
 
 dataset SPEC:
-  sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.8,signal=0.3,directed=0]
+  sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0]
   rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
   planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
   mtx:FILE.mtx[,features=128,classes=32,seed=1]

@@ -25,7 +25,7 @@ HostCsr graph_from_edges(std::int64_t n, std::vector<Coo> edges, bool directed) 
 
 }  // namespace
 
-// sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.8,signal=0.3,directed=0,train=..,val=..]
+// sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0,train=0.1,val=0.1]
 // Vertex v belongs to class hash(v) mod K. Each vertex draws D/2 edges; an
 // edge stays inside the class with probability `intra`, else goes to a
 // uniformly random vertex. Features are uniform noise plus a +-signal pattern
@@ -38,7 +38,7 @@ Dataset generate_sbm(const DatasetSpec& spec) {
   const std::int64_t degree = a.integer("avg-degree", 16, 0);
   const std::int64_t f = a.integer("features", 64, 1);
   const std::uint64_t seed = a.integer("seed", 1);
-  const double intra = a.real("intra", 0.8);
+  const double intra = a.real("intra", 0.3);
   const bool directed = a.integer("directed", 0) != 0;
   GCNLAB_CHECK(intra >= 0 && intra <= 1, "sbm: intra must be in [0, 1]");
 
@@ -68,7 +68,7 @@ Dataset generate_sbm(const DatasetSpec& spec) {
   d.features = f;
   d.synthetic_features = true;
   d.feature_seed = seed;
-  d.class_signal = static_cast<float>(a.real("signal", 0.3));
+  d.class_signal = static_cast<float>(a.real("signal", 0.1));
   assign_random_split(d, a.real("train", 0.1), a.real("val", 0.1), seed);
   return d;
 }

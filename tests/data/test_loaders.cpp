@@ -139,7 +139,7 @@ TEST_CASE("Planetoid: Cora and CiteSeer from the original files", "[data][planet
     CHECK(s == Approx(1.0).epsilon(1e-5));
   }
   const Dataset raw = load_dataset("planetoid:" + dir + "cora,row-normalize=0");
-  for (float v : raw.x) REQUIRE((v == 0.f || v == 1.f));
+  CHECK(std::all_of(raw.x.begin(), raw.x.end(), [](float v) { return v == 0.f || v == 1.f; }));
 
   const Dataset cs = load_dataset("planetoid:" + dir + "citeseer");
   const DatasetInfo si = dataset_info(cs);
@@ -208,15 +208,15 @@ TEST_CASE("gcl round trip, and bad vertex data is rejected", "[data][gcl]") {
 }
 
 TEST_CASE("generators are deterministic and shaped as specified", "[data][generators]") {
-  const Dataset a = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1");
-  const Dataset b = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1");
-  const Dataset c = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=2");
+  const Dataset a = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1,intra=0.8");
+  const Dataset b = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=1,intra=0.8");
+  const Dataset c = load_dataset("sbm:nodes=2000,classes=4,avg-degree=10,features=8,seed=2,intra=0.8");
   CHECK(a.adj == b.adj);
   CHECK(a.labels == b.labels);
   CHECK_FALSE(a.adj == c.adj);
   CHECK(static_cast<double>(a.adj.nnz()) / a.nodes() == Approx(10).epsilon(0.1));
   CHECK(structurally_symmetric(a.adj));
-  // planted partition: most edges stay inside a class (intra = 0.8 plus chance)
+  // planted partition: most edges stay inside a class (intra = 0.8 plus chance 0.2 / 4)
   std::int64_t inside = 0;
   for (std::int64_t u = 0; u < a.nodes(); ++u)
     for (std::int64_t k = a.adj.rowptr[u]; k < a.adj.rowptr[u + 1]; ++k) inside += a.labels[u] == a.labels[a.adj.col[k]];

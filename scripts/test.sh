@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs the whole suite.
+# Set GCNLAB_DATA_DIR=../shared/datasets (CI does) to include the real-data tests.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+if [ -n "${GCNLAB_DATA_DIR:-}" ]; then
+  if [ -d "$GCNLAB_DATA_DIR" ]; then
+    GCNLAB_DATA_DIR=$(cd "$GCNLAB_DATA_DIR" && pwd)  # absolute: tests run from the build tree
+    export GCNLAB_DATA_DIR
+  else
+    echo "test: GCNLAB_DATA_DIR=$GCNLAB_DATA_DIR does not exist; real-data tests will be skipped" >&2
+    unset GCNLAB_DATA_DIR
+  fi
+fi
+"$root/scripts/build.sh"
+cd "${BUILD_DIR:-$root/build}"
+ctest --output-on-failure -j "${CTEST_JOBS:-2}" "$@"

@@ -1,7 +1,7 @@
 #include "common/results/npy.hpp"
 
+#include <cstdio>
 #include <fstream>
-#include <regex>
 
 #include "common/core/error.hpp"
 
@@ -44,12 +44,17 @@ NpyMatrix read_npy(const std::string& path) {
   GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(len), "'{}' is truncated", path);
   GCNLAB_CHECK(header.find("'<f4'") != std::string::npos, "'{}': expected float32 ('<f4') data", path);
   GCNLAB_CHECK(header.find("'fortran_order': False") != std::string::npos, "'{}': expected C order", path);
-  std::smatch m;
-  GCNLAB_CHECK(std::regex_search(header, m, std::regex(R"('shape':\s*\((\d+),\s*(\d+)\s*,?\))")),
-               "'{}': expected a 2D array", path);
+  // 'shape': (ROWS, COLS)
   NpyMatrix out;
-  out.rows = std::stoll(m[1]);
-  out.cols = std::stoll(m[2]);
+  const auto key = header.find("'shape':");
+  const auto open = header.find('(', key), close = header.find(')', open);
+  GCNLAB_CHECK(key != std::string::npos && open != std::string::npos && close != std::string::npos,
+               "'{}': malformed header", path);
+  long long rows = -1, cols = -1;
+  const int fields = std::sscanf(header.substr(open + 1, close - open - 1).c_str(), "%lld , %lld", &rows, &cols);
+  GCNLAB_CHECK(fields == 2 && rows >= 0 && cols >= 0, "'{}': expected a 2D array", path);
+  out.rows = rows;
+  out.cols = cols;
   out.data.resize(out.rows * out.cols);
   in.read(reinterpret_cast<char*>(out.data.data()), static_cast<std::streamsize>(out.data.size() * 4));
   GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(out.data.size() * 4), "'{}' is truncated", path);

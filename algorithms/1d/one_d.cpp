@@ -1,7 +1,6 @@
 #include "algorithms/1d/one_d.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "common/comm/wire.hpp"
 #include "partitioners/block.hpp"
@@ -32,8 +31,7 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
 
   Layout mine;
-  mine.vertices.resize(r1 - r0);
-  std::iota(mine.vertices.begin(), mine.vertices.end(), r0);
+  mine.vertices.assign(g.order.begin() + r0, g.order.begin() + r1);
   layouts_.clear();
   for (std::int64_t f : dims) {
     mine.cols = f;
@@ -49,6 +47,13 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   };
   a_hat_t_ = split(*g.a_hat_t);
   if (directed_) a_hat_ = split(*g.a_hat);
+  const std::vector<Csr>& backward_blocks = directed_ ? a_hat_ : a_hat_t_;
+  forward_stages_.clear();
+  backward_stages_.clear();
+  for (int j = 0; j < p; ++j) {
+    forward_stages_.push_back({j, offsets_[j + 1] - offsets_[j], &a_hat_t_[j]});
+    backward_stages_.push_back({j, offsets_[j + 1] - offsets_[j], &backward_blocks[j]});
+  }
   nnz_local_ = 0;
   for (const Csr& b : a_hat_t_) nnz_local_ += b.nnz;
 
@@ -57,35 +62,16 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   work_ = Dense(backend_, r1 - r0, fmax);
 }
 
-void OneDStrategy::staged_spmm(const std::vector<Csr>& blocks, ConstView local, View y) {
-  const int p = world_.size(), me = world_.rank();
-  const std::int64_t f = local.cols;
-  for (int j = 0; j < p; ++j) {
-    const std::int64_t nj = offsets_[j + 1] - offsets_[j];
-    ConstView mj{stage_.data(), nj, f, f};
-    if (j == me) {
-      // The root sends its own rows in place; MPI/NCCL broadcasts never write the root's buffer.
-      GCNLAB_ASSERT(local.ld == f);
-      world_.broadcast(std::span<float>(const_cast<float*>(local.data), nj * f), j, Category::bcast_dense);
-      mj = local;
-    } else {
-      world_.broadcast(std::span<float>(stage_.data(), nj * f), j, Category::bcast_dense);
-    }
-    auto s = ledger_.time(Category::spmm);
-    backend_.spmm(blocks[j], mj, y, j == 0 ? 0.f : 1.f);
-  }
-}
-
 void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  staged_spmm(a_hat_t_, x, t);
+  broadcast_spmm(world_, backend_, forward_stages_, x, t, stage_);
   auto s = ledger_.time(Category::gemm);
   backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
 }
 
 void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  staged_spmm(directed_ ? a_hat_ : a_hat_t_, g, u);
+  broadcast_spmm(world_, backend_, backward_stages_, g, u, stage_);
   {
     auto s = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
@@ -100,12 +86,11 @@ void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View d
 
 ByteModel OneDStrategy::byte_model() const {
   ByteModel m{};
-  const int p = world_.size(), me = world_.rank();
-  const double remote_rows = static_cast<double>(offsets_[p] - (offsets_[me + 1] - offsets_[me]));
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
-    m[static_cast<int>(Category::bcast_dense)] += remote_rows * (fin + fout) * sizeof(float);
-    m[static_cast<int>(Category::allreduce)] += wire::allreduce(fin * fout * sizeof(float), p);
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, forward_stages_, dims_[l]) +
+                                                  broadcast_spmm_bytes(world_, backward_stages_, dims_[l + 1]);
+    m[static_cast<int>(Category::allreduce)] +=
+        wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size());
   }
   return m;
 }

@@ -16,6 +16,7 @@
 //   allreduce    Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
 
 #include "algorithms/strategy.hpp"
+#include "common/dist/broadcast_spmm.hpp"
 
 namespace gcnlab {
 
@@ -35,9 +36,6 @@ class OneDStrategy final : public Strategy {
   ByteModel byte_model() const override;
 
  private:
-  // Y_i = Σ_j blocks[j] · M_j, M_j broadcast from rank j (M_i = local).
-  void staged_spmm(const std::vector<Csr>& blocks, ConstView local, View y);
-
   Communicator& world_;
   Backend& backend_;
   Ledger& ledger_;
@@ -48,6 +46,7 @@ class OneDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   std::vector<Csr> a_hat_t_;  // Âᵀ_ij, j = 0..P-1 (forward)
   std::vector<Csr> a_hat_;    // Â_ij (backward); empty when undirected (Â = Âᵀ)
+  std::vector<BroadcastStage> forward_stages_, backward_stages_;  // stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f
   Dense work_;                // T_i / U_i: n_i x max f
 };

@@ -1,7 +1,6 @@
 #include "algorithms/serial/serial.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 namespace gcnlab {
 
@@ -22,8 +21,7 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   n_ = g.n;
   directed_ = g.directed;
   Layout all;
-  all.vertices.resize(n_);
-  std::iota(all.vertices.begin(), all.vertices.end(), 0);
+  all.vertices = g.order;
   layouts_.clear();
   for (std::int64_t f : dims) {
     all.cols = f;

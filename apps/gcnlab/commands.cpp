@@ -18,6 +18,7 @@
 #include "common/model/trainer.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
+#include "partitioners/partitioner.hpp"
 #include "gcnlab_config.hpp"
 
 namespace gcnlab::cli {
@@ -100,7 +101,7 @@ train options:
   --optimizer adam|sgd (adam)   --lr X (0.01)
   --weight-decay X (0)   --weight-decay-layers all|first (all)
   --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
-  --partitioner block    --backend cpu|cuda (cpu)
+  --partitioner block|random (block)   --backend cpu|cuda (cpu)
   --no-eval              skip the dropout-free evaluation pass per epoch
   --out FILE.json        results (schema gcnlab.run/1)
   --weights-out DIR      DIR/initial/W<l>.npy, DIR/final/W<l>.npy
@@ -145,8 +146,7 @@ int train(Args& args, Communicator& world) {
     model.dropout = static_cast<float>(args.real("--dropout", 0));
     model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     info.partitioner = args.value_or("--partitioner", "block");
-    GCNLAB_CHECK(info.partitioner == "block", "--partitioner '{}' is not available yet (only 'block')",
-                 info.partitioner);
+    vertex_order(info.partitioner, 0, 0);  // validates the name before any data is read
     info.backend = args.value_or("--backend", "cpu");
     info.threads = static_cast<int>(args.integer("--threads", default_threads(world), 1));
     out = args.value("--out");
@@ -163,7 +163,7 @@ int train(Args& args, Communicator& world) {
     // The dataset and the global graph live only in this scope: after setup a
     // rank holds only its shards.
     const Dataset data = load_dataset(dataset_spec);
-    const Graph graph = normalized_graph(data);
+    const Graph graph = permute(normalized_graph(data), vertex_order(info.partitioner, data.nodes(), model.seed));
     info = describe_dataset(info, data);
     std::optional<Weights> initial;
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));

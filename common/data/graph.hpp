@@ -15,10 +15,18 @@ namespace gcnlab {
 struct Graph {
   std::int64_t n = 0;
   bool directed = false;
+  // order[p] = original id of the vertex at position p of Â's rows/columns.
+  // Strategies split positions into blocks; every result is reported in
+  // original ids through this map.
+  std::vector<std::int64_t> order;
   std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
   std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward); same object when undirected
 };
 
 Graph normalized_graph(const Dataset& d);
+
+// The same graph with rows and columns permuted: position p holds original
+// vertex order[p] (P Â Pᵀ). `order` must be a permutation of 0..n-1.
+Graph permute(const Graph& g, const std::vector<std::int64_t>& order);
 
 }  // namespace gcnlab

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/data/graph.hpp"
+#include "partitioners/partitioner.hpp"
 
 namespace gcnlab::test {
 
@@ -18,7 +19,8 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {
-  trainer_->setup(data, normalized_graph(data), initial);
+  trainer_->setup(data, permute(normalized_graph(data), vertex_order(spec_.partitioner, data.nodes(), spec_.model.seed)),
+                  initial);
 }
 
 RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data) {

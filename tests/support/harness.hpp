@@ -17,6 +17,7 @@ namespace gcnlab::test {
 struct RunSpec {
   std::string algo = "serial";
   std::vector<int> grid;
+  std::string partitioner = "block";
   ModelConfig model;
   TrainConfig train;
 };

@@ -1,0 +1,33 @@
+#pragma once
+// The broadcast-stage SpMM shared by CAGNET's 1D (Alg. 1) and 1.5D (Alg. 2)
+// algorithms: in each stage one rank of `group` broadcasts its block of the
+// dense operand and every rank multiplies it by its matching sparse block.
+//
+//   stage s, root r_s:     M_{r_s} --bcast over group--> all      (bcast_dense)
+//                          Y += A_s · M_{r_s}                      (spmm)
+//
+// The root multiplies its own rows in place (no copy); the others receive
+// into `scratch`, sized for the largest block once at setup.
+
+#include <vector>
+
+#include "common/backend/backend.hpp"
+#include "common/comm/communicator.hpp"
+
+namespace gcnlab {
+
+struct BroadcastStage {
+  int root;               // rank in the group that owns the dense block
+  std::int64_t rows;      // rows of the dense block
+  const Csr* block;       // this rank's sparse block for the stage (block->cols == rows)
+};
+
+// Y = Σ_s A_s · M_{root_s}; `local` is this rank's own dense block (sent when it is the root).
+// With no stages Y is zeroed.
+void broadcast_spmm(Communicator& group, Backend& backend, const std::vector<BroadcastStage>& stages,
+                    ConstView local, View y, Buffer<float>& scratch);
+
+// Wire bytes this rank receives in broadcast_spmm for a dense width f.
+double broadcast_spmm_bytes(const Communicator& group, const std::vector<BroadcastStage>& stages, std::int64_t f);
+
+}  // namespace gcnlab

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "algorithms/1.5d/one_half_d.hpp"
 #include "algorithms/1d/one_d.hpp"
 #include "algorithms/serial/serial.hpp"
 #include "algorithms/strategy.hpp"
@@ -20,6 +21,9 @@ const Entry kStrategies[] = {
      }},
     {"1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<OneDStrategy>(o, c);
+     }},
+    {"1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<OneHalfDStrategy>(o, c);
      }},
 };
 

@@ -36,6 +36,7 @@ using ByteModel = std::array<double, kNumCategories>;
 struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
+  int replication = 0;    // 1.5D family: c (0 = from --grid or the default)
 };
 
 struct StrategyContext {

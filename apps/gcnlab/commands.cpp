@@ -95,7 +95,8 @@ usage:
 
 train options:
   --algo NAME            {}
-  --grid G               process grid (P for 1d); default: the strategy's own
+  --grid G               process grid: P (1d), RxC (1.5d: C = replication c); default: the strategy's own
+  --replication c        1.5d: replication factor (instead of --grid)
   --dataset SPEC         default {}
   --epochs N (100)   --layers L (3)   --hidden H (128)
   --optimizer adam|sgd (adam)   --lr X (0.01)
@@ -132,6 +133,7 @@ int train(Args& args, Communicator& world) {
     sopts.algo = args.value_or("--algo", "");
     GCNLAB_CHECK(!sopts.algo.empty(), "train needs --algo (one of: {})", fmt::join(strategy_names(), ", "));
     if (auto g = args.value("--grid")) sopts.grid = parse_grid(*g);
+    sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
     dataset_spec = args.value_or("--dataset", kDefaultDataset);
     tc.epochs = static_cast<int>(args.integer("--epochs", 100, 1));
     tc.eval_each_epoch = !args.flag("--no-eval");

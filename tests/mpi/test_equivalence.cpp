@@ -1,10 +1,12 @@
 // Every strategy computes the same model as `serial` (DESIGN.md testing
 // contract): per-epoch loss within 1e-4 relative over >= 5 epochs and the
 // final weights, with dropout off and on, on graphs whose n and feature
-// widths no grid dimension divides, undirected and directed.
+// widths no grid dimension divides, undirected and directed, for every grid
+// shape the strategy accepts at this rank count.
 
 #include <catch2/catch.hpp>
 
+#include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -24,32 +26,36 @@ RunSpec spec_for(const std::string& algo, float dropout) {
   return s;
 }
 
-void check_against_serial(const std::string& algo, const std::string& dataset, float dropout) {
-  const Dataset data = load_dataset(dataset);
-  const RunResult serial = run(MPI_COMM_SELF, spec_for("serial", dropout), data);
-  const RunResult other = run(MPI_COMM_WORLD, spec_for(algo, dropout), data);
-  require_same_model(serial, other);
-  // The model is trained: the loss moves and the weights change.
-  CHECK(serial.epochs.back().loss < serial.epochs.front().loss);
-  CHECK(serial.final_weights[0] != serial.initial_weights[0]);
-}
-
 // n = 1001 and f = 19, 13, 5: no rank count 2..8 divides them all.
 const char* kUndirected = "sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=3";
 const char* kDirected = "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1";
 
-}  // namespace
-
-TEST_CASE("1d matches serial", "[equivalence][1d]") {
-  for (float dropout : {0.f, 0.5f}) {
-    SECTION(dropout == 0 ? "undirected, no dropout" : "undirected, dropout 0.5") {
-      check_against_serial("1d", kUndirected, dropout);
-    }
-    SECTION(dropout == 0 ? "directed, no dropout" : "directed, dropout 0.5") {
-      check_against_serial("1d", kDirected, dropout);
+void check_all_grids(const std::string& algo) {
+  const int p = world_size();
+  for (const char* dataset : {kUndirected, kDirected}) {
+    const Dataset data = load_dataset(dataset);
+    for (float dropout : {0.f, 0.5f}) {
+      const RunResult serial = run(MPI_COMM_SELF, spec_for("serial", dropout), data);
+      // The model is trained: the loss moves and the weights change.
+      CHECK(serial.epochs.back().loss < serial.epochs.front().loss);
+      CHECK(serial.final_weights[0] != serial.initial_weights[0]);
+      for (const auto& grid : grids_for(algo, p))
+        for (const char* partitioner : {"block", "random"}) {
+          INFO(algo << " grid " << format_grid(grid) << " on " << dataset << " dropout " << dropout << " partitioner "
+                    << partitioner);
+          RunSpec spec = spec_for(algo, dropout);
+          spec.grid = grid;
+          spec.partitioner = partitioner;
+          require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
+        }
     }
   }
 }
+
+}  // namespace
+
+TEST_CASE("1d matches serial", "[equivalence][1d]") { check_all_grids("1d"); }
+TEST_CASE("1.5d matches serial on every R x c grid", "[equivalence][1.5d]") { check_all_grids("1.5d"); }
 
 TEST_CASE("the directed test graph really is directed", "[equivalence]") {
   const Dataset d = load_dataset(kDirected);

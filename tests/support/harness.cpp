@@ -14,6 +14,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   StrategyOptions opts;
   opts.algo = spec.algo;
   opts.grid = spec.grid;
+  opts.replication = spec.replication;
   strategy_ = make_strategy(opts, {*comm_, *backend_});
   trainer_ = std::make_unique<Trainer>(*strategy_, *comm_, *backend_, spec.model, spec.train);
 }
@@ -47,6 +48,22 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
     INFO("layer " << l << ": worst |dW| / (rel + rel |W|) = " << worst);
     CHECK(worst <= 1.0);
   }
+}
+
+std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
+  std::vector<std::vector<int>> out;
+  if (algo == "serial") return {{1}};
+  if (algo == "1d") return {{p}};
+  for (int a = 1; a <= p; ++a) {
+    if (p % a) continue;
+    if (algo == "1.5d" || algo == "2d") {
+      out.push_back({p / a, a});
+      continue;
+    }
+    for (int b = 1; b <= p / a; ++b)
+      if ((p / a) % b == 0) out.push_back({a, b, p / a / b});
+  }
+  return out;
 }
 
 int world_size() {

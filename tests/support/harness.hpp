@@ -17,6 +17,7 @@ namespace gcnlab::test {
 struct RunSpec {
   std::string algo = "serial";
   std::vector<int> grid;
+  int replication = 0;
   std::string partitioner = "block";
   ModelConfig model;
   TrainConfig train;
@@ -47,6 +48,9 @@ RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data);
 
 // Per-epoch loss within `rel` relative error, final weights within rel + abs.
 void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4);
+
+// Every grid shape this strategy accepts on p ranks (all factorisations).
+std::vector<std::vector<int>> grids_for(const std::string& algo, int p);
 
 int world_size();
 int world_rank();

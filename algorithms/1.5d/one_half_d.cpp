@@ -1,0 +1,129 @@
+#include "algorithms/1.5d/one_half_d.hpp"
+
+#include <algorithm>
+
+#include "common/comm/wire.hpp"
+#include "partitioners/block.hpp"
+
+namespace gcnlab {
+
+std::vector<int> one_half_d_grid(const StrategyOptions& opts, int p) {
+  if (!opts.grid.empty()) {
+    GCNLAB_CHECK(opts.grid.size() == 2, "--algo 1.5d needs --grid RxC (C = replication c)");
+    GCNLAB_CHECK(opts.replication == 0 || opts.replication == opts.grid[1],
+                 "--replication {} contradicts --grid {}", opts.replication, format_grid(opts.grid));
+    return opts.grid;
+  }
+  int c = opts.replication;
+  if (c == 0) {
+    c = 1;
+    for (int d = 1; d * d <= p; ++d)
+      if (p % d == 0) c = d;
+  }
+  GCNLAB_CHECK(c >= 1 && p % c == 0, "--replication {} does not divide the {} ranks", c, p);
+  return {p / c, c};
+}
+
+OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : grid_(ctx.world, one_half_d_grid(opts, ctx.world.size()), {"r", "c"}),
+      row_(grid_.along({"c"})),
+      col_(grid_.along({"r"})),
+      backend_(ctx.backend),
+      ledger_(ctx.world.ledger()) {}
+
+std::pair<int, int> OneHalfDStrategy::stage_range(int block_rows, int c, int j) {
+  const int per = block_rows / c;  // CAGNET: the last process column takes the remainder
+  return {j * per, j == c - 1 ? block_rows : (j + 1) * per};
+}
+
+std::string OneHalfDStrategy::describe() const {
+  const int R = grid_.dim("r"), c = grid_.dim("c");
+  const auto [k0, k1] = stage_range(R, c, grid_.coord("c"));
+  return fmt::format(
+      "1.5d (CAGNET Alg. 2): grid {} (R = {} block rows, replication c = {}); Âᵀ{} and activations in block rows "
+      "of {}..{} rows, W replicated; rank {} = P({}, {}) holds block row {} (nnz {}) and runs stages {}..{}",
+      grid_.shape(), R, c, directed_ ? " and Â" : "", offsets_[1] - offsets_[0], offsets_[R] - offsets_[R - 1],
+      grid_.world().rank(), grid_.coord("r"), grid_.coord("c"), grid_.coord("r"), nnz_local_, k0, k1 - 1);
+}
+
+void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
+  dims_ = dims;
+  directed_ = g.directed;
+  GCNLAB_CHECK(g.n >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n, R);
+  offsets_ = block_offsets(g.n, R);
+  const std::int64_t r0 = offsets_[i], r1 = offsets_[i + 1];
+
+  Layout mine;
+  mine.vertices.assign(g.order.begin() + r0, g.order.begin() + r1);
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    mine.cols = f;
+    layouts_.push_back(mine);
+  }
+
+  // Only the blocks of this column's stages are stored: Âᵀ_ik, k in chunk j.
+  const auto [k0, k1] = stage_range(R, c, j);
+  auto split = [&](const HostCsr& a) {
+    const HostCsr rows = extract_rows(a, r0, r1);
+    std::vector<Csr> blocks;
+    for (int k = k0; k < k1; ++k)
+      blocks.push_back(upload(backend_, extract_block(rows, 0, rows.rows, offsets_[k], offsets_[k + 1])));
+    return blocks;
+  };
+  a_hat_t_ = split(*g.a_hat_t);
+  if (directed_) a_hat_ = split(*g.a_hat);
+  const std::vector<Csr>& backward_blocks = directed_ ? a_hat_ : a_hat_t_;
+  forward_stages_.clear();
+  backward_stages_.clear();
+  nnz_local_ = 0;
+  for (int k = k0; k < k1; ++k) {
+    // root: the process of row k in this column (rank k of P(:, j)) holds H_k
+    forward_stages_.push_back({k, offsets_[k + 1] - offsets_[k], &a_hat_t_[k - k0]});
+    backward_stages_.push_back({k, offsets_[k + 1] - offsets_[k], &backward_blocks[k - k0]});
+    nnz_local_ += a_hat_t_[k - k0].nnz;
+  }
+  const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
+  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(offsets_[1] * fmax));
+  work_ = Dense(backend_, r1 - r0, fmax);
+}
+
+void OneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  View t{work_.data(), x.rows, dims_[l], dims_[l]};
+  broadcast_spmm(col_, backend_, forward_stages_, x, t, stage_);
+  row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+}
+
+void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
+  broadcast_spmm(col_, backend_, backward_stages_, g, u, stage_);
+  row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
+  }
+  col_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+  if (dx) {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+  }
+}
+
+ByteModel OneHalfDStrategy::byte_model() const {
+  ByteModel m{};
+  const int c = grid_.dim("c"), R = grid_.dim("r");
+  const double rows = static_cast<double>(layouts_[0].vertices.size());
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, forward_stages_, dims_[l]) +
+                                                  broadcast_spmm_bytes(col_, backward_stages_, dims_[l + 1]);
+    m[static_cast<int>(Category::allreduce)] += wire::allreduce(rows * fin * sizeof(float), c) +
+                                                wire::allreduce(rows * fout * sizeof(float), c) +
+                                                wire::allreduce(fin * fout * sizeof(float), R);
+  }
+  return m;
+}
+
+}  // namespace gcnlab

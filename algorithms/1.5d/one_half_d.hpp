@@ -1,0 +1,70 @@
+#pragma once
+// 1.5d: CAGNET's 1.5D block-row algorithm (Tripathy et al. SC'20, Sec. IV-B, Alg. 2).
+//
+// P = R x c processes, R = P/c. Âᵀ, Â and the activations are cut into R
+// block rows; block row i is replicated on the c processes of process row
+// P(i, :). W is replicated. The R stages of a distributed SpMM are split
+// among the c process columns (R/c each, the remainder to the last column,
+// as CAGNET does); process column j runs its stages as broadcasts down the
+// column, then each process row sums its c partial products.
+//
+//            process column j                       process row i
+//   H_k (k in chunk j) --bcast P(:, j)--> all      T_i = ALLREDUCE(T_i^(j), P(i, :))
+//   T_i^(j) += Âᵀ_ik H_k                           Z_i = T_i W
+//
+// Backward: U_i = ALLREDUCE(Σ_{k in chunk j} Â_ik G_k, P(i, :));
+//           dW = ALLREDUCE(X_iᵀ U_i, P(:, j))  (one block row per process row);
+//           dX_i = U_i Wᵀ.
+// Per rank and epoch:
+//   bcast_dense  Σ_l Σ_{k in chunk j, k != i} n_k (f_l + f_{l+1}) · 4
+//   allreduce    Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}] · 4
+// CAGNET's Tcomm per SpMM: nf/c + nfc/P words; its all-reduce term nfc/P
+// counts n_i f = nfc/P once, the ring convention charges 2(c-1)/c times that.
+// c = 1 is exactly the 1d algorithm, byte for byte.
+
+#include "algorithms/strategy.hpp"
+#include "common/comm/process_grid.hpp"
+#include "common/dist/broadcast_spmm.hpp"
+
+namespace gcnlab {
+
+class OneHalfDStrategy final : public Strategy {
+ public:
+  OneHalfDStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return grid_.dims(); }
+  std::vector<int> coords() const override { return grid_.coords(); }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  bool counts_metrics() const override { return grid_.coord("c") == 0; }
+  std::int64_t nnz_local() const override { return nnz_local_; }
+  ByteModel byte_model() const override;
+
+  // Block rows k handled by process column j: [first, last).
+  static std::pair<int, int> stage_range(int block_rows, int c, int j);
+
+ private:
+  ProcessGrid grid_;
+  Communicator& row_;  // P(i, :), c ranks
+  Communicator& col_;  // P(:, j), R ranks
+  Backend& backend_;
+  Ledger& ledger_;
+  std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> offsets_;  // R block rows
+  std::vector<Layout> layouts_;
+  bool directed_ = false;
+  std::int64_t nnz_local_ = 0;
+  std::vector<Csr> a_hat_t_, a_hat_;  // the blocks of this column's stages
+  std::vector<BroadcastStage> forward_stages_, backward_stages_;
+  Buffer<float> stage_;
+  Dense work_;
+};
+
+// Grid from --grid RxC or --replication c (default: the largest c with c² <= P dividing P).
+std::vector<int> one_half_d_grid(const StrategyOptions& opts, int ranks);
+
+}  // namespace gcnlab

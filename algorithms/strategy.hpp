@@ -37,6 +37,7 @@ struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
   int replication = 0;    // 1.5D family: c (0 = from --grid or the default)
+  std::int64_t block = 0; // SUMMA blocking parameter b: max vertices per stage (0 = none)
 };
 
 struct StrategyContext {

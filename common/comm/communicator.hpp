@@ -75,6 +75,16 @@ class Communicator {
     do_reduce_scatter(send.data(), recv.data(), recv.size(), dtype_of<T>());
   }
 
+  // Uneven blocks: rank r receives the sum of its counts[r] elements (send holds Σ counts,
+  // blocks in rank order). Wire bytes: (p-1) · own output, as for equal blocks.
+  template <class T>
+  void reduce_scatter(std::span<const T> send, std::span<T> recv, std::span<const std::int64_t> counts, Category c) {
+    GCNLAB_ASSERT(static_cast<int>(counts.size()) == size() && static_cast<std::int64_t>(recv.size()) == counts[rank()]);
+    const double m = static_cast<double>(recv.size_bytes());
+    Timed t(*this, c, m, wire::reduce_scatter(m, size()));
+    do_reduce_scatterv(send.data(), recv.data(), counts.data(), dtype_of<T>());
+  }
+
   // Personalised exchange: counts/displacements in elements, per peer.
   template <class T>
   void alltoallv(std::span<const T> send, std::span<const std::int64_t> send_counts,
@@ -99,6 +109,7 @@ class Communicator {
   virtual void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) = 0;
   virtual void do_allgather(const void* send, void* recv, std::size_t count, DType t) = 0;
   virtual void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) = 0;
+  virtual void do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) = 0;
   virtual void do_alltoallv(const void* send, const std::int64_t* send_counts,
                             const std::int64_t* send_displs, void* recv,
                             const std::int64_t* recv_counts, const std::int64_t* recv_displs,

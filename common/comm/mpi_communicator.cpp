@@ -85,6 +85,11 @@ void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_
   GCNLAB_MPI(MPI_Reduce_scatter_block(send, recv, as_count(count), mpi_type(t), MPI_SUM, comm_));
 }
 
+void MpiCommunicator::do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) {
+  const auto c = as_counts(counts, size_);
+  GCNLAB_MPI(MPI_Reduce_scatter(send, recv, c.data(), mpi_type(t), MPI_SUM, comm_));
+}
+
 void MpiCommunicator::do_alltoallv(const void* send, const std::int64_t* send_counts,
                                    const std::int64_t* send_displs, void* recv,
                                    const std::int64_t* recv_counts,

@@ -47,7 +47,7 @@ const std::vector<std::int64_t> kDims = {10, 7, 4};  // f_0, f_1, f_2 of small_s
 TEST_CASE("measured bytes equal the model for every strategy and grid", "[bytes]") {
   const int p = world_size();
   for (const bool directed : {false, true})
-    for (const std::string algo : {"1d", "1.5d"})
+    for (const std::string algo : {"1d", "1.5d", "2d", "split-3d"})
       for (const auto& grid : grids_for(algo, p)) {
         INFO(algo << " grid " << format_grid(grid) << (directed ? " directed" : ""));
         require_measured_equals_model(run(MPI_COMM_WORLD, small_spec(algo, grid), small_graph(1001, directed)));

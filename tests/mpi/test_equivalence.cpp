@@ -56,6 +56,8 @@ void check_all_grids(const std::string& algo) {
 
 TEST_CASE("1d matches serial", "[equivalence][1d]") { check_all_grids("1d"); }
 TEST_CASE("1.5d matches serial on every R x c grid", "[equivalence][1.5d]") { check_all_grids("1.5d"); }
+TEST_CASE("2d matches serial on every R x C grid", "[equivalence][2d]") { check_all_grids("2d"); }
+TEST_CASE("split-3d matches serial on every X x Y x Z grid", "[equivalence][split-3d]") { check_all_grids("split-3d"); }
 
 TEST_CASE("the directed test graph really is directed", "[equivalence]") {
   const Dataset d = load_dataset(kDirected);

@@ -1,0 +1,278 @@
+#include "common/dist/split_summa.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/ranges.h>
+
+#include "common/comm/wire.hpp"
+#include "partitioners/block.hpp"
+
+namespace gcnlab {
+
+std::vector<int> default_grid(int p, int ndims) {
+  std::vector<int> best;
+  int best_spread = INT_MAX;
+  for (int a = p; a >= 1; --a) {
+    if (p % a) continue;
+    if (ndims == 2) {
+      const int b = p / a;
+      if (a >= b && a - b < best_spread) best = {a, b}, best_spread = a - b;
+      continue;
+    }
+    for (int b = p / a; b >= 1; --b) {
+      if ((p / a) % b) continue;
+      const int c = p / a / b;
+      const int spread = std::max({a, b, c}) - std::min({a, b, c});
+      if (a >= b && b >= c && spread < best_spread) best = {a, b, c}, best_spread = spread;
+    }
+  }
+  return best;
+}
+
+namespace {
+std::vector<std::string> axis_names(std::size_t n) {
+  return n == 2 ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
+}
+}  // namespace
+
+SplitSummaStrategy::SplitSummaStrategy(const StrategyContext& ctx, std::vector<int> dims, std::int64_t block)
+    : grid_(ctx.world, dims, axis_names(dims.size())),
+      world_(ctx.world),
+      row_(grid_.along({"y"})),
+      col_(grid_.along({"x"})),
+      fiber_(dims.size() > 2 ? &grid_.along({"z"}) : nullptr),
+      backend_(ctx.backend),
+      ledger_(ctx.world.ledger()),
+      block_(block) {
+  GCNLAB_CHECK(block >= 0, "--block must be >= 0");
+}
+
+std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::features(std::int64_t f, int j) const {
+  const auto off = block_offsets(f, Y());
+  return {off[j], off[j + 1] - off[j]};
+}
+
+void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
+  GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
+               g.n, X(), Z(), grid_.shape());
+  dims_ = dims;
+  directed_ = g.directed;
+
+  // R_i and its Z sub-blocks R_{i,k'} (positions)
+  const auto row_off = block_offsets(g.n, X());
+  auto sub = [&](int ii) {
+    auto s = block_offsets(row_off[ii + 1] - row_off[ii], Z());
+    for (auto& v : s) v += row_off[ii];
+    return s;
+  };
+  const auto mine = sub(i);
+  rows_i_ = row_off[i + 1] - row_off[i];
+  rows_ik_ = mine[k + 1] - mine[k];
+  sub_rows_.clear();
+  for (int kk = 0; kk < Z(); ++kk) sub_rows_.push_back(mine[kk + 1] - mine[kk]);
+
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    Layout lay;
+    lay.vertices.assign(g.order.begin() + mine[k], g.order.begin() + mine[k + 1]);
+    std::tie(lay.col0, lay.cols) = features(f, j);
+    layouts_.push_back(std::move(lay));
+  }
+
+  // Stages of layer k: the common refinement of the slab's split by rows i'
+  // (owners of H) and by the Y column slices (owners of Âᵀ), cut to <= block_ vertices.
+  std::vector<std::int64_t> piece_start(X() + 1, 0), piece_pos(X());
+  for (int ii = 0; ii < X(); ++ii) {
+    const auto s = sub(ii);
+    piece_pos[ii] = s[k];
+    piece_start[ii + 1] = piece_start[ii] + (s[k + 1] - s[k]);
+  }
+  const std::int64_t slab = piece_start[X()];
+  const auto cut = block_offsets(slab, Y());
+  const HostCsr rows_t = extract_rows(*g.a_hat_t, row_off[i], row_off[i + 1]);
+  const HostCsr rows_b = directed_ ? extract_rows(*g.a_hat, row_off[i], row_off[i + 1]) : HostCsr{};
+  auto count_nnz = [](const HostCsr& a, std::int64_t c0, std::int64_t c1) {
+    std::int64_t nnz = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      const auto first = a.col.begin() + a.rowptr[r], last = a.col.begin() + a.rowptr[r + 1];
+      nnz += std::lower_bound(first, last, c1) - std::lower_bound(first, last, c0);
+    }
+    return nnz;
+  };
+  stages_.clear();
+  pieces_fwd_.clear();
+  pieces_bwd_.clear();
+  nnz_local_ = 0;
+  int ii = 0, jj = 0;
+  for (std::int64_t t = 0; t < slab;) {
+    while (piece_start[ii + 1] <= t) ++ii;
+    while (cut[jj + 1] <= t) ++jj;
+    std::int64_t end = std::min(piece_start[ii + 1], cut[jj + 1]);
+    if (block_ > 0) end = std::min(end, t + block_);
+    Stage st;
+    st.h_row0 = t - piece_start[ii];
+    st.pos0 = piece_pos[ii] + st.h_row0;
+    st.len = end - t;
+    st.dense_root = ii;
+    st.sparse_root = jj;
+    st.nnz_fwd = count_nnz(rows_t, st.pos0, st.pos0 + st.len);
+    st.nnz_bwd = directed_ ? count_nnz(rows_b, st.pos0, st.pos0 + st.len) : st.nnz_fwd;
+    if (jj == j) {
+      st.owned = static_cast<int>(pieces_fwd_.size());
+      pieces_fwd_.push_back(upload(backend_, extract_block(rows_t, 0, rows_t.rows, st.pos0, st.pos0 + st.len)));
+      if (directed_)
+        pieces_bwd_.push_back(upload(backend_, extract_block(rows_b, 0, rows_b.rows, st.pos0, st.pos0 + st.len)));
+      nnz_local_ += st.nnz_fwd;
+    }
+    stages_.push_back(st);
+    t = end;
+  }
+
+  // Scratch sized once: the largest received sparse piece, dense piece and column block.
+  std::int64_t max_nnz = 0, max_len = 0, fmax_j = 0, fmax_any = 0;
+  for (const Stage& st : stages_) {
+    max_len = std::max(max_len, st.len);
+    if (st.owned < 0) max_nnz = std::max({max_nnz, st.nnz_fwd, st.nnz_bwd});
+  }
+  for (std::int64_t f : dims)
+    for (int jp = 0; jp < Y(); ++jp) {
+      fmax_any = std::max(fmax_any, features(f, jp).second);
+      if (jp == j) fmax_j = std::max(fmax_j, features(f, jp).second);
+    }
+  sparse_scratch_.rowptr = Buffer<std::int64_t>(backend_, static_cast<std::size_t>(rows_i_ + 1));
+  sparse_scratch_.col = Buffer<std::int32_t>(backend_, static_cast<std::size_t>(max_nnz));
+  sparse_scratch_.val = Buffer<float>(backend_, static_cast<std::size_t>(max_nnz));
+  dense_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)));
+  if (Z() > 1) partial_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_i_ * fmax_j));
+  work_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_ik_ * fmax_j));
+}
+
+std::string SplitSummaStrategy::layout_description() const {
+  std::int64_t cols = 0;
+  for (const Stage& st : stages_)
+    if (st.owned >= 0) cols += st.len;
+  return fmt::format("rank {} = ({}) holds {} activation rows and an Âᵀ block of {} x {} (nnz {}), root of {} of {} SUMMA stages",
+                     world_.rank(), fmt::join(grid_.coords(), ", "), rows_ik_, rows_i_, cols, nnz_local_,
+                     pieces_fwd_.size(), stages_.size());
+}
+
+void SplitSummaStrategy::spmm(bool backward, ConstView h, View t) {
+  const int i = grid_.coord("x");
+  const std::int64_t f = t.cols;
+  GCNLAB_ASSERT(t.ld == f && h.ld == h.cols && h.cols == f);
+  View target = Z() > 1 ? View{partial_.data(), rows_i_, f, f} : t;
+  if (stages_.empty()) {
+    auto s = ledger_.time(Category::spmm);
+    backend_.fill(target, 0.f);
+  }
+  for (std::size_t s = 0; s < stages_.size(); ++s) {
+    const Stage& st = stages_[s];
+    // Âᵀ[R_i, piece] (or Â) along the process row
+    Csr* a = &sparse_scratch_;
+    if (st.owned >= 0) {
+      a = backward && directed_ ? &pieces_bwd_[st.owned] : &pieces_fwd_[st.owned];
+    } else {
+      a->rows = rows_i_;
+      a->cols = st.len;
+      a->nnz = backward ? st.nnz_bwd : st.nnz_fwd;
+    }
+    row_.broadcast(std::span<std::int64_t>(a->rowptr.data(), rows_i_ + 1), st.sparse_root, Category::bcast_sparse);
+    row_.broadcast(std::span<std::int32_t>(a->col.data(), a->nnz), st.sparse_root, Category::bcast_sparse);
+    row_.broadcast(std::span<float>(a->val.data(), a->nnz), st.sparse_root, Category::bcast_sparse);
+    // H[piece, F_j] along the process column; the owner sends its rows in place
+    ConstView m{dense_scratch_.data(), st.len, f, f};
+    if (st.dense_root == i) m = ConstView{h.data + st.h_row0 * f, st.len, f, f};
+    col_.broadcast(std::span<float>(const_cast<float*>(m.data), st.len * f), st.dense_root, Category::bcast_dense);
+    auto timer = ledger_.time(Category::spmm);
+    backend_.spmm(*a, m, target, s == 0 ? 0.f : 1.f);
+  }
+  if (Z() > 1) {
+    std::vector<std::int64_t> counts;
+    for (std::int64_t r : sub_rows_) counts.push_back(r * f);
+    fiber_->reduce_scatter(std::span<const float>(partial_.data(), rows_i_ * f), std::span<float>(t.data, rows_ik_ * f),
+                           std::span<const std::int64_t>(counts), Category::reduce_scatter);
+  }
+}
+
+void SplitSummaStrategy::for_each_column_block(ConstView local, std::int64_t f,
+                                               const std::function<void(int, ConstView)>& fn) {
+  const int j = grid_.coord("y");
+  for (int jp = 0; jp < Y(); ++jp) {
+    const std::int64_t cols = features(f, jp).second;
+    ConstView blk = jp == j ? local : ConstView{dense_scratch_.data(), rows_ik_, cols, cols};
+    if (Y() > 1)
+      row_.broadcast(std::span<float>(const_cast<float*>(blk.data), rows_ik_ * cols), jp, Category::bcast_dense);
+    fn(jp, blk);
+  }
+}
+
+void SplitSummaStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  const int j = grid_.coord("y");
+  const std::int64_t cin = features(dims_[l], j).second;
+  const auto [co0, cout] = features(dims_[l + 1], j);
+  View t{work_.data(), rows_ik_, cin, cin};
+  spmm(false, x, t);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.fill(z, 0.f);
+  }
+  for_each_column_block(t, dims_[l], [&](int jp, ConstView blk) {
+    const std::int64_t r0 = features(dims_[l], jp).first;
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::N, 1.f, blk, ConstView{w.data + r0 * w.ld + co0, blk.cols, cout, w.ld}, 1.f, z);
+  });
+}
+
+void SplitSummaStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  const int j = grid_.coord("y");
+  const auto [ci0, cin] = features(dims_[l], j);
+  const std::int64_t cout = features(dims_[l + 1], j).second;
+  View u{work_.data(), rows_ik_, cout, cout};
+  spmm(true, g, u);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.fill(dw, 0.f);
+    if (dx) backend_.fill(*dx, 0.f);
+  }
+  for_each_column_block(u, dims_[l + 1], [&](int jp, ConstView blk) {
+    const std::int64_t c0 = features(dims_[l + 1], jp).first;
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, blk, 1.f, View{dw.data + ci0 * dw.ld + c0, cin, blk.cols, dw.ld});
+    if (dx) backend_.gemm(Op::N, Op::T, 1.f, blk, ConstView{w.data + ci0 * w.ld + c0, cin, blk.cols, w.ld}, 1.f, *dx);
+  });
+  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+}
+
+double SplitSummaStrategy::column_block_bytes(std::int64_t f) const {
+  const int j = grid_.coord("y");
+  double bytes = 0;
+  if (Y() == 1) return 0;
+  for (int jp = 0; jp < Y(); ++jp)
+    bytes += wire::broadcast(static_cast<double>(rows_ik_) * features(f, jp).second * sizeof(float), jp == j);
+  return bytes;
+}
+
+ByteModel SplitSummaStrategy::byte_model() const {
+  ByteModel m{};
+  const int i = grid_.coord("x"), j = grid_.coord("y");
+  auto add = [&](Category c, double b) { m[static_cast<int>(c)] += b; };
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    for (const bool backward : {false, true}) {
+      const std::int64_t f = dims_[l + (backward ? 1 : 0)];
+      const double fj = static_cast<double>(features(f, j).second);
+      for (const Stage& st : stages_) {
+        const double nnz = static_cast<double>(backward ? st.nnz_bwd : st.nnz_fwd);
+        add(Category::bcast_sparse, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
+        add(Category::bcast_dense, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
+      }
+      if (Z() > 1) add(Category::reduce_scatter, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
+      add(Category::bcast_dense, column_block_bytes(f));
+    }
+    add(Category::allreduce, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+  }
+  return m;
+}
+
+}  // namespace gcnlab

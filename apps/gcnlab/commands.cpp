@@ -82,6 +82,49 @@ void log(const Communicator& world, const std::string& line) {
   }
 }
 
+// --dry-run: the modelled wire bytes per category of every rank for one
+// epoch, from the strategies' analytic models, without running an epoch.
+void print_byte_model(Communicator& world, const Strategy& strategy, const Trainer& trainer) {
+  world.ledger().set_phase(Phase::report);
+  const ByteModel mine = trainer.byte_model();
+  const int width = kNumCategories + 1;
+  std::vector<double> local(mine.begin(), mine.end()), all(static_cast<std::size_t>(width) * world.size());
+  local.push_back(static_cast<double>(strategy.nnz_local()));
+  world.allgather(std::span<const double>(local), std::span<double>(all), Category::allgather);
+  const auto coords = strategy.coords();
+  std::vector<std::int32_t> c(coords.begin(), coords.end()), cs(coords.size() * world.size());
+  world.allgather(std::span<const std::int32_t>(c), std::span<std::int32_t>(cs), Category::allgather);
+  if (world.rank() != 0) return;
+  std::vector<int> used;
+  for (int k = 0; k < kNumCategories; ++k)
+    for (int r = 0; r < world.size(); ++r)
+      if (all[r * width + k] > 0) {
+        used.push_back(k);
+        break;
+      }
+  std::string out = fmt::format("modelled wire bytes received per rank and epoch (grid {}):\n{:<6} {:<10} {:>10}",
+                                format_grid(strategy.grid()), "rank", "coords", "nnz");
+  for (int k : used) out += fmt::format(" {:>15}", to_string(static_cast<Category>(k)));
+  out += fmt::format(" {:>15}\n", "total");
+  std::vector<double> sum(kNumCategories, 0.0), peak(kNumCategories, 0.0);
+  for (int r = 0; r < world.size(); ++r) {
+    std::vector<int> rc(cs.begin() + r * coords.size(), cs.begin() + (r + 1) * coords.size());
+    out += fmt::format("{:<6} {:<10} {:>10.0f}", r, fmt::format("({})", fmt::join(rc, ",")), all[r * width + kNumCategories]);
+    double total = 0;
+    for (int k : used) {
+      const double b = all[r * width + k];
+      out += fmt::format(" {:>15.0f}", b);
+      total += b, sum[k] += b, peak[k] = std::max(peak[k], b);
+    }
+    out += fmt::format(" {:>15.0f}\n", total);
+  }
+  out += fmt::format("{:<28}", "max");
+  for (int k : used) out += fmt::format(" {:>15.0f}", peak[k]);
+  out += fmt::format("\n{:<28}", "total");
+  for (int k : used) out += fmt::format(" {:>15.0f}", sum[k]);
+  fmt::print("{}\n", out);
+}
+
 }  // namespace
 
 std::string usage() {
@@ -103,6 +146,8 @@ train options:
   --weight-decay X (0)   --weight-decay-layers all|first (all)
   --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
   --partitioner block|random (block)   --backend cpu|cuda (cpu)
+  --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
+  --dry-run              set up, print the modelled bytes per category per rank, no epochs
   --no-eval              skip the dropout-free evaluation pass per epoch
   --out FILE.json        results (schema gcnlab.run/1)
   --weights-out DIR      DIR/initial/W<l>.npy, DIR/final/W<l>.npy
@@ -124,6 +169,7 @@ int train(Args& args, Communicator& world) {
   TrainConfig tc;
   StrategyOptions sopts;
   std::optional<std::string> out, weights_out, weights_in;
+  bool dry_run = false;
   std::string dataset_spec;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Strategy> strategy;
@@ -151,6 +197,8 @@ int train(Args& args, Communicator& world) {
     vertex_order(info.partitioner, 0, 0);  // validates the name before any data is read
     info.backend = args.value_or("--backend", "cpu");
     info.threads = static_cast<int>(args.integer("--threads", default_threads(world), 1));
+    sopts.block = args.integer("--block", 0, 0);
+    dry_run = args.flag("--dry-run");
     out = args.value("--out");
     weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");
@@ -182,6 +230,11 @@ int train(Args& args, Communicator& world) {
                          GCNLAB_VERSION, info.algo, info.dataset_name, info.nodes, info.nnz, info.features,
                          info.classes, world.size(), info.threads));
   log(world, info.describe);
+
+  if (dry_run) {
+    print_byte_model(world, *strategy, *trainer);
+    return 0;
+  }
 
   const RunResult r = trainer->train([&](const EpochMetrics& e) {
     log(world, fmt::format("epoch {:4d}  loss {:.6f}  train {:.4f}  val {:.4f}  test {:.4f}  time {:.2f} ms",

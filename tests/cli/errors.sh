@@ -68,5 +68,11 @@ done
 expect_error 4 "--grid P with P = 4" train --algo 1d --grid 3
 expect_error 4 "grid" train --algo 1d --grid 2x0
 expect_error 4 "serial runs on one rank" train --algo serial
+expect_error 4 "grid 3x2 has 6 processes but the job has 4 ranks" train --algo 2d --grid 3x2
+expect_error 4 "--algo 2d needs --grid RxC" train --algo 2d --grid 2x2x1
+expect_error 4 "--grid '2x0x2' has a dimension < 1" train --algo split-3d --grid 2x0x2
+expect_error 4 "--algo split-3d needs --grid XxYxZ" train --algo split-3d --grid 4
+expect_error 4 "--replication 3 does not divide the 4 ranks" train --algo 1.5d --replication 3
+expect_error 4 "grid 3x2 has 6 processes" train --algo 1.5d --grid 3x2
 expect_error 2 "1d: 1 vertices cannot be split" train --algo 1d --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
 finish

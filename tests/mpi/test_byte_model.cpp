@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/comm/process_grid.hpp"
+#include "common/data/graph.hpp"
 #include "partitioners/block.hpp"
 #include "tests/support/harness.hpp"
 
@@ -109,6 +110,54 @@ TEST_CASE("1.5d: c = 1 moves exactly 1d's bytes; even grids follow CAGNET's nf/c
       // the trainer adds its 7-double metric reduction over all P ranks
       CHECK(rr.per_epoch[kAllreduce].wire_bytes == Approx(allreduce + 2.0 * (p - 1) / p * 56).epsilon(1e-12));
     }
+  }
+}
+
+TEST_CASE("2d and split-3d on square/cube grids follow CAGNET's bandwidth terms", "[bytes][2d][split-3d]") {
+  const int p = world_size();
+  int q = 1;  // √P (2d) or ∛P (split-3d)
+  std::vector<int> grid;
+  if (p == 4) q = 2, grid = {2, 2};
+  else if (p == 8) q = 2, grid = {2, 2, 2};
+  else return;  // the closed forms need a square or cube grid
+  const bool cube = grid.size() == 3;
+  const std::int64_t n = 1200;  // divisible by every block count used
+  const Dataset data = small_graph(n);
+  RunSpec spec = small_spec(cube ? "split-3d" : "2d", grid);
+  spec.model.hidden = 8;                       // widths 10, 8, 4: all even
+  const std::vector<std::int64_t> dims = {10, 8, 4};
+  const RunResult r = run(MPI_COMM_WORLD, spec, data);
+  const Graph g = normalized_graph(data);
+  const int kSparse = static_cast<int>(Category::bcast_sparse), kRs = static_cast<int>(Category::reduce_scatter);
+  for (const RankReport& rr : r.ranks) {
+    const int i = rr.coords[0], j = rr.coords[1];
+    // Dense: per SpMM of width f, the SUMMA receives (q-1) pieces of n/√P x f/√P (cube: n/P^{2/3}
+    // rows) and the partial multiply (q-1) blocks of the same shape: CAGNET's 2nf/√P (2nf/P^{2/3})
+    // words times (q-1)/q — CAGNET counts the rank's own block as moved.
+    double dense = 0, rs = 0;
+    const double rows_per_piece = cube ? n / 4.0 : n / 2.0;  // n/√P (2d), n/P^{2/3} (cube)
+    for (int l = 0; l < 2; ++l)
+      for (const std::int64_t f : {dims[l], dims[l + 1]}) {
+        dense += 2 * (q - 1) * rows_per_piece * (f / q) * 4.0;
+        if (cube) rs += (q - 1) * (n / 4.0) * (f / q) * 4.0;  // fiber: (Z-1) x the n/P^{2/3} x f/∛P output
+      }
+    CHECK(rr.per_epoch[kBcast].wire_bytes == Approx(dense).epsilon(1e-12));
+    CHECK(rr.per_epoch[kRs].wire_bytes == Approx(rs).epsilon(1e-12).margin(1e-9));
+    // Sparse: the pieces of Âᵀ[R_i, slab] this rank does not own (CAGNET: nnz/√P words in total,
+    // here 8 bytes per nonzero plus each piece's row pointers), once per SpMM (Â = Âᵀ).
+    const auto rows = block_offsets(n, q);
+    double sparse = 0;
+    const int k = cube ? rr.coords[2] : 0;
+    for (int ip = 0; ip < q; ++ip) {          // stages: row pieces R_{i',k}
+      const auto sub = block_offsets(rows[ip + 1] - rows[ip], cube ? q : 1);
+      const std::int64_t c0 = rows[ip] + sub[k], c1 = rows[ip] + sub[k + 1];
+      const int owner = ip;                   // slab split Y = q ways coincides with the row pieces here
+      if (owner == j) continue;
+      const HostCsr piece = extract_block(*g.a_hat_t, rows[i], rows[i + 1], c0, c1);
+      sparse += (piece.rows + 1) * 8.0 + piece.nnz() * 8.0;
+    }
+    INFO("rank " << rr.rank);
+    CHECK(rr.per_epoch[kSparse].wire_bytes == Approx(sparse * 2 * 2).epsilon(1e-12));  // 2 layers x (fwd + bwd)
   }
 }
 

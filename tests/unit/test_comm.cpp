@@ -38,6 +38,15 @@ TEST_CASE("collectives move the right data and record the convention's bytes", "
   for (float v : out) REQUIRE(v == static_cast<float>(p));
   CHECK(wire(Category::reduce_scatter) == (p - 1) * 8);
 
+  // uneven reduce-scatter: rank r receives r+1 sums
+  std::vector<std::int64_t> counts(p);
+  for (int r = 0; r < p; ++r) counts[r] = r + 1;
+  std::vector<double> vin(p * (p + 1) / 2, 1.0), vout(me + 1);
+  world.reduce_scatter(std::span<const double>(vin), std::span<double>(vout), std::span<const std::int64_t>(counts),
+                       Category::reduce_scatter);
+  for (double v : vout) REQUIRE(v == p);
+  CHECK(wire(Category::reduce_scatter) == (p - 1) * 8 + (p - 1) * (me + 1) * 8.0);
+
   // alltoallv: rank r sends r+1 values of r to every peer
   std::vector<std::int64_t> sc(p, me + 1), sd(p), rc(p), rd(p);
   for (int r = 0; r < p; ++r) sd[r] = r * (me + 1), rc[r] = r + 1, rd[r] = r == 0 ? 0 : rd[r - 1] + rc[r - 1];

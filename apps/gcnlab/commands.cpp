@@ -245,9 +245,11 @@ int train(Args& args, Communicator& world) {
   log(world, fmt::format("\nper-epoch breakdown over {} timed epoch(s) (time: max/mean over ranks; wire bytes "
                          "received per rank: max/total)\n{}",
                          r.timed_epochs, breakdown_table(r)));
-  log(world, fmt::format("epoch time {:.2f} ms, final loss {:.6f}, test accuracy {:.2f}%",
+  log(world, fmt::format("epoch time {:.2f} ms, final loss {:.6f}, test accuracy {:.2f}%, nnz per rank max/mean {:.3f}, "
+                         "peak memory per rank {:.1f} MiB",
                          j["summary"]["epoch_time_s"].get<double>() * 1e3, r.epochs.back().loss,
-                         100 * r.epochs.back().test_acc));
+                         100 * r.epochs.back().test_acc, j["load_balance"]["nnz_max_over_mean"].get<double>(),
+                         j["memory"]["peak_bytes_max"].get<double>() / (1 << 20)));
   collectively(world, [&] {
     if (world.rank() != 0) return;
     if (out) {

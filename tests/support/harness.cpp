@@ -15,6 +15,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.algo = spec.algo;
   opts.grid = spec.grid;
   opts.replication = spec.replication;
+  opts.block = spec.block;
   strategy_ = make_strategy(opts, {*comm_, *backend_});
   trainer_ = std::make_unique<Trainer>(*strategy_, *comm_, *backend_, spec.model, spec.train);
 }

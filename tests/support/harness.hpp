@@ -18,6 +18,7 @@ struct RunSpec {
   std::string algo = "serial";
   std::vector<int> grid;
   int replication = 0;
+  std::int64_t block = 0;
   std::string partitioner = "block";
   ModelConfig model;
   TrainConfig train;

@@ -54,6 +54,10 @@ class Strategy {
   virtual std::vector<int> grid() const = 0;
   virtual std::vector<int> coords() const = 0;
 
+  // Number of parts a partitioner should cut the graph into: the strategy's
+  // block rows (1d: P, 1.5d: P/c); strategies that only use the ordering keep the default.
+  virtual int partition_parts() const = 0;
+
   // Distributes Â/Âᵀ for widths dims = f_0..f_L; afterwards the rank holds only its shards.
   virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
 

@@ -3,8 +3,11 @@
 // most one (the first n mod p parts get the extra item), as CAGNET's block
 // rows do when P does not divide n.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "common/data/graph.hpp"
 
 namespace gcnlab {
 
@@ -13,6 +16,23 @@ inline std::vector<std::int64_t> block_offsets(std::int64_t n, int p) {
   std::vector<std::int64_t> off(p + 1, 0);
   for (int i = 0; i < p; ++i) off[i + 1] = off[i] + n / p + (i < n % p ? 1 : 0);
   return off;
+}
+
+// The k block rows a strategy cuts: the partition's parts when the graph was
+// partitioned into k parts, else equal blocks.
+inline std::vector<std::int64_t> row_blocks(const Graph& g, int k) {
+  if (static_cast<int>(g.blocks.size()) == k + 1) return g.blocks;
+  return block_offsets(g.n, k);
+}
+
+// Rows of the largest and smallest block.
+inline std::pair<std::int64_t, std::int64_t> block_extent(const std::vector<std::int64_t>& off) {
+  std::int64_t lo = off.size() > 1 ? off[1] - off[0] : 0, hi = lo;
+  for (std::size_t k = 1; k + 1 < off.size(); ++k) {
+    lo = std::min(lo, off[k + 1] - off[k]);
+    hi = std::max(hi, off[k + 1] - off[k]);
+  }
+  return {lo, hi};
 }
 
 }  // namespace gcnlab

@@ -42,7 +42,7 @@ std::string OneHalfDStrategy::describe() const {
   return fmt::format(
       "1.5d (CAGNET Alg. 2): grid {} (R = {} block rows, replication c = {}); Âᵀ{} and activations in block rows "
       "of {}..{} rows, W replicated; rank {} = P({}, {}) holds block row {} (nnz {}) and runs stages {}..{}",
-      grid_.shape(), R, c, directed_ ? " and Â" : "", offsets_[1] - offsets_[0], offsets_[R] - offsets_[R - 1],
+      grid_.shape(), R, c, directed_ ? " and Â" : "", block_extent(offsets_).first, block_extent(offsets_).second,
       grid_.world().rank(), grid_.coord("r"), grid_.coord("c"), grid_.coord("r"), nnz_local_, k0, k1 - 1);
 }
 
@@ -51,7 +51,7 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   dims_ = dims;
   directed_ = g.directed;
   GCNLAB_CHECK(g.n >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n, R);
-  offsets_ = block_offsets(g.n, R);
+  offsets_ = row_blocks(g, R);
   const std::int64_t r0 = offsets_[i], r1 = offsets_[i + 1];
 
   Layout mine;
@@ -84,7 +84,7 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
     nnz_local_ += a_hat_t_[k - k0].nnz;
   }
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
-  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(offsets_[1] * fmax));
+  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
   work_ = Dense(backend_, r1 - r0, fmax);
 }
 

@@ -18,7 +18,7 @@ std::string OneDStrategy::describe() const {
   return fmt::format(
       "1d (CAGNET Alg. 1): {} ranks, Âᵀ{} and activations in block rows of {}..{} rows, "
       "W replicated; rank {} holds {} rows, nnz {}",
-      p, directed_ ? " and Â" : "", offsets_[1] - offsets_[0], offsets_[p] - offsets_[p - 1],
+      p, directed_ ? " and Â" : "", block_extent(offsets_).first, block_extent(offsets_).second,
       world_.rank(), layouts_[0].vertices.size(), nnz_local_);
 }
 
@@ -26,7 +26,7 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
   directed_ = g.directed;
-  offsets_ = block_offsets(g.n, p);
+  offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(g.n >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n, p);
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
 
@@ -58,7 +58,7 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   for (const Csr& b : a_hat_t_) nnz_local_ += b.nnz;
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
-  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(offsets_[1] * fmax));  // block 0 is largest
+  stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
   work_ = Dense(backend_, r1 - r0, fmax);
 }
 

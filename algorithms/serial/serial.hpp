@@ -15,6 +15,7 @@ class SerialStrategy final : public Strategy {
   std::string describe() const override;
   std::vector<int> grid() const override { return {1}; }
   std::vector<int> coords() const override { return {0}; }
+  int partition_parts() const override { return 1; }
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }

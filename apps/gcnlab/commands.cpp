@@ -1,6 +1,8 @@
 #include "apps/gcnlab/commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <numeric>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -18,7 +20,9 @@
 #include "common/model/trainer.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
-#include "partitioners/partitioner.hpp"
+#include "partitioners/partition.hpp"
+
+#include <chrono>
 #include "gcnlab_config.hpp"
 
 namespace gcnlab::cli {
@@ -125,6 +129,22 @@ void print_byte_model(Communicator& world, const Strategy& strategy, const Train
   fmt::print("{}\n", out);
 }
 
+// Partition quality as JSON (rows of H; multiply by f·4 for bytes per SpMM).
+nlohmann::json partition_report(const PartitionQuality& q, double seconds) {
+  const auto nnz_max = *std::max_element(q.nnz.begin(), q.nnz.end());
+  const double nnz_mean = std::accumulate(q.nnz.begin(), q.nnz.end(), 0.0) / static_cast<double>(q.nnz.size());
+  return {{"parts", q.send.size()},
+          {"edge_cut", q.edge_cut},
+          {"total_volume_rows", q.total_volume},
+          {"send_rows_max", q.send_max()},
+          {"send_rows_mean", q.send_mean()},
+          {"recv_rows_max", q.recv_max()},
+          {"recv_rows_mean", q.recv_mean()},
+          {"send_imbalance_percent", q.imbalance_percent()},
+          {"nnz_max_over_mean", nnz_max / nnz_mean},
+          {"seconds", seconds}};
+}
+
 }  // namespace
 
 std::string usage() {
@@ -134,6 +154,7 @@ usage:
   mpirun -np P gcnlab train --algo NAME [options]
   gcnlab info --dataset SPEC
   gcnlab prepare --dataset SPEC --out FILE.gcl
+  gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
   gcnlab compare RUN.json [RUN.json ...]
 
 train options:
@@ -145,7 +166,9 @@ train options:
   --optimizer adam|sgd (adam)   --lr X (0.01)
   --weight-decay X (0)   --weight-decay-layers all|first (all)
   --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
-  --partitioner block|random (block)   --backend cpu|cuda (cpu)
+  --partitioner NAME|FILE   block | block-nnz | random | metis | metis-nnz | volume, or a
+                         partition file (one part id per vertex); default block
+  --backend cpu|cuda (cpu)
   --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
   --dry-run              set up, print the modelled bytes per category per rank, no epochs
   --no-eval              skip the dropout-free evaluation pass per epoch
@@ -194,7 +217,6 @@ int train(Args& args, Communicator& world) {
     model.dropout = static_cast<float>(args.real("--dropout", 0));
     model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     info.partitioner = args.value_or("--partitioner", "block");
-    vertex_order(info.partitioner, 0, 0);  // validates the name before any data is read
     info.backend = args.value_or("--backend", "cpu");
     info.threads = static_cast<int>(args.integer("--threads", default_threads(world), 1));
     sopts.block = args.integer("--block", 0, 0);
@@ -213,7 +235,11 @@ int train(Args& args, Communicator& world) {
     // The dataset and the global graph live only in this scope: after setup a
     // rank holds only its shards.
     const Dataset data = load_dataset(dataset_spec);
-    const Graph graph = permute(normalized_graph(data), vertex_order(info.partitioner, data.nodes(), model.seed));
+    const auto t0 = std::chrono::steady_clock::now();
+    const Partition part = make_partition(info.partitioner, data.adj, strategy->partition_parts(), model.seed);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    info.partition_quality = partition_report(evaluate_partition(data.adj, part), seconds);
+    const Graph graph = apply_partition(normalized_graph(data), part);
     info = describe_dataset(info, data);
     std::optional<Weights> initial;
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
@@ -304,6 +330,43 @@ int prepare(Args& args, Communicator& world) {
       write_gcl(d, *out);
       fmt::print(stderr, "wrote {} ({} nodes, {} nnz) to {}\n", d.name, d.nodes(), d.adj.nnz(), *out);
     }
+  });
+  return 0;
+}
+
+int partition(Args& args, Communicator& world) {
+  collectively(world, [&] {
+    const std::string spec = args.value_or("--dataset", kDefaultDataset);
+    const int parts = static_cast<int>(args.integer("--parts", 0, 1));
+    GCNLAB_CHECK(parts >= 1, "partition needs --parts K");
+    const std::string method = args.value_or("--method", "metis");
+    const std::int64_t f = args.integer("--features", 0, 0);
+    const auto out = args.value("--out");
+    const std::uint64_t seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+    args.finish();
+    const Dataset d = load_dataset(spec);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Partition p = make_partition(method, d.adj, parts, seed);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (world.rank() != 0) return;
+    if (out) write_partition(p, *out);
+    const PartitionQuality q = evaluate_partition(d.adj, p);
+    const double width = static_cast<double>(f > 0 ? f : d.features) * sizeof(float);
+    const auto [nmin, nmax] = std::minmax_element(q.nnz.begin(), q.nnz.end());
+    const double nnz_mean = std::accumulate(q.nnz.begin(), q.nnz.end(), 0.0) / parts;
+    auto mb = [&](double rows) { return rows * width / 1e6; };
+    fmt::print(
+        "partition    {} of {} into {} parts{}\n"
+        "edge cut     {}\n"
+        "volume       {} rows = {:.3f} MB per SpMM at f = {} (connectivity - 1)\n"
+        "send / part  max {:.0f} rows ({:.3f} MB), mean {:.1f} rows ({:.3f} MB), load imbalance {:.1f}%\n"
+        "recv / part  max {:.0f} rows ({:.3f} MB), mean {:.1f} rows ({:.3f} MB)\n"
+        "nnz / part   max {} min {} mean {:.1f} (max/mean {:.3f})\n"
+        "time         {:.3f} s\n",
+        method, d.name, parts, out ? " -> " + *out : "", q.edge_cut, q.total_volume, mb(q.total_volume),
+        width / sizeof(float), q.send_max(), mb(q.send_max()), q.send_mean(), mb(q.send_mean()), q.imbalance_percent(),
+        q.recv_max(), mb(q.recv_max()), q.recv_mean(), mb(q.recv_mean()), *nmax, *nmin, nnz_mean, *nmax / nnz_mean,
+        seconds);
   });
   return 0;
 }

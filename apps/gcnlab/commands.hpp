@@ -22,6 +22,7 @@ void collectively(Communicator& world, const std::function<void()>& fn);
 int train(Args& args, Communicator& world);
 int info(Args& args, Communicator& world);
 int prepare(Args& args, Communicator& world);
+int partition(Args& args, Communicator& world);
 int compare(Args& args, Communicator& world);
 
 std::string usage();

@@ -19,6 +19,9 @@ struct Graph {
   // Strategies split positions into blocks; every result is reported in
   // original ids through this map.
   std::vector<std::int64_t> order;
+  // Optional block rows from a partition: block k = positions [blocks[k], blocks[k+1]).
+  // Strategies that cut K block rows use these when K matches; empty = equal blocks.
+  std::vector<std::int64_t> blocks;
   std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
   std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward); same object when undirected
 };

@@ -66,6 +66,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                    {"weight_decay_layers", info.model.weight_decay_first_only ? "first" : "all"},
                    {"dropout", info.model.dropout}}},
                  {"partitioner", info.partitioner},
+                 {"partition", info.partition_quality},
                  {"permutation", info.permutation},
                  {"describe", info.describe}};
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},

@@ -23,6 +23,7 @@ struct RunInfo {
   std::string dataset_spec, dataset_name;
   std::int64_t nodes = 0, nnz = 0, features = 0, classes = 0, n_train = 0, n_val = 0, n_test = 0;
   bool directed = false;
+  nlohmann::json partition_quality;  // null when not computed
 };
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d);

@@ -74,5 +74,16 @@ expect_error 4 "--grid '2x0x2' has a dimension < 1" train --algo split-3d --grid
 expect_error 4 "--algo split-3d needs --grid XxYxZ" train --algo split-3d --grid 4
 expect_error 4 "--replication 3 does not divide the 4 ranks" train --algo 1.5d --replication 3
 expect_error 4 "grid 3x2 has 6 processes" train --algo 1.5d --grid 3x2
-expect_error 2 "1d: 1 vertices cannot be split" train --algo 1d --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
+expect_error 2 "cannot cut 1 vertices into 2 non-empty parts" train --algo 1d --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
+
+# partition files: wrong length, a part id >= K, an empty part; K > n
+SMALL="sbm:nodes=10,classes=2,avg-degree=2,features=3,seed=1,train=0.5"
+printf '0\n1\n0\n' > "$WORK/short.part"
+printf '0\n1\n0\n1\n0\n1\n0\n1\n0\n4\n' > "$WORK/big.part"
+printf '0\n0\n0\n0\n0\n0\n0\n0\n0\n0\n' > "$WORK/empty.part"
+expect_error 2 "has 3 entries but the graph has 10 vertices" train --algo 1d --dataset "$SMALL" --partitioner "$WORK/short.part"
+expect_error 2 "part 4 is not in 0..1" train --algo 1d --dataset "$SMALL" --partitioner "$WORK/big.part"
+expect_error 2 "part 1 is empty" train --algo 1d --dataset "$SMALL" --partitioner "$WORK/empty.part"
+expect_error 1 "cannot cut 10 vertices into 11 non-empty parts" partition --dataset "$SMALL" --parts 11 --method metis
+expect_error 1 "unknown --partitioner 'nope'" partition --dataset "$SMALL" --parts 2 --method nope
 finish

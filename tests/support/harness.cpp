@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/data/graph.hpp"
-#include "partitioners/partitioner.hpp"
+#include "partitioners/partition.hpp"
 
 namespace gcnlab::test {
 
@@ -21,8 +21,8 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {
-  trainer_->setup(data, permute(normalized_graph(data), vertex_order(spec_.partitioner, data.nodes(), spec_.model.seed)),
-                  initial);
+  const Partition part = make_partition(spec_.partitioner, data.adj, strategy_->partition_parts(), spec_.model.seed);
+  trainer_->setup(data, apply_partition(normalized_graph(data), part), initial);
 }
 
 RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data) {

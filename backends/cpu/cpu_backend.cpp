@@ -112,6 +112,11 @@ void CpuBackend::axpy(float a, ConstView x, View y) {
   for_each_2d(y.rows, y.cols, ew::Axpy{a, x.data, x.ld, y.data, y.ld});
 }
 
+void CpuBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
+  GCNLAB_ASSERT(x.cols == out.cols);
+  for_each_2d(out.rows, out.cols, ew::GatherRows{x.data, x.ld, rows, out.data, out.ld});
+}
+
 void CpuBackend::relu(ConstView z, View h) {
   GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
   for_each_2d(h.rows, h.cols, ew::Relu{z.data, z.ld, h.data, h.ld});

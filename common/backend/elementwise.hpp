@@ -25,6 +25,12 @@ struct Copy {
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = x[i * ldx + j]; }
 };
 
+// out[i] = x[rows[i]]: packs the rows a peer needs into a contiguous send buffer.
+struct GatherRows {
+  const float* x; std::int64_t ldx; const std::int64_t* rows; float* out; std::int64_t ldo;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { out[i * ldo + j] = x[rows[i] * ldx + j]; }
+};
+
 // H = ReLU(Z)
 struct Relu {
   const float* z; std::int64_t ldz; float* h; std::int64_t ldh;

@@ -30,7 +30,7 @@ RunSpec spec_for(const std::string& algo, float dropout) {
 const char* kUndirected = "sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=3";
 const char* kDirected = "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1";
 
-void check_all_grids(const std::string& algo) {
+void check_all_grids(const std::string& algo, const std::vector<std::string>& partitioners = {"block", "random"}) {
   const int p = world_size();
   for (const char* dataset : {kUndirected, kDirected}) {
     const Dataset data = load_dataset(dataset);
@@ -40,7 +40,7 @@ void check_all_grids(const std::string& algo) {
       CHECK(serial.epochs.back().loss < serial.epochs.front().loss);
       CHECK(serial.final_weights[0] != serial.initial_weights[0]);
       for (const auto& grid : grids_for(algo, p))
-        for (const char* partitioner : {"block", "random"}) {
+        for (const std::string& partitioner : partitioners) {
           INFO(algo << " grid " << format_grid(grid) << " on " << dataset << " dropout " << dropout << " partitioner "
                     << partitioner);
           RunSpec spec = spec_for(algo, dropout);
@@ -60,6 +60,12 @@ void check_all_grids(const std::string& algo) {
 
 TEST_CASE("1d matches serial", "[equivalence][1d]") { check_all_grids("1d"); }
 TEST_CASE("1.5d matches serial on every R x c grid", "[equivalence][1.5d]") { check_all_grids("1.5d"); }
+TEST_CASE("sa-1d matches serial with every partitioner", "[equivalence][sa-1d]") {
+  check_all_grids("sa-1d", {"block", "block-nnz", "random", "metis", "metis-nnz", "volume"});
+}
+TEST_CASE("1d runs on a partitioner's unequal block rows", "[equivalence][1d]") {
+  check_all_grids("1d", {"metis", "volume"});
+}
 TEST_CASE("2d matches serial on every R x C grid", "[equivalence][2d]") { check_all_grids("2d"); }
 TEST_CASE("split-3d matches serial on every X x Y x Z grid", "[equivalence][split-3d]") { check_all_grids("split-3d"); }
 

@@ -54,10 +54,10 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
   std::vector<std::vector<int>> out;
   if (algo == "serial") return {{1}};
-  if (algo == "1d") return {{p}};
+  if (algo == "1d" || algo == "sa-1d") return {{p}};
   for (int a = 1; a <= p; ++a) {
     if (p % a) continue;
-    if (algo == "1.5d" || algo == "2d") {
+    if (algo == "1.5d" || algo == "sa-1.5d" || algo == "2d") {
       out.push_back({p / a, a});
       continue;
     }

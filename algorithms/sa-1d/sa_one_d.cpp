@@ -1,0 +1,141 @@
+#include "algorithms/sa-1d/sa_one_d.hpp"
+
+#include <algorithm>
+
+#include "common/comm/wire.hpp"
+#include "common/dist/needed_rows.hpp"
+#include "partitioners/block.hpp"
+
+namespace gcnlab {
+
+SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
+               "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
+}
+
+std::string SaOneDStrategy::describe() const {
+  return fmt::format(
+      "sa-1d (SA Alg. 1): {} ranks, block rows of {}..{} rows, W replicated; rank {} holds {} rows (nnz {}) and "
+      "receives {} rows of H per forward SpMM",
+      world_.size(), block_extent(offsets_).first, block_extent(offsets_).second, world_.rank(),
+      layouts_[0].vertices.size(), nnz_local_, fwd_.recv_rows);
+}
+
+SaOneDStrategy::Exchange SaOneDStrategy::build(const HostCsr& a) {
+  const int p = world_.size(), me = world_.rank();
+  const HostCsr rows = extract_rows(a, offsets_[me], offsets_[me + 1]);
+  const NeededRows need = needed_rows(rows, offsets_);
+  Exchange e;
+  // the own block reads X in place: keep its plain local columns
+  e.diagonal = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[me], offsets_[me + 1]));
+  e.remote = upload(backend_, concat_compact(need, me));
+
+  // Tell every owner which of its rows this rank needs (once, setup phase).
+  e.recv_counts.assign(p, 0);
+  e.recv_displs.assign(p, 0);
+  std::vector<std::int64_t> request;
+  for (int j = 0; j < p; ++j) {
+    if (j == me) continue;
+    e.recv_counts[j] = static_cast<std::int64_t>(need.rows[j].size());
+    request.insert(request.end(), need.rows[j].begin(), need.rows[j].end());
+  }
+  for (int j = 1; j < p; ++j) e.recv_displs[j] = e.recv_displs[j - 1] + e.recv_counts[j - 1];
+  e.recv_rows = e.recv_displs[p - 1] + e.recv_counts[p - 1];
+  // first how many rows each owner must send (one count per peer), then which
+  std::vector<std::int64_t> one(p, 1), slot(p);
+  for (int j = 0; j < p; ++j) slot[j] = j;
+  e.send_counts.assign(p, 0);
+  world_.alltoallv(std::span<const std::int64_t>(e.recv_counts), std::span<const std::int64_t>(one),
+                   std::span<const std::int64_t>(slot), std::span<std::int64_t>(e.send_counts),
+                   std::span<const std::int64_t>(one), std::span<const std::int64_t>(slot), Category::alltoall);
+  e.send_displs.assign(p, 0);
+  for (int j = 1; j < p; ++j) e.send_displs[j] = e.send_displs[j - 1] + e.send_counts[j - 1];
+  std::vector<std::int64_t> send_rows(e.send_displs[p - 1] + e.send_counts[p - 1]);
+  world_.alltoallv(std::span<const std::int64_t>(request), std::span<const std::int64_t>(e.recv_counts),
+                   std::span<const std::int64_t>(e.recv_displs), std::span<std::int64_t>(send_rows),
+                   std::span<const std::int64_t>(e.send_counts), std::span<const std::int64_t>(e.send_displs),
+                   Category::alltoall);
+  e.send_rows = make_buffer<std::int64_t>(backend_, send_rows);
+  return e;
+}
+
+void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  const int p = world_.size(), me = world_.rank();
+  dims_ = dims;
+  directed_ = g.directed;
+  offsets_ = row_blocks(g, p);
+  GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
+  Layout mine;
+  mine.vertices.assign(g.order.begin() + offsets_[me], g.order.begin() + offsets_[me + 1]);
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    mine.cols = f;
+    layouts_.push_back(mine);
+  }
+  fwd_ = build(*g.a_hat_t);
+  if (directed_) bwd_ = build(*g.a_hat);
+  nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
+  const Exchange& b = directed_ ? bwd_ : fwd_;
+  const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
+  const auto sent = [](const Exchange& e) { return static_cast<std::int64_t>(e.send_rows.size()); };
+  send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(sent(fwd_), sent(b)) * fmax));
+  recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
+  work_ = Dense(backend_, offsets_[me + 1] - offsets_[me], fmax);
+}
+
+void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
+  const int p = world_.size();
+  const std::int64_t f = x.cols;
+  const auto nsend = static_cast<std::int64_t>(e.send_rows.size());
+  {
+    auto s = ledger_.time(Category::pack);
+    backend_.gather_rows(x, e.send_rows.data(), View{send_.data(), nsend, f, f});
+  }
+  std::vector<std::int64_t> sc(p), sd(p), rc(p), rd(p);
+  for (int j = 0; j < p; ++j) {
+    sc[j] = e.send_counts[j] * f, sd[j] = e.send_displs[j] * f;
+    rc[j] = e.recv_counts[j] * f, rd[j] = e.recv_displs[j] * f;
+  }
+  world_.alltoallv(std::span<const float>(send_.data(), nsend * f), std::span<const std::int64_t>(sc),
+                   std::span<const std::int64_t>(sd), std::span<float>(recv_.data(), e.recv_rows * f),
+                   std::span<const std::int64_t>(rc), std::span<const std::int64_t>(rd), Category::alltoall);
+  auto s = ledger_.time(Category::spmm);
+  backend_.spmm(e.diagonal, x, y, 0.f);
+  backend_.spmm(e.remote, ConstView{recv_.data(), e.recv_rows, f, f}, y, 1.f);
+}
+
+void SaOneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  View t{work_.data(), x.rows, dims_[l], dims_[l]};
+  spmm(fwd_, x, t);
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+}
+
+void SaOneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
+  spmm(directed_ ? bwd_ : fwd_, g, u);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
+  }
+  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+  if (dx) {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+  }
+}
+
+ByteModel SaOneDStrategy::byte_model() const {
+  ByteModel m{};
+  const Exchange& b = directed_ ? bwd_ : fwd_;
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    m[static_cast<int>(Category::alltoall)] +=
+        (static_cast<double>(fwd_.recv_rows) * dims_[l] + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float);
+    m[static_cast<int>(Category::allreduce)] +=
+        wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size());
+  }
+  return m;
+}
+
+}  // namespace gcnlab

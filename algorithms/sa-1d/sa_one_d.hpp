@@ -1,0 +1,63 @@
+#pragma once
+// sa-1d: the sparsity-aware 1D algorithm (Mukhopadhyay et al. ICPP'24,
+// Sec. 4.1, Alg. 1), on block rows of any sizes (a partitioner's parts).
+//
+// Setup: rank i computes NnzCols(i, j) — the nonzero columns of Âᵀ_ij, i.e.
+// the rows of H_j it needs — and sends each list to rank j once (alltoall,
+// counted in the setup phase). Âᵀ_ij's columns are remapped onto the compact
+// receive buffer.
+// Each distributed SpMM:
+//   rank j: pack H_j[NnzCols(i, j)] for every i              pack
+//   ALLTOALLV of the packed rows                               alltoall
+//   T_i = Âᵀ_ii H_i + Âᵀ_i,remote · [received rows]            spmm (two local SpMMs)
+//   Z_i = T_i W                                                 gemm
+// Backward: the same with Â and its own lists (directed graphs) on G;
+// dW = ALLREDUCE(X_iᵀ U_i); dX_i = U_i Wᵀ.
+// Per rank and epoch: alltoall Σ_l Σ_{j≠i} (|NnzCols(i,j)| f_l + |NnzCols'(i,j)| f_{l+1}) · 4
+// (NnzCols' for Â), allreduce Σ_l 2(P-1)/P f_l f_{l+1} · 4. A block-diagonal
+// graph moves nothing.
+
+#include "algorithms/strategy.hpp"
+
+namespace gcnlab {
+
+class SaOneDStrategy final : public Strategy {
+ public:
+  SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return {world_.size()}; }
+  std::vector<int> coords() const override { return {world_.rank()}; }
+  int partition_parts() const override { return world_.size(); }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  std::int64_t nnz_local() const override { return nnz_local_; }
+  ByteModel byte_model() const override;
+
+ private:
+  // One direction (Âᵀ forward, Â backward): what to send, what arrives, the local blocks.
+  struct Exchange {
+    std::vector<std::int64_t> send_counts, send_displs, recv_counts, recv_displs;  // in rows
+    Buffer<std::int64_t> send_rows;  // local rows to pack, grouped by destination
+    Csr diagonal, remote;            // Â(ᵀ)_ii and the remapped off-diagonal part
+    std::int64_t recv_rows = 0;
+  };
+  Exchange build(const HostCsr& a);
+  void spmm(const Exchange& e, ConstView x, View y);
+
+  Communicator& world_;
+  Backend& backend_;
+  Ledger& ledger_;
+  std::vector<std::int64_t> dims_, offsets_;
+  std::vector<Layout> layouts_;
+  bool directed_ = false;
+  std::int64_t nnz_local_ = 0;
+  Exchange fwd_, bwd_;  // bwd_ unused when undirected
+  Buffer<float> send_, recv_;
+  Dense work_;
+};
+
+}  // namespace gcnlab

@@ -4,6 +4,7 @@
 #include "algorithms/1.5d/one_half_d.hpp"
 #include "algorithms/1d/one_d.hpp"
 #include "algorithms/2d/two_d.hpp"
+#include "algorithms/sa-1.5d/sa_one_half_d.hpp"
 #include "algorithms/sa-1d/sa_one_d.hpp"
 #include "algorithms/split-3d/split_3d.hpp"
 #include "algorithms/serial/serial.hpp"
@@ -30,6 +31,9 @@ const Entry kStrategies[] = {
      }},
     {"sa-1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SaOneDStrategy>(o, c);
+     }},
+    {"sa-1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<SaOneHalfDStrategy>(o, c);
      }},
     {"2d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<TwoDStrategy>(o, c);

@@ -7,34 +7,12 @@
 
 namespace gcnlab {
 
-std::vector<int> one_half_d_grid(const StrategyOptions& opts, int p) {
-  if (!opts.grid.empty()) {
-    GCNLAB_CHECK(opts.grid.size() == 2, "--algo 1.5d needs --grid RxC (C = replication c)");
-    GCNLAB_CHECK(opts.replication == 0 || opts.replication == opts.grid[1],
-                 "--replication {} contradicts --grid {}", opts.replication, format_grid(opts.grid));
-    return opts.grid;
-  }
-  int c = opts.replication;
-  if (c == 0) {
-    c = 1;
-    for (int d = 1; d * d <= p; ++d)
-      if (p % d == 0) c = d;
-  }
-  GCNLAB_CHECK(c >= 1 && p % c == 0, "--replication {} does not divide the {} ranks", c, p);
-  return {p / c, c};
-}
-
 OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : grid_(ctx.world, one_half_d_grid(opts, ctx.world.size()), {"r", "c"}),
+    : grid_(ctx.world, replicated_grid(opts, ctx.world.size()), {"r", "c"}),
       row_(grid_.along({"c"})),
       col_(grid_.along({"r"})),
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {}
-
-std::pair<int, int> OneHalfDStrategy::stage_range(int block_rows, int c, int j) {
-  const int per = block_rows / c;  // CAGNET: the last process column takes the remainder
-  return {j * per, j == c - 1 ? block_rows : (j + 1) * per};
-}
 
 std::string OneHalfDStrategy::describe() const {
   const int R = grid_.dim("r"), c = grid_.dim("c");

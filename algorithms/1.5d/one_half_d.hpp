@@ -25,6 +25,7 @@
 #include "algorithms/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/dist/broadcast_spmm.hpp"
+#include "common/dist/replicated_rows.hpp"
 
 namespace gcnlab {
 
@@ -45,9 +46,6 @@ class OneHalfDStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
 
-  // Block rows k handled by process column j: [first, last).
-  static std::pair<int, int> stage_range(int block_rows, int c, int j);
-
  private:
   ProcessGrid grid_;
   Communicator& row_;  // P(i, :), c ranks
@@ -64,8 +62,5 @@ class OneHalfDStrategy final : public Strategy {
   Buffer<float> stage_;
   Dense work_;
 };
-
-// Grid from --grid RxC or --replication c (default: the largest c with c² <= P dividing P).
-std::vector<int> one_half_d_grid(const StrategyOptions& opts, int ranks);
 
 }  // namespace gcnlab

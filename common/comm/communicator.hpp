@@ -20,6 +20,14 @@
 namespace gcnlab {
 
 enum class DType { f32, f64, i32, i64, u8 };
+
+// One point-to-point message of an exchange: `count` elements to or from `peer`.
+template <class T>
+struct Message {
+  int peer;
+  T* data;
+  std::size_t count;
+};
 enum class ReduceOp { sum, max, min };
 
 template <class T> constexpr DType dtype_of();
@@ -101,6 +109,22 @@ class Communicator {
                  recv_counts.data(), recv_displs.data(), dtype_of<T>());
   }
 
+  // Nonblocking point-to-point: posts every receive and send, then waits for
+  // all. Wire bytes: what arrives from other ranks.
+  template <class T>
+  void exchange(const std::vector<Message<const T>>& sends, const std::vector<Message<T>>& recvs, Category c) {
+    double payload = 0, wire = 0;
+    std::vector<Message<const void>> s;
+    std::vector<Message<void>> r;
+    for (const auto& m : sends) payload += m.count * sizeof(T), s.push_back({m.peer, m.data, m.count});
+    for (const auto& m : recvs) {
+      if (m.peer != rank()) wire += m.count * sizeof(T);
+      r.push_back({m.peer, m.data, m.count});
+    }
+    Timed t(*this, c, payload, wire);
+    do_exchange(s, r, dtype_of<T>());
+  }
+
   // Not accounted (carries no data); used only around timed regions.
   void barrier() { do_barrier(); }
 
@@ -114,6 +138,8 @@ class Communicator {
                             const std::int64_t* send_displs, void* recv,
                             const std::int64_t* recv_counts, const std::int64_t* recv_displs,
                             DType t) = 0;
+  virtual void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
+                           DType t) = 0;
   virtual void do_barrier() = 0;
 
  private:

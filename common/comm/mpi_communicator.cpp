@@ -100,6 +100,17 @@ void MpiCommunicator::do_alltoallv(const void* send, const std::int64_t* send_co
                            mpi_type(t), comm_));
 }
 
+void MpiCommunicator::do_exchange(const std::vector<Message<const void>>& sends,
+                                  const std::vector<Message<void>>& recvs, DType t) {
+  std::vector<MPI_Request> requests(sends.size() + recvs.size(), MPI_REQUEST_NULL);
+  std::size_t k = 0;
+  for (const auto& m : recvs)
+    GCNLAB_MPI(MPI_Irecv(m.data, as_count(static_cast<std::int64_t>(m.count)), mpi_type(t), m.peer, 0, comm_, &requests[k++]));
+  for (const auto& m : sends)
+    GCNLAB_MPI(MPI_Isend(m.data, as_count(static_cast<std::int64_t>(m.count)), mpi_type(t), m.peer, 0, comm_, &requests[k++]));
+  GCNLAB_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+}
+
 void MpiCommunicator::do_barrier() { GCNLAB_MPI(MPI_Barrier(comm_)); }
 
 }  // namespace gcnlab

@@ -34,6 +34,8 @@ class MpiCommunicator final : public Communicator {
   void do_alltoallv(const void* send, const std::int64_t* send_counts,
                     const std::int64_t* send_displs, void* recv, const std::int64_t* recv_counts,
                     const std::int64_t* recv_displs, DType t) override;
+  void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
+                   DType t) override;
   void do_barrier() override;
 
  private:

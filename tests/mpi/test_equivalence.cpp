@@ -63,6 +63,9 @@ TEST_CASE("1.5d matches serial on every R x c grid", "[equivalence][1.5d]") { ch
 TEST_CASE("sa-1d matches serial with every partitioner", "[equivalence][sa-1d]") {
   check_all_grids("sa-1d", {"block", "block-nnz", "random", "metis", "metis-nnz", "volume"});
 }
+TEST_CASE("sa-1.5d matches serial on every R x c grid with every partitioner", "[equivalence][sa-1.5d]") {
+  check_all_grids("sa-1.5d", {"block", "block-nnz", "random", "metis", "metis-nnz", "volume"});
+}
 TEST_CASE("1d runs on a partitioner's unequal block rows", "[equivalence][1d]") {
   check_all_grids("1d", {"metis", "volume"});
 }

@@ -1,0 +1,175 @@
+#include "algorithms/sa-1.5d/sa_one_half_d.hpp"
+
+#include <algorithm>
+
+#include "common/comm/wire.hpp"
+#include "common/dist/needed_rows.hpp"
+#include "common/dist/replicated_rows.hpp"
+#include "partitioners/block.hpp"
+
+namespace gcnlab {
+
+SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : grid_(ctx.world, replicated_grid(opts, ctx.world.size()), {"r", "c"}),
+      row_(grid_.along({"c"})),
+      col_(grid_.along({"r"})),
+      backend_(ctx.backend),
+      ledger_(ctx.world.ledger()) {}
+
+std::string SaOneHalfDStrategy::describe() const {
+  const int R = grid_.dim("r"), c = grid_.dim("c");
+  const auto [k0, k1] = stage_range(R, c, grid_.coord("c"));
+  std::int64_t recv = 0;
+  for (const Stage& s : fwd_) recv += s.recv_rows;
+  return fmt::format(
+      "sa-1.5d (SA Alg. 2): grid {} (R = {} block rows of {}..{} rows, replication c = {}), W replicated; rank {} = "
+      "P({}, {}) runs stages {}..{} (nnz {}) and receives {} rows of H per forward SpMM",
+      grid_.shape(), R, block_extent(offsets_).first, block_extent(offsets_).second, c, grid_.world().rank(),
+      grid_.coord("r"), grid_.coord("c"), k0, k1 - 1, nnz_local_, recv);
+}
+
+std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& a) {
+  const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
+  const HostCsr rows = extract_rows(a, offsets_[i], offsets_[i + 1]);
+  const NeededRows need = needed_rows(rows, offsets_);
+  const auto [k0, k1] = stage_range(R, c, j);
+
+  // Requests to the roots of this column's stages: to column rank k, NnzCols(i, k).
+  std::vector<std::int64_t> req_counts(R, 0), req_displs(R, 0), request;
+  for (int k = k0; k < k1; ++k)
+    if (k != i) req_counts[k] = static_cast<std::int64_t>(need.rows[k].size());
+  for (int k = 1; k < R; ++k) req_displs[k] = req_displs[k - 1] + req_counts[k - 1];
+  for (int k = 0; k < R; ++k) request.insert(request.end(), need.rows[k].begin(), need.rows[k].begin() + req_counts[k]);
+  std::vector<std::int64_t> one(R, 1), slot(R), got_counts(R, 0), got_displs(R, 0);
+  for (int k = 0; k < R; ++k) slot[k] = k;
+  col_.alltoallv(std::span<const std::int64_t>(req_counts), std::span<const std::int64_t>(one),
+                 std::span<const std::int64_t>(slot), std::span<std::int64_t>(got_counts),
+                 std::span<const std::int64_t>(one), std::span<const std::int64_t>(slot), Category::alltoall);
+  for (int l = 1; l < R; ++l) got_displs[l] = got_displs[l - 1] + got_counts[l - 1];
+  std::vector<std::int64_t> wanted(got_displs[R - 1] + got_counts[R - 1]);
+  col_.alltoallv(std::span<const std::int64_t>(request), std::span<const std::int64_t>(req_counts),
+                 std::span<const std::int64_t>(req_displs), std::span<std::int64_t>(wanted),
+                 std::span<const std::int64_t>(got_counts), std::span<const std::int64_t>(got_displs), Category::alltoall);
+
+  std::vector<Stage> stages;
+  for (int k = k0; k < k1; ++k) {
+    Stage st;
+    st.k = k;
+    if (k == i) {  // the own block reads H_i in place; this rank is the root and serves the others
+      st.block = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[i], offsets_[i + 1]));
+      st.send_counts = got_counts;
+      st.send_rows = make_buffer<std::int64_t>(backend_, wanted);
+    } else {
+      st.block = upload(backend_, need.compact[k]);
+      st.recv_rows = static_cast<std::int64_t>(need.rows[k].size());
+    }
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  const int R = grid_.dim("r"), i = grid_.coord("r");
+  dims_ = dims;
+  directed_ = g.directed;
+  offsets_ = row_blocks(g, R);
+  GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
+  Layout mine;
+  mine.vertices.assign(g.order.begin() + offsets_[i], g.order.begin() + offsets_[i + 1]);
+  layouts_.clear();
+  for (std::int64_t f : dims) {
+    mine.cols = f;
+    layouts_.push_back(mine);
+  }
+  fwd_ = build(*g.a_hat_t);
+  if (directed_) bwd_ = build(*g.a_hat);
+  nnz_local_ = 0;
+  std::int64_t max_send = 0, max_recv = 0;
+  for (const auto* stages : {&fwd_, &bwd_})
+    for (const Stage& st : *stages) {
+      max_send = std::max(max_send, static_cast<std::int64_t>(st.send_rows.size()));
+      max_recv = std::max(max_recv, st.recv_rows);
+    }
+  for (const Stage& st : fwd_) nnz_local_ += st.block.nnz;
+  const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
+  send_ = Buffer<float>(backend_, static_cast<std::size_t>(max_send * fmax));
+  recv_ = Buffer<float>(backend_, static_cast<std::size_t>(max_recv * fmax));
+  work_ = Dense(backend_, offsets_[i + 1] - offsets_[i], fmax);
+}
+
+void SaOneHalfDStrategy::spmm(std::vector<Stage>& stages, ConstView x, View y) {
+  const int i = grid_.coord("r");
+  const std::int64_t f = y.cols;
+  if (stages.empty()) {
+    auto s = ledger_.time(Category::spmm);
+    backend_.fill(y, 0.f);
+  }
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    Stage& st = stages[s];
+    std::vector<Message<const float>> sends;
+    std::vector<Message<float>> recvs;
+    if (st.k == i) {  // root: pack each column rank's rows and post the sends
+      const auto total = static_cast<std::int64_t>(st.send_rows.size());
+      {
+        auto t = ledger_.time(Category::pack);
+        backend_.gather_rows(x, st.send_rows.data(), View{send_.data(), total, f, f});
+      }
+      std::int64_t at = 0;
+      for (int l = 0; l < static_cast<int>(st.send_counts.size()); ++l) {
+        if (st.send_counts[l] > 0) sends.push_back({l, send_.data() + at * f, static_cast<std::size_t>(st.send_counts[l] * f)});
+        at += st.send_counts[l];
+      }
+    } else if (st.recv_rows > 0) {
+      recvs.push_back({st.k, recv_.data(), static_cast<std::size_t>(st.recv_rows * f)});
+    }
+    col_.exchange(sends, recvs, Category::p2p);
+    auto t = ledger_.time(Category::spmm);
+    const ConstView m = st.k == i ? x : ConstView{recv_.data(), st.recv_rows, f, f};
+    backend_.spmm(st.block, m, y, s == 0 ? 0.f : 1.f);
+  }
+}
+
+void SaOneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  View t{work_.data(), x.rows, dims_[l], dims_[l]};
+  spmm(fwd_, x, t);
+  row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+}
+
+void SaOneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
+  spmm(directed_ ? bwd_ : fwd_, g, u);
+  row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
+  {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
+  }
+  col_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+  if (dx) {
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+  }
+}
+
+ByteModel SaOneHalfDStrategy::byte_model() const {
+  ByteModel m{};
+  const int c = grid_.dim("c"), R = grid_.dim("r");
+  const double rows = static_cast<double>(layouts_[0].vertices.size());
+  auto received = [](const std::vector<Stage>& stages) {
+    double r = 0;
+    for (const Stage& st : stages) r += static_cast<double>(st.recv_rows);
+    return r;
+  };
+  const double fwd = received(fwd_), bwd = received(directed_ ? bwd_ : fwd_);
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
+    m[static_cast<int>(Category::p2p)] += (fwd * fin + bwd * fout) * sizeof(float);
+    m[static_cast<int>(Category::allreduce)] += wire::allreduce(rows * fin * sizeof(float), c) +
+                                                wire::allreduce(rows * fout * sizeof(float), c) +
+                                                wire::allreduce(fin * fout * sizeof(float), R);
+  }
+  return m;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,64 @@
+#pragma once
+// sa-1.5d: the sparsity-aware 1.5D algorithm (Mukhopadhyay et al. ICPP'24,
+// Sec. 4.2, Alg. 2) on the 1.5D layout (common/dist/replicated_rows.hpp):
+// R x c ranks, block rows (a partitioner's parts) replicated along process rows.
+//
+// Setup: rank (i, j) sends NnzCols(i, k) to the root (k, j) of each of its
+// column's stages k (alltoall inside the column, setup phase).
+// Stage k of process column j (Alg. 2 lines 5-13):
+//   root (k, j): ISend H_k[NnzCols(l, k)] to every (l, j)        pack + p2p
+//   (i, j):      Recv  H_k[NnzCols(i, k)] from (k, j)              p2p
+//                T_i^(j) += Âᵀ_ik (remapped onto the received rows)  spmm
+// then T_i = ALLREDUCE(T_i^(j), P(i, :)) and Z_i = T_i W (line 15-16).
+// Backward: the same with Â on G; dW = ALLREDUCE(X_iᵀ U_i, P(:, j)); dX_i = U_i Wᵀ.
+// Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| f_l + |NnzCols'(i,k)| f_{l+1})·4,
+// allreduce as 1.5d: Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}]·4.
+
+#include "algorithms/strategy.hpp"
+#include "common/comm/process_grid.hpp"
+
+namespace gcnlab {
+
+class SaOneHalfDStrategy final : public Strategy {
+ public:
+  SaOneHalfDStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return grid_.dims(); }
+  std::vector<int> coords() const override { return grid_.coords(); }
+  int partition_parts() const override { return grid_.dim("r"); }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  bool counts_metrics() const override { return grid_.coord("c") == 0; }
+  std::int64_t nnz_local() const override { return nnz_local_; }
+  ByteModel byte_model() const override;
+
+ private:
+  struct Stage {
+    int k;                                   // block row whose rows move (root: rank k of the column)
+    Csr block;                               // Â(ᵀ)_ik, columns remapped onto the received rows (plain if k == i)
+    std::int64_t recv_rows = 0;              // |NnzCols(i, k)| (0 when k == i)
+    std::vector<std::int64_t> send_counts;   // root only: rows for each column rank l
+    Buffer<std::int64_t> send_rows;          // root only: local rows to pack, grouped by l
+  };
+  std::vector<Stage> build(const HostCsr& a);
+  void spmm(std::vector<Stage>& stages, ConstView x, View y);
+
+  ProcessGrid grid_;
+  Communicator& row_;  // P(i, :)
+  Communicator& col_;  // P(:, j)
+  Backend& backend_;
+  Ledger& ledger_;
+  std::vector<std::int64_t> dims_, offsets_;
+  std::vector<Layout> layouts_;
+  bool directed_ = false;
+  std::int64_t nnz_local_ = 0;
+  std::vector<Stage> fwd_, bwd_;
+  Buffer<float> send_, recv_;
+  Dense work_;
+};
+
+}  // namespace gcnlab

@@ -1,3 +1,4 @@
+#include "backends/factory.hpp"
 #include "apps/gcnlab/commands.hpp"
 
 #include <algorithm>
@@ -50,16 +51,22 @@ void collectively(Communicator& world, const std::function<void()>& fn) {
 
 namespace {
 
-// Threads per rank: the node's cores divided by the ranks on the node.
-int default_threads(Communicator& world) {
+// This rank's place on its node: (index among the node's ranks, ranks on the node).
+std::pair<int, int> node_position(Communicator& world) {
   auto& mpi = dynamic_cast<MpiCommunicator&>(world);
   MPI_Comm node;
   GCNLAB_MPI(MPI_Comm_split_type(mpi.native(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
-  int local = 1;
-  MPI_Comm_size(node, &local);
+  int local = 0, count = 1;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_size(node, &count);
   MPI_Comm_free(&node);
+  return {local, count};
+}
+
+// Threads per rank: the node's cores divided by the ranks on the node.
+int default_threads(int ranks_on_node) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / local);
+  return std::max(1, cores / ranks_on_node);
 }
 
 Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& dims) {
@@ -195,6 +202,7 @@ int train(Args& args, Communicator& world) {
   bool dry_run = false;
   std::string dataset_spec;
   std::unique_ptr<Backend> backend;
+  std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Trainer> trainer;
 
@@ -218,17 +226,20 @@ int train(Args& args, Communicator& world) {
     model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     info.partitioner = args.value_or("--partitioner", "block");
     info.backend = args.value_or("--backend", "cpu");
-    info.threads = static_cast<int>(args.integer("--threads", default_threads(world), 1));
+    const auto [local_rank, ranks_on_node] = node_position(world);
+    info.threads = static_cast<int>(args.integer("--threads", default_threads(ranks_on_node), 1));
     sopts.block = args.integer("--block", 0, 0);
     dry_run = args.flag("--dry-run");
     out = args.value("--out");
     weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");
     args.finish();
-    backend = make_backend(info.backend, {info.threads});
+    backend = make_backend(info.backend, {info.threads, local_rank});
     world.ledger().set_sync([b = backend.get()] { b->sync(); });
-    strategy = make_strategy(sopts, {world, *backend});
-    trainer = std::make_unique<Trainer>(*strategy, world, *backend, model, tc);
+    device_world = make_device_communicator(*backend, dynamic_cast<MpiCommunicator&>(world));
+    Communicator& comm = device_world ? *device_world : world;
+    strategy = make_strategy(sopts, {comm, *backend});
+    trainer = std::make_unique<Trainer>(*strategy, comm, *backend, model, tc);
   });
 
   collectively(world, [&] {

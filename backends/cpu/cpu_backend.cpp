@@ -177,11 +177,4 @@ XentSums CpuBackend::softmax_xent(ConstView z, std::int64_t col0, const float* m
   return s;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts) {
-  if (name == "cpu") return std::make_unique<CpuBackend>(opts);
-  if (name == "cuda")
-    fail("--backend cuda: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
-  fail("unknown --backend '{}' (expected cpu or cuda)", name);
-}
-
 }  // namespace gcnlab

@@ -62,11 +62,11 @@ class Backend : public Allocator {
                                 View g) = 0;
 };
 
-// Threads a rank's kernels may use (OpenMP and BLAS).
+// Threads a rank's kernels may use (OpenMP and BLAS); the rank's index on its
+// node (the CUDA backend uses device local_rank mod device count).
 struct BackendOptions {
   int threads = 1;
+  int local_rank = 0;
 };
-
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts);
 
 }  // namespace gcnlab

@@ -1,3 +1,4 @@
+#include "backends/factory.hpp"
 #include "tests/support/harness.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,14 +11,24 @@ namespace gcnlab::test {
 
 Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   comm_ = std::make_unique<MpiCommunicator>(comm, ledger_, /*owned=*/false);
-  backend_ = make_backend("cpu", {1});
+  int local = 0;
+  {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+  }
+  backend_ = make_backend(spec.backend, {1, local});
+  ledger_.set_sync([b = backend_.get()] { b->sync(); });
+  device_comm_ = make_device_communicator(*backend_, *comm_);
+  Communicator& c = device_comm_ ? *device_comm_ : *comm_;
   StrategyOptions opts;
   opts.algo = spec.algo;
   opts.grid = spec.grid;
   opts.replication = spec.replication;
   opts.block = spec.block;
-  strategy_ = make_strategy(opts, {*comm_, *backend_});
-  trainer_ = std::make_unique<Trainer>(*strategy_, *comm_, *backend_, spec.model, spec.train);
+  strategy_ = make_strategy(opts, {c, *backend_});
+  trainer_ = std::make_unique<Trainer>(*strategy_, c, *backend_, spec.model, spec.train);
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {

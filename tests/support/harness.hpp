@@ -20,6 +20,7 @@ struct RunSpec {
   int replication = 0;
   std::int64_t block = 0;
   std::string partitioner = "block";
+  std::string backend = "cpu";
   ModelConfig model;
   TrainConfig train;
 };
@@ -33,7 +34,7 @@ class Job {
   RunResult train() { return trainer_->train(); }
   Trainer& trainer() { return *trainer_; }
   Strategy& strategy() { return *strategy_; }
-  Communicator& comm() { return *comm_; }
+  Communicator& comm() { return device_comm_ ? *device_comm_ : *comm_; }
   Ledger& ledger() { return ledger_; }
 
  private:
@@ -41,6 +42,7 @@ class Job {
   Ledger ledger_;
   std::unique_ptr<MpiCommunicator> comm_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Communicator> device_comm_;  // NCCL for the CUDA backend
   std::unique_ptr<Strategy> strategy_;
   std::unique_ptr<Trainer> trainer_;
 };

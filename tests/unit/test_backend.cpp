@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
 #include "common/model/init.hpp"
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "backends/factory.hpp"
 #include "common/data/graph.hpp"
 #include "common/model/loss.hpp"
 #include "tests/support/harness.hpp"

@@ -1,0 +1,178 @@
+#include "backends/cuda/cuda_backend.hpp"
+
+#include <vector>
+
+#include "backends/cuda/check.hpp"
+#include "backends/cuda/kernels.hpp"
+#include "backends/factory.hpp"
+
+namespace gcnlab {
+
+namespace {
+enum Slot { kSpmmWork = 0, kOffsets32 = 1, kXentRows = 2 };
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) { return std::make_unique<CudaBackend>(opts); }
+
+CudaBackend::CudaBackend(const BackendOptions& opts) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  GCNLAB_CHECK(rc == cudaSuccess && count > 0, "--backend cuda: no usable CUDA device ({})",
+               rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
+  device_ = opts.local_rank % count;  // one rank per GPU: the local rank picks the device
+  GCNLAB_CUDA_CALL(cudaSetDevice(device_));
+  GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+  GCNLAB_CUDA_CALL(cublasCreate(&cublas_));
+  GCNLAB_CUDA_CALL(cublasSetStream(cublas_, stream_));
+  GCNLAB_CUDA_CALL(cusparseCreate(&cusparse_));
+  GCNLAB_CUDA_CALL(cusparseSetStream(cusparse_, stream_));
+}
+
+CudaBackend::~CudaBackend() {
+  for (void* p : scratch_)
+    if (p) cudaFree(p);
+  if (cusparse_) cusparseDestroy(cusparse_);
+  if (cublas_) cublasDestroy(cublas_);
+  if (comm_stream_) cudaStreamDestroy(comm_stream_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaBackend::sync() { GCNLAB_CUDA_CALL(cudaStreamSynchronize(stream_)); }
+
+void* CudaBackend::do_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  GCNLAB_CUDA_CALL(cudaMalloc(&p, bytes));
+  return p;
+}
+
+void CudaBackend::do_deallocate(void* p, std::size_t) { cudaFree(p); }
+
+void* CudaBackend::scratch(int slot, std::size_t bytes) {
+  if (bytes > scratch_bytes_[slot]) {
+    sync();  // the old buffer may still be in use by queued work
+    if (scratch_[slot]) GCNLAB_CUDA_CALL(cudaFree(scratch_[slot]));
+    GCNLAB_CUDA_CALL(cudaMalloc(&scratch_[slot], bytes));
+    scratch_bytes_[slot] = bytes;
+  }
+  return scratch_[slot];
+}
+
+void CudaBackend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  GCNLAB_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  sync();
+}
+void CudaBackend::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  GCNLAB_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  sync();
+}
+void CudaBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  GCNLAB_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+// Y = A X + beta Y with cuSPARSE's generic SpMM on row-major dense operands.
+// cuSPARSE needs equal index types for offsets and columns: the 64-bit row
+// offsets are narrowed into a reused 32-bit buffer (blocks have < 2^31 nnz).
+void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
+  GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
+  if (y.rows == 0 || y.cols == 0) return;
+  if (a.nnz == 0 || x.rows == 0) {
+    if (beta == 0.f) fill(y, 0.f);
+    else if (beta != 1.f) cuda::scale(stream_, y.rows, y.cols, y.data, y.ld, beta);
+    return;
+  }
+  GCNLAB_CHECK(a.nnz < (std::int64_t{1} << 31), "sparse block with {} nonzeros exceeds 32-bit cuSPARSE indices", a.nnz);
+  auto* offsets = static_cast<std::int32_t*>(scratch(kOffsets32, (a.rows + 1) * sizeof(std::int32_t)));
+  cuda::narrow_offsets(stream_, a.rows + 1, a.rowptr.data(), offsets);
+  cusparseSpMatDescr_t ma;
+  cusparseDnMatDescr_t mx, my;
+  GCNLAB_CUDA_CALL(cusparseCreateCsr(&ma, a.rows, a.cols, a.nnz, offsets, const_cast<std::int32_t*>(a.col.data()),
+                                     const_cast<float*>(a.val.data()), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  GCNLAB_CUDA_CALL(cusparseCreateDnMat(&mx, x.rows, x.cols, x.ld, const_cast<float*>(x.data), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  GCNLAB_CUDA_CALL(cusparseCreateDnMat(&my, y.rows, y.cols, y.ld, y.data, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  const float alpha = 1.f;
+  std::size_t bytes = 0;
+  GCNLAB_CUDA_CALL(cusparseSpMM_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                           &alpha, ma, mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bytes));
+  void* work = scratch(kSpmmWork, std::max<std::size_t>(bytes, 1));
+  GCNLAB_CUDA_CALL(cusparseSpMM(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, ma,
+                                mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work));
+  cusparseDestroyDnMat(my);
+  cusparseDestroyDnMat(mx);
+  cusparseDestroySpMat(ma);
+}
+
+// Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: swap the operands.
+void CudaBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
+  const std::int64_t m = op_a == Op::N ? a.rows : a.cols;
+  const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
+  const std::int64_t n = op_b == Op::N ? b.cols : b.rows;
+  GCNLAB_ASSERT(c.rows == m && c.cols == n && (op_b == Op::N ? b.rows : b.cols) == k);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0.f) fill(c, 0.f);
+    else cuda::scale(stream_, c.rows, c.cols, c.data, c.ld, beta);
+    return;
+  }
+  GCNLAB_CUDA_CALL(cublasSgemm(cublas_, op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T, op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T,
+                               static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b.data,
+                               static_cast<int>(std::max<std::int64_t>(b.ld, 1)), a.data,
+                               static_cast<int>(std::max<std::int64_t>(a.ld, 1)), &beta, c.data,
+                               static_cast<int>(std::max<std::int64_t>(c.ld, 1))));
+}
+
+void CudaBackend::fill(View y, float value) { cuda::fill(stream_, y.rows, y.cols, {y.data, y.ld, value}); }
+void CudaBackend::copy(ConstView x, View y) { cuda::copy(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld}); }
+void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.rows, y.cols, {a, x.data, x.ld, y.data, y.ld}); }
+void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
+  cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});
+}
+void CudaBackend::relu(ConstView z, View h) { cuda::relu(stream_, h.rows, h.cols, {z.data, z.ld, h.data, h.ld}); }
+void CudaBackend::relu_backward(ConstView dh, ConstView z, View g) {
+  cuda::relu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
+}
+void CudaBackend::dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p) {
+  const float scale = p.p < 1.f ? 1.f / (1.f - p.p) : 0.f;
+  cuda::dropout(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, scale});
+}
+void CudaBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
+  cuda::adam(stream_, w.size(), {w.data, g.data, m.data, v.data, p});
+}
+void CudaBackend::sgd(View w, ConstView g, float lr) { cuda::sgd(stream_, w.size(), {w.data, g.data, lr}); }
+void CudaBackend::row_max(ConstView z, float* max) { cuda::row_max(stream_, z.rows, {z.data, z.ld, z.cols, max}); }
+void CudaBackend::row_sum_exp(ConstView z, const float* max, float* sum) {
+  cuda::row_sum_exp(stream_, z.rows, {z.data, z.ld, z.cols, max, sum});
+}
+
+XentSums CudaBackend::softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
+                                   const std::int32_t* label, const std::uint8_t* split, float scale, View g) {
+  // Per-row results on the device, summed on the host by split.
+  const std::int64_t rows = z.rows;
+  const std::size_t bytes = rows * (sizeof(double) + 2 * sizeof(int) + sizeof(std::uint8_t));
+  auto* base = static_cast<char*>(scratch(kXentRows, std::max<std::size_t>(bytes, 1)));
+  auto* loss = reinterpret_cast<double*>(base);
+  auto* correct = reinterpret_cast<int*>(base + rows * sizeof(double));
+  auto* counted = correct + rows;
+  cuda::softmax_xent(stream_, rows, {z.data, z.ld, z.cols, col0, max, sum, label, split, scale, g.data, g.ld}, loss,
+                     correct, counted);
+  std::vector<double> h_loss(rows);
+  std::vector<int> h_correct(rows), h_counted(rows);
+  std::vector<std::uint8_t> h_split(rows);
+  if (rows > 0) {
+    copy_to_host(h_loss.data(), loss, rows * sizeof(double));
+    copy_to_host(h_correct.data(), correct, rows * sizeof(int));
+    copy_to_host(h_counted.data(), counted, rows * sizeof(int));
+    copy_to_host(h_split.data(), split, rows);
+  }
+  XentSums s;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    s.loss += h_loss[i];
+    s.correct[h_split[i] & 3] += h_correct[i];
+    s.counted[h_split[i] & 3] += h_counted[i];
+  }
+  s.correct[0] = s.counted[0] = 0;
+  return s;
+}
+
+}  // namespace gcnlab

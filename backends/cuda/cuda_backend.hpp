@@ -1,0 +1,70 @@
+#pragma once
+// CUDA backend: device memory through cudaMalloc (no managed memory), one
+// compute stream per rank plus a second stream for communication overlap,
+// cuSPARSE generic SpMM (CSR, row-major dense operands), cuBLAS sgemm with
+// row-major operands, and the element-wise functors launched as kernels.
+// CUDA types stay out of this header (forward declarations only), so CPU
+// code that includes it needs no toolkit.
+
+#include "common/backend/backend.hpp"
+
+struct CUstream_st;
+struct cublasContext;
+struct cusparseContext;
+
+namespace gcnlab {
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions& opts);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  void sync() override;
+  CUstream_st* stream() const { return stream_; }
+  CUstream_st* comm_stream() const { return comm_stream_; }
+  int device() const { return device_; }
+
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  void copy_on_device(void* dst, const void* src, std::size_t bytes) override;
+
+  void spmm(const Csr& a, ConstView x, View y, float beta) override;
+  void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) override;
+
+  void fill(View y, float value) override;
+  void copy(ConstView x, View y) override;
+  void axpy(float a, ConstView x, View y) override;
+  void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
+  void relu(ConstView z, View h) override;
+  void relu_backward(ConstView dh, ConstView z, View g) override;
+  void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
+               const DropoutParams& p) override;
+  void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
+  void sgd(View w, ConstView g, float lr) override;
+
+  void row_max(ConstView z, float* max) override;
+  void row_sum_exp(ConstView z, const float* max, float* sum) override;
+  XentSums softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
+                        const std::int32_t* label, const std::uint8_t* split, float scale,
+                        View g) override;
+
+ protected:
+  void* do_allocate(std::size_t bytes) override;
+  void do_deallocate(void* p, std::size_t bytes) override;
+
+ private:
+  // Scratch that grows to the largest request and is reused (SpMM work
+  // buffer, 32-bit row offsets, per-row loss results).
+  void* scratch(int slot, std::size_t bytes);
+
+  int device_ = 0;
+  CUstream_st* stream_ = nullptr;
+  CUstream_st* comm_stream_ = nullptr;
+  cublasContext* cublas_ = nullptr;
+  cusparseContext* cusparse_ = nullptr;
+  void* scratch_[4] = {};
+  std::size_t scratch_bytes_[4] = {};
+};
+
+}  // namespace gcnlab

@@ -1,0 +1,104 @@
+// The CUDA launchers of the element-wise functors: the same functors the CPU
+// backend runs in OpenMP loops (common/backend/elementwise.hpp).
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "backends/cuda/kernels.hpp"
+
+namespace gcnlab::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(std::int64_t n) {
+  return static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65535 * 16));
+}
+
+template <class F>
+__global__ void each_2d(std::int64_t rows, std::int64_t cols, F f) {
+  const std::int64_t n = rows * cols;
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    f(k / cols, k % cols);
+}
+
+template <class F>
+__global__ void each_1d(std::int64_t n, F f) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    f(k);
+}
+
+void check_launch() {
+  const cudaError_t rc = cudaGetLastError();
+  if (rc != cudaSuccess) throw std::runtime_error(std::string("CUDA kernel launch failed: ") + cudaGetErrorString(rc));
+}
+
+template <class F>
+void launch_2d(cudaStream_t s, std::int64_t rows, std::int64_t cols, const F& f) {
+  if (rows <= 0 || cols <= 0) return;
+  each_2d<<<blocks_for(rows * cols), kThreads, 0, s>>>(rows, cols, f);
+  check_launch();
+}
+
+template <class F>
+void launch_1d(cudaStream_t s, std::int64_t n, const F& f) {
+  if (n <= 0) return;
+  each_1d<<<blocks_for(n), kThreads, 0, s>>>(n, f);
+  check_launch();
+}
+
+struct XentToArrays {
+  ew::SoftmaxXent f;
+  double* loss;
+  int* correct;
+  int* counted;
+  __device__ void operator()(std::int64_t i) const {
+    const ew::XentRow r = f(i);
+    loss[i] = r.loss;
+    correct[i] = r.correct;
+    counted[i] = r.counted;
+  }
+};
+
+struct Narrow {
+  const std::int64_t* in;
+  std::int32_t* out;
+  __device__ void operator()(std::int64_t i) const { out[i] = static_cast<std::int32_t>(in[i]); }
+};
+
+struct Scale {
+  float* y;
+  std::int64_t ld;
+  float beta;
+  __device__ void operator()(std::int64_t i, std::int64_t j) const { y[i * ld + j] *= beta; }
+};
+
+}  // namespace
+
+void fill(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Fill& f) { launch_2d(s, r, c, f); }
+void copy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Copy& f) { launch_2d(s, r, c, f); }
+void axpy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Axpy& f) { launch_2d(s, r, c, f); }
+void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::GatherRows& f) { launch_2d(s, r, c, f); }
+void relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu& f) { launch_2d(s, r, c, f); }
+void relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::ReluBackward& f) { launch_2d(s, r, c, f); }
+void dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Dropout& f) { launch_2d(s, r, c, f); }
+void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f) { launch_1d(s, n, f); }
+void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f) { launch_1d(s, n, f); }
+void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f) { launch_1d(s, rows, f); }
+void row_sum_exp(cudaStream_t s, std::int64_t rows, const ew::RowSumExp& f) { launch_1d(s, rows, f); }
+void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, double* loss, int* correct,
+                  int* counted) {
+  launch_1d(s, rows, XentToArrays{f, loss, correct, counted});
+}
+void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out) {
+  launch_1d(s, n, Narrow{in, out});
+}
+void scale(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* y, std::int64_t ld, float beta) {
+  launch_2d(s, rows, cols, Scale{y, ld, beta});
+}
+
+}  // namespace gcnlab::cuda

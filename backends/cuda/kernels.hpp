@@ -1,0 +1,35 @@
+#pragma once
+// Host-callable launchers for the element-wise functors of
+// common/backend/elementwise.hpp (implemented in kernels.cu). One generic
+// grid-stride launcher per functor shape; every launch is checked.
+// Plain pointers and sizes only: this header is C++17 and has no gcnlab types
+// beyond the functors.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "common/backend/elementwise.hpp"
+
+namespace gcnlab::cuda {
+
+void fill(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Fill& f);
+void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& f);
+void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
+void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
+void relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Relu& f);
+void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluBackward& f);
+void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);
+void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f);
+void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f);
+void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f);
+void row_sum_exp(cudaStream_t s, std::int64_t rows, const ew::RowSumExp& f);
+// Per-row results of ew::SoftmaxXent into loss[rows], correct[rows], counted[rows].
+void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, double* loss, int* correct,
+                  int* counted);
+// out[i] = in[i] (64-bit row offsets -> 32-bit for cuSPARSE, which needs equal index types).
+void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out);
+// y *= beta
+void scale(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* y, std::int64_t ld, float beta);
+
+}  // namespace gcnlab::cuda

@@ -1,0 +1,138 @@
+#include "backends/cuda/nccl_communicator.hpp"
+
+#include "backends/cuda/check.hpp"
+#include "backends/factory.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::f32: return ncclFloat32;
+    case DType::f64: return ncclFloat64;
+    case DType::i32: return ncclInt32;
+    case DType::i64: return ncclInt64;
+    case DType::u8: return ncclUint8;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return ncclSum;
+    case ReduceOp::max: return ncclMax;
+    case ReduceOp::min: return ncclMin;
+  }
+  return ncclSum;
+}
+
+const char* at(const void* p, std::int64_t elements, DType t) {
+  return static_cast<const char*>(p) + elements * static_cast<std::int64_t>(dtype_size(t));
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, const MpiCommunicator& world) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  GCNLAB_ASSERT(cuda != nullptr);
+  MPI_Comm dup;
+  GCNLAB_MPI(MPI_Comm_dup(world.native(), &dup));
+  return std::make_unique<NcclCommunicator>(std::make_unique<MpiCommunicator>(dup, world.ledger(), true), *cuda);
+}
+
+NcclCommunicator::NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi, CudaBackend& backend)
+    : Communicator(mpi->ledger()), mpi_(std::move(mpi)), backend_(backend) {
+  ncclUniqueId id;
+  if (mpi_->rank() == 0) GCNLAB_CUDA_CALL(ncclGetUniqueId(&id));
+  GCNLAB_MPI(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_->native()));
+  GCNLAB_CUDA_CALL(ncclCommInitRank(&comm_, mpi_->size(), id, mpi_->rank()));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_) ncclCommDestroy(comm_);
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) const {
+  MPI_Comm child;
+  GCNLAB_MPI(MPI_Comm_split(mpi_->native(), color, key, &child));
+  return std::make_unique<NcclCommunicator>(std::make_unique<MpiCommunicator>(child, ledger(), true), backend_);
+}
+
+bool NcclCommunicator::on_device(const void* p) const {
+  if (!p) return false;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error of an unregistered host pointer
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice;
+}
+
+// Host buffers take the MPI path through MpiCommunicator's do_* hooks (the
+// public calls would account the bytes a second time).
+
+void NcclCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int root) {
+  if (!on_device(buf)) return mpi_->do_broadcast(buf, count, t, root);
+  GCNLAB_CUDA_CALL(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, backend_.stream()));
+}
+
+void NcclCommunicator::do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) {
+  if (!on_device(buf)) return mpi_->do_allreduce(buf, count, t, op);
+  GCNLAB_CUDA_CALL(ncclAllReduce(buf, buf, count, nccl_type(t), nccl_op(op), comm_, backend_.stream()));
+}
+
+void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t count, DType t) {
+  if (!on_device(recv)) return mpi_->do_allgather(send, recv, count, t);
+  GCNLAB_CUDA_CALL(ncclAllGather(send, recv, count, nccl_type(t), comm_, backend_.stream()));
+}
+
+void NcclCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) {
+  if (!on_device(recv)) return mpi_->do_reduce_scatter(send, recv, count, t);
+  GCNLAB_CUDA_CALL(ncclReduceScatter(send, recv, count, nccl_type(t), ncclSum, comm_, backend_.stream()));
+}
+
+// NCCL has no reduce-scatter with counts: one grouped ncclReduce per block.
+void NcclCommunicator::do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) {
+  if (!on_device(send)) return mpi_->do_reduce_scatterv(send, recv, counts, t);
+  std::int64_t displ = 0;
+  GCNLAB_CUDA_CALL(ncclGroupStart());
+  for (int r = 0; r < size(); ++r) {
+    GCNLAB_CUDA_CALL(ncclReduce(at(send, displ, t), r == rank() ? recv : nullptr, counts[r], nccl_type(t), ncclSum, r,
+                                comm_, backend_.stream()));
+    displ += counts[r];
+  }
+  GCNLAB_CUDA_CALL(ncclGroupEnd());
+}
+
+// Personalised exchanges: grouped ncclSend / ncclRecv.
+void NcclCommunicator::do_alltoallv(const void* send, const std::int64_t* send_counts, const std::int64_t* send_displs,
+                                    void* recv, const std::int64_t* recv_counts, const std::int64_t* recv_displs,
+                                    DType t) {
+  if (!on_device(send) && !on_device(recv))
+    return mpi_->do_alltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, t);
+  GCNLAB_CUDA_CALL(ncclGroupStart());
+  for (int r = 0; r < size(); ++r) {
+    if (send_counts[r] > 0)
+      GCNLAB_CUDA_CALL(ncclSend(at(send, send_displs[r], t), send_counts[r], nccl_type(t), r, comm_, backend_.stream()));
+    if (recv_counts[r] > 0)
+      GCNLAB_CUDA_CALL(ncclRecv(const_cast<char*>(at(recv, recv_displs[r], t)), recv_counts[r], nccl_type(t), r, comm_,
+                                backend_.stream()));
+  }
+  GCNLAB_CUDA_CALL(ncclGroupEnd());
+}
+
+void NcclCommunicator::do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
+                                   DType t) {
+  GCNLAB_CUDA_CALL(ncclGroupStart());
+  for (const auto& m : recvs) GCNLAB_CUDA_CALL(ncclRecv(m.data, m.count, nccl_type(t), m.peer, comm_, backend_.stream()));
+  for (const auto& m : sends) GCNLAB_CUDA_CALL(ncclSend(m.data, m.count, nccl_type(t), m.peer, comm_, backend_.stream()));
+  GCNLAB_CUDA_CALL(ncclGroupEnd());
+}
+
+void NcclCommunicator::do_barrier() {
+  backend_.sync();
+  mpi_->barrier();
+}
+
+}  // namespace gcnlab

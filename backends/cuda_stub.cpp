@@ -1,0 +1,15 @@
+// Built when GCNLAB_CUDA is OFF: the CUDA entry points fail with one message.
+
+#include "backends/factory.hpp"
+
+namespace gcnlab {
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) {
+  fail("--backend cuda: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(Backend&, const MpiCommunicator&) {
+  fail("NCCL: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,24 @@
+#pragma once
+// Backend and transport factories: the only place that knows which backends
+// this build has. `--backend cuda` in a build without CUDA fails here with one
+// clear message (backends/cuda_stub.cpp), as Ginkgo's device hooks do.
+
+#include <memory>
+#include <string>
+
+#include "common/backend/backend.hpp"
+#include "common/comm/mpi_communicator.hpp"
+
+namespace gcnlab {
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts);
+
+// The communicator strategies should use with `backend`: NCCL over `world`
+// for the CUDA backend, null for the CPU backend (use `world` itself).
+std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world);
+
+// Implemented by backends/cuda (or the stub when CUDA is off).
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
+std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, const MpiCommunicator& world);
+
+}  // namespace gcnlab

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/comm/wire.hpp"
+#include "common/dist/block_rows.hpp"
 #include "partitioners/block.hpp"
 
 namespace gcnlab {
@@ -32,13 +33,7 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   offsets_ = row_blocks(g, R);
   const std::int64_t r0 = offsets_[i], r1 = offsets_[i + 1];
 
-  Layout mine;
-  mine.vertices.assign(g.order.begin() + r0, g.order.begin() + r1);
-  layouts_.clear();
-  for (std::int64_t f : dims) {
-    mine.cols = f;
-    layouts_.push_back(mine);
-  }
+  layouts_ = block_row_layouts(g, r0, r1, dims);
 
   // Only the blocks of this column's stages are stored: Âᵀ_ik, k in chunk j.
   const auto [k0, k1] = stage_range(R, c, j);
@@ -70,23 +65,14 @@ void OneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
   broadcast_spmm(col_, backend_, forward_stages_, x, t, stage_);
   row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
-  auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+  multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
   broadcast_spmm(col_, backend_, backward_stages_, g, u, stage_);
   row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
-  {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
-  }
-  col_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
-  if (dx) {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
-  }
+  weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
 }
 
 ByteModel OneHalfDStrategy::byte_model() const {
@@ -97,10 +83,10 @@ ByteModel OneHalfDStrategy::byte_model() const {
     const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
     m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, forward_stages_, dims_[l]) +
                                                   broadcast_spmm_bytes(col_, backward_stages_, dims_[l + 1]);
-    m[static_cast<int>(Category::allreduce)] += wire::allreduce(rows * fin * sizeof(float), c) +
-                                                wire::allreduce(rows * fout * sizeof(float), c) +
-                                                wire::allreduce(fin * fout * sizeof(float), R);
+    m[static_cast<int>(Category::allreduce)] +=
+        wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);
   }
+  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, R);
   return m;
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/comm/wire.hpp"
+#include "common/dist/block_rows.hpp"
 #include "partitioners/block.hpp"
 
 namespace gcnlab {
@@ -30,13 +30,7 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   GCNLAB_CHECK(g.n >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n, p);
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
 
-  Layout mine;
-  mine.vertices.assign(g.order.begin() + r0, g.order.begin() + r1);
-  layouts_.clear();
-  for (std::int64_t f : dims) {
-    mine.cols = f;
-    layouts_.push_back(mine);
-  }
+  layouts_ = block_row_layouts(g, r0, r1, dims);
 
   auto split = [&](const HostCsr& a) {
     const HostCsr rows = extract_rows(a, r0, r1);
@@ -65,23 +59,13 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
 void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
   broadcast_spmm(world_, backend_, forward_stages_, x, t, stage_);
-  auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+  multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
   broadcast_spmm(world_, backend_, backward_stages_, g, u, stage_);
-  {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
-  }
-  GCNLAB_ASSERT(dw.ld == dw.cols);
-  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
-  if (dx) {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
-  }
+  weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
 }
 
 ByteModel OneDStrategy::byte_model() const {
@@ -89,9 +73,8 @@ ByteModel OneDStrategy::byte_model() const {
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, forward_stages_, dims_[l]) +
                                                   broadcast_spmm_bytes(world_, backward_stages_, dims_[l + 1]);
-    m[static_cast<int>(Category::allreduce)] +=
-        wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size());
   }
+  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
   return m;
 }
 

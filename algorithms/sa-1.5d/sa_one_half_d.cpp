@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/comm/wire.hpp"
+#include "common/dist/block_rows.hpp"
 #include "common/dist/needed_rows.hpp"
 #include "common/dist/replicated_rows.hpp"
 #include "partitioners/block.hpp"
@@ -35,21 +36,10 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& 
   const auto [k0, k1] = stage_range(R, c, j);
 
   // Requests to the roots of this column's stages: to column rank k, NnzCols(i, k).
-  std::vector<std::int64_t> req_counts(R, 0), req_displs(R, 0), request;
+  std::vector<std::vector<std::int64_t>> wanted(R);
   for (int k = k0; k < k1; ++k)
-    if (k != i) req_counts[k] = static_cast<std::int64_t>(need.rows[k].size());
-  for (int k = 1; k < R; ++k) req_displs[k] = req_displs[k - 1] + req_counts[k - 1];
-  for (int k = 0; k < R; ++k) request.insert(request.end(), need.rows[k].begin(), need.rows[k].begin() + req_counts[k]);
-  std::vector<std::int64_t> one(R, 1), slot(R), got_counts(R, 0), got_displs(R, 0);
-  for (int k = 0; k < R; ++k) slot[k] = k;
-  col_.alltoallv(std::span<const std::int64_t>(req_counts), std::span<const std::int64_t>(one),
-                 std::span<const std::int64_t>(slot), std::span<std::int64_t>(got_counts),
-                 std::span<const std::int64_t>(one), std::span<const std::int64_t>(slot), Category::alltoall);
-  for (int l = 1; l < R; ++l) got_displs[l] = got_displs[l - 1] + got_counts[l - 1];
-  std::vector<std::int64_t> wanted(got_displs[R - 1] + got_counts[R - 1]);
-  col_.alltoallv(std::span<const std::int64_t>(request), std::span<const std::int64_t>(req_counts),
-                 std::span<const std::int64_t>(req_displs), std::span<std::int64_t>(wanted),
-                 std::span<const std::int64_t>(got_counts), std::span<const std::int64_t>(got_displs), Category::alltoall);
+    if (k != i) wanted[k] = need.rows[k];
+  const RowRequests req = exchange_requests(col_, wanted);
 
   std::vector<Stage> stages;
   for (int k = k0; k < k1; ++k) {
@@ -57,8 +47,8 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& 
     st.k = k;
     if (k == i) {  // the own block reads H_i in place; this rank is the root and serves the others
       st.block = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[i], offsets_[i + 1]));
-      st.send_counts = got_counts;
-      st.send_rows = make_buffer<std::int64_t>(backend_, wanted);
+      st.send_counts = req.counts;
+      st.send_rows = make_buffer<std::int64_t>(backend_, req.rows);
     } else {
       st.block = upload(backend_, need.compact[k]);
       st.recv_rows = static_cast<std::int64_t>(need.rows[k].size());
@@ -74,13 +64,7 @@ void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   directed_ = g.directed;
   offsets_ = row_blocks(g, R);
   GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
-  Layout mine;
-  mine.vertices.assign(g.order.begin() + offsets_[i], g.order.begin() + offsets_[i + 1]);
-  layouts_.clear();
-  for (std::int64_t f : dims) {
-    mine.cols = f;
-    layouts_.push_back(mine);
-  }
+  layouts_ = block_row_layouts(g, offsets_[i], offsets_[i + 1], dims);
   fwd_ = build(*g.a_hat_t);
   if (directed_) bwd_ = build(*g.a_hat);
   nnz_local_ = 0;
@@ -133,23 +117,14 @@ void SaOneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
   spmm(fwd_, x, t);
   row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
-  auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+  multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void SaOneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
   spmm(directed_ ? bwd_ : fwd_, g, u);
   row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
-  {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
-  }
-  col_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
-  if (dx) {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
-  }
+  weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
 }
 
 ByteModel SaOneHalfDStrategy::byte_model() const {
@@ -165,10 +140,10 @@ ByteModel SaOneHalfDStrategy::byte_model() const {
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
     m[static_cast<int>(Category::p2p)] += (fwd * fin + bwd * fout) * sizeof(float);
-    m[static_cast<int>(Category::allreduce)] += wire::allreduce(rows * fin * sizeof(float), c) +
-                                                wire::allreduce(rows * fout * sizeof(float), c) +
-                                                wire::allreduce(fin * fout * sizeof(float), R);
+    m[static_cast<int>(Category::allreduce)] +=
+        wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);
   }
+  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, R);
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/comm/wire.hpp"
+#include "common/dist/block_rows.hpp"
 #include "common/dist/needed_rows.hpp"
 #include "partitioners/block.hpp"
 
@@ -32,30 +33,20 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const HostCsr& a) {
   e.remote = upload(backend_, concat_compact(need, me));
 
   // Tell every owner which of its rows this rank needs (once, setup phase).
+  std::vector<std::vector<std::int64_t>> wanted = need.rows;
+  wanted[me].clear();
+  const RowRequests req = exchange_requests(world_, wanted);
   e.recv_counts.assign(p, 0);
   e.recv_displs.assign(p, 0);
-  std::vector<std::int64_t> request;
-  for (int j = 0; j < p; ++j) {
-    if (j == me) continue;
-    e.recv_counts[j] = static_cast<std::int64_t>(need.rows[j].size());
-    request.insert(request.end(), need.rows[j].begin(), need.rows[j].end());
-  }
-  for (int j = 1; j < p; ++j) e.recv_displs[j] = e.recv_displs[j - 1] + e.recv_counts[j - 1];
-  e.recv_rows = e.recv_displs[p - 1] + e.recv_counts[p - 1];
-  // first how many rows each owner must send (one count per peer), then which
-  std::vector<std::int64_t> one(p, 1), slot(p);
-  for (int j = 0; j < p; ++j) slot[j] = j;
-  e.send_counts.assign(p, 0);
-  world_.alltoallv(std::span<const std::int64_t>(e.recv_counts), std::span<const std::int64_t>(one),
-                   std::span<const std::int64_t>(slot), std::span<std::int64_t>(e.send_counts),
-                   std::span<const std::int64_t>(one), std::span<const std::int64_t>(slot), Category::alltoall);
+  e.send_counts = req.counts;
   e.send_displs.assign(p, 0);
-  for (int j = 1; j < p; ++j) e.send_displs[j] = e.send_displs[j - 1] + e.send_counts[j - 1];
-  std::vector<std::int64_t> send_rows(e.send_displs[p - 1] + e.send_counts[p - 1]);
-  world_.alltoallv(std::span<const std::int64_t>(request), std::span<const std::int64_t>(e.recv_counts),
-                   std::span<const std::int64_t>(e.recv_displs), std::span<std::int64_t>(send_rows),
-                   std::span<const std::int64_t>(e.send_counts), std::span<const std::int64_t>(e.send_displs),
-                   Category::alltoall);
+  for (int j = 0; j < p; ++j) e.recv_counts[j] = static_cast<std::int64_t>(wanted[j].size());
+  for (int j = 1; j < p; ++j) {
+    e.recv_displs[j] = e.recv_displs[j - 1] + e.recv_counts[j - 1];
+    e.send_displs[j] = e.send_displs[j - 1] + e.send_counts[j - 1];
+  }
+  e.recv_rows = e.recv_displs[p - 1] + e.recv_counts[p - 1];
+  const std::vector<std::int64_t>& send_rows = req.rows;
   e.send_rows = make_buffer<std::int64_t>(backend_, send_rows);
   return e;
 }
@@ -66,13 +57,7 @@ void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   directed_ = g.directed;
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
-  Layout mine;
-  mine.vertices.assign(g.order.begin() + offsets_[me], g.order.begin() + offsets_[me + 1]);
-  layouts_.clear();
-  for (std::int64_t f : dims) {
-    mine.cols = f;
-    layouts_.push_back(mine);
-  }
+  layouts_ = block_row_layouts(g, offsets_[me], offsets_[me + 1], dims);
   fwd_ = build(*g.a_hat_t);
   if (directed_) bwd_ = build(*g.a_hat);
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
@@ -108,22 +93,13 @@ void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
 void SaOneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
   spmm(fwd_, x, t);
-  auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+  multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void SaOneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
   spmm(directed_ ? bwd_ : fwd_, g, u);
-  {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
-  }
-  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
-  if (dx) {
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
-  }
+  weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
 }
 
 ByteModel SaOneDStrategy::byte_model() const {
@@ -132,9 +108,8 @@ ByteModel SaOneDStrategy::byte_model() const {
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     m[static_cast<int>(Category::alltoall)] +=
         (static_cast<double>(fwd_.recv_rows) * dims_[l] + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float);
-    m[static_cast<int>(Category::allreduce)] +=
-        wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size());
   }
+  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
   return m;
 }
 

@@ -39,6 +39,31 @@ NeededRows needed_rows(const HostCsr& a, const std::vector<std::int64_t>& offset
   return out;
 }
 
+RowRequests exchange_requests(Communicator& group, const std::vector<std::vector<std::int64_t>>& wanted) {
+  const int p = group.size();
+  GCNLAB_ASSERT(static_cast<int>(wanted.size()) == p);
+  std::vector<std::int64_t> want_counts(p), want_displs(p, 0), flat;
+  for (int r = 0; r < p; ++r) {
+    want_counts[r] = static_cast<std::int64_t>(wanted[r].size());
+    if (r > 0) want_displs[r] = want_displs[r - 1] + want_counts[r - 1];
+    flat.insert(flat.end(), wanted[r].begin(), wanted[r].end());
+  }
+  std::vector<std::int64_t> one(p, 1), slot(p);
+  for (int r = 0; r < p; ++r) slot[r] = r;
+  RowRequests out;
+  out.counts.assign(p, 0);
+  group.alltoallv(std::span<const std::int64_t>(want_counts), std::span<const std::int64_t>(one),
+                  std::span<const std::int64_t>(slot), std::span<std::int64_t>(out.counts),
+                  std::span<const std::int64_t>(one), std::span<const std::int64_t>(slot), Category::alltoall);
+  std::vector<std::int64_t> displs(p, 0);
+  for (int r = 1; r < p; ++r) displs[r] = displs[r - 1] + out.counts[r - 1];
+  out.rows.resize(displs[p - 1] + out.counts[p - 1]);
+  group.alltoallv(std::span<const std::int64_t>(flat), std::span<const std::int64_t>(want_counts),
+                  std::span<const std::int64_t>(want_displs), std::span<std::int64_t>(out.rows),
+                  std::span<const std::int64_t>(out.counts), std::span<const std::int64_t>(displs), Category::alltoall);
+  return out;
+}
+
 HostCsr concat_compact(const NeededRows& n, int skip) {
   const int blocks = static_cast<int>(n.compact.size());
   HostCsr m;

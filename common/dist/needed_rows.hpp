@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/comm/communicator.hpp"
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab {
@@ -22,6 +23,16 @@ struct NeededRows {
 
 // `a_rows`: block row A_i with global column positions; `offsets`: the column blocks.
 NeededRows needed_rows(const HostCsr& a_rows, const std::vector<std::int64_t>& offsets);
+
+// Sends group rank r the row ids wanted[r] (what this rank needs from r) and
+// returns what every rank wants from this one: counts per rank and the row
+// ids grouped by rank. Two all-to-alls (counts, then ids), category alltoall;
+// done once at setup.
+struct RowRequests {
+  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> rows;
+};
+RowRequests exchange_requests(Communicator& group, const std::vector<std::vector<std::int64_t>>& wanted);
 
 // Concatenates compact blocks side by side (block j's columns shifted by the
 // rows of the blocks before it), skipping `skip` (the rank's own block).

@@ -8,18 +8,12 @@
 
 #include "backends/factory.hpp"
 #include "tests/support/harness.hpp"
+#include "tests/support/random.hpp"
 
 using namespace gcnlab;
+using gcnlab::test::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(gen);
-  return v;
-}
 
 void require_close(const std::vector<float>& a, const std::vector<float>& b, float tol = 1e-5f) {
   REQUIRE(a.size() == b.size());

@@ -8,18 +8,12 @@
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
 #include "common/model/init.hpp"
+#include "tests/support/random.hpp"
 
 using namespace gcnlab;
+using gcnlab::test::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(gen);
-  return v;
-}
 
 // rows x cols with ~density nonzeros, row 0 empty, row 1 dense, last row empty.
 HostCsr random_csr(std::int64_t rows, std::int64_t cols, double density, unsigned seed) {

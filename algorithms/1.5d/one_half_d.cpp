@@ -35,27 +35,11 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
 
   layouts_ = block_row_layouts(g, r0, r1, dims);
 
-  // Only the blocks of this column's stages are stored: Âᵀ_ik, k in chunk j.
+  // Only the blocks of this column's stages are stored: Âᵀ_ik, k in chunk j; the
+  // root of stage k is the process of row k in this column (rank k of P(:, j)).
   const auto [k0, k1] = stage_range(R, c, j);
-  auto split = [&](const HostCsr& a) {
-    const HostCsr rows = extract_rows(a, r0, r1);
-    std::vector<Csr> blocks;
-    for (int k = k0; k < k1; ++k)
-      blocks.push_back(upload(backend_, extract_block(rows, 0, rows.rows, offsets_[k], offsets_[k + 1])));
-    return blocks;
-  };
-  a_hat_t_ = split(*g.a_hat_t);
-  if (directed_) a_hat_ = split(*g.a_hat);
-  const std::vector<Csr>& backward_blocks = directed_ ? a_hat_ : a_hat_t_;
-  forward_stages_.clear();
-  backward_stages_.clear();
-  nnz_local_ = 0;
-  for (int k = k0; k < k1; ++k) {
-    // root: the process of row k in this column (rank k of P(:, j)) holds H_k
-    forward_stages_.push_back({k, offsets_[k + 1] - offsets_[k], &a_hat_t_[k - k0]});
-    backward_stages_.push_back({k, offsets_[k + 1] - offsets_[k], &backward_blocks[k - k0]});
-    nnz_local_ += a_hat_t_[k - k0].nnz;
-  }
+  stages_ = block_row_stages(backend_, g, offsets_, r0, r1, k0, k1);
+  nnz_local_ = stages_.nnz;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
   work_ = Dense(backend_, r1 - r0, fmax);
@@ -63,14 +47,14 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
 
 void OneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  broadcast_spmm(col_, backend_, forward_stages_, x, t, stage_);
+  broadcast_spmm(col_, backend_, stages_.forward, x, t, stage_);
   row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
   multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  broadcast_spmm(col_, backend_, backward_stages_, g, u, stage_);
+  broadcast_spmm(col_, backend_, stages_.backward, g, u, stage_);
   row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
   weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
 }
@@ -81,8 +65,8 @@ ByteModel OneHalfDStrategy::byte_model() const {
   const double rows = static_cast<double>(layouts_[0].vertices.size());
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, forward_stages_, dims_[l]) +
-                                                  broadcast_spmm_bytes(col_, backward_stages_, dims_[l + 1]);
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, stages_.forward, dims_[l]) +
+                                                  broadcast_spmm_bytes(col_, stages_.backward, dims_[l + 1]);
     m[static_cast<int>(Category::allreduce)] +=
         wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);
   }

@@ -57,8 +57,7 @@ class OneHalfDStrategy final : public Strategy {
   std::vector<Layout> layouts_;
   bool directed_ = false;
   std::int64_t nnz_local_ = 0;
-  std::vector<Csr> a_hat_t_, a_hat_;  // the blocks of this column's stages
-  std::vector<BroadcastStage> forward_stages_, backward_stages_;
+  BlockRowStages stages_;  // the blocks of this column's stages
   Buffer<float> stage_;
   Dense work_;
 };

@@ -32,24 +32,8 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
 
   layouts_ = block_row_layouts(g, r0, r1, dims);
 
-  auto split = [&](const HostCsr& a) {
-    const HostCsr rows = extract_rows(a, r0, r1);
-    std::vector<Csr> blocks;
-    for (int j = 0; j < p; ++j)
-      blocks.push_back(upload(backend_, extract_block(rows, 0, rows.rows, offsets_[j], offsets_[j + 1])));
-    return blocks;
-  };
-  a_hat_t_ = split(*g.a_hat_t);
-  if (directed_) a_hat_ = split(*g.a_hat);
-  const std::vector<Csr>& backward_blocks = directed_ ? a_hat_ : a_hat_t_;
-  forward_stages_.clear();
-  backward_stages_.clear();
-  for (int j = 0; j < p; ++j) {
-    forward_stages_.push_back({j, offsets_[j + 1] - offsets_[j], &a_hat_t_[j]});
-    backward_stages_.push_back({j, offsets_[j + 1] - offsets_[j], &backward_blocks[j]});
-  }
-  nnz_local_ = 0;
-  for (const Csr& b : a_hat_t_) nnz_local_ += b.nnz;
+  stages_ = block_row_stages(backend_, g, offsets_, r0, r1, 0, p);
+  nnz_local_ = stages_.nnz;
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
@@ -58,21 +42,21 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
 
 void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  broadcast_spmm(world_, backend_, forward_stages_, x, t, stage_);
+  broadcast_spmm(world_, backend_, stages_.forward, x, t, stage_);
   multiply_weights(backend_, ledger_, t, w, z);
 }
 
 void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  broadcast_spmm(world_, backend_, backward_stages_, g, u, stage_);
+  broadcast_spmm(world_, backend_, stages_.backward, g, u, stage_);
   weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
 }
 
 ByteModel OneDStrategy::byte_model() const {
   ByteModel m{};
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, forward_stages_, dims_[l]) +
-                                                  broadcast_spmm_bytes(world_, backward_stages_, dims_[l + 1]);
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, stages_.forward, dims_[l]) +
+                                                  broadcast_spmm_bytes(world_, stages_.backward, dims_[l + 1]);
   }
   m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
   return m;

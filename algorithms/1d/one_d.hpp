@@ -45,9 +45,7 @@ class OneDStrategy final : public Strategy {
   std::vector<Layout> layouts_;
   bool directed_ = false;
   std::int64_t nnz_local_ = 0;
-  std::vector<Csr> a_hat_t_;  // Âᵀ_ij, j = 0..P-1 (forward)
-  std::vector<Csr> a_hat_;    // Â_ij (backward); empty when undirected (Â = Âᵀ)
-  std::vector<BroadcastStage> forward_stages_, backward_stages_;  // stage j: root j
+  BlockRowStages stages_;     // Âᵀ_ij and Â_ij, j = 0..P-1; stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f
   Dense work_;                // T_i / U_i: n_i x max f
 };

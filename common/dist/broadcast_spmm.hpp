@@ -13,6 +13,7 @@
 
 #include "common/backend/backend.hpp"
 #include "common/comm/communicator.hpp"
+#include "common/data/graph.hpp"
 
 namespace gcnlab {
 
@@ -21,6 +22,17 @@ struct BroadcastStage {
   std::int64_t rows;      // rows of the dense block
   const Csr* block;       // this rank's sparse block for the stage (block->cols == rows)
 };
+
+// The stages of block row [r0, r1) of Âᵀ (forward) and Â (backward) over the
+// column blocks k in [k0, k1) of `offsets`; stage k's root is group rank k
+// (1d: all blocks over the world; 1.5d: one column's chunk over the column).
+struct BlockRowStages {
+  std::vector<Csr> forward_blocks, backward_blocks;  // backward_blocks empty when undirected
+  std::vector<BroadcastStage> forward, backward;     // point into the blocks
+  std::int64_t nnz = 0;                              // nonzeros of the forward blocks
+};
+BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vector<std::int64_t>& offsets,
+                                std::int64_t r0, std::int64_t r1, int k0, int k1);
 
 // Y = Σ_s A_s · M_{root_s}; `local` is this rank's own dense block (sent when it is the root).
 // With no stages Y is zeroed.

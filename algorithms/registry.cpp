@@ -6,6 +6,7 @@
 #include "algorithms/2d/two_d.hpp"
 #include "algorithms/sa-1.5d/sa_one_half_d.hpp"
 #include "algorithms/sa-1d/sa_one_d.hpp"
+#include "algorithms/plexus-3d/plexus_3d.hpp"
 #include "algorithms/split-3d/split_3d.hpp"
 #include "algorithms/serial/serial.hpp"
 #include "algorithms/strategy.hpp"
@@ -40,6 +41,9 @@ const Entry kStrategies[] = {
      }},
     {"split-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Split3DStrategy>(o, c);
+     }},
+    {"plexus-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<Plexus3DStrategy>(o, c);
      }},
 };
 

@@ -38,6 +38,10 @@ struct StrategyOptions {
   std::vector<int> grid;  // empty: the strategy's default for the rank count
   int replication = 0;    // 1.5D family: c (0 = from --grid or the default)
   std::int64_t block = 0; // SUMMA blocking parameter b: max vertices per stage (0 = none)
+  std::string permutation = "double";  // plexus-3d: none | single | double (Sec. 5.1)
+  int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
+  bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
+  std::uint64_t seed = 1;              // permutations
 };
 
 struct StrategyContext {

@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "common/core/error.hpp"
-#include "common/core/rng.hpp"
+#include "common/core/permutation.hpp"
 #include "partitioners/block.hpp"
 #include "partitioners/methods.hpp"
 
@@ -89,13 +89,7 @@ Partition make_partition(const std::string& method, const HostCsr& adj, int part
     for (std::int64_t v = 0; v < n; ++v) w[v] = static_cast<double>(adj.rowptr[v + 1] - adj.rowptr[v] + 1);
     p = from_offsets(balanced_cuts(w, parts), identity);
   } else if (method == "random") {
-    // Fisher-Yates with counter-based draws: the same permutation on every rank.
-    std::vector<std::int64_t> order = identity;
-    for (std::int64_t i = n - 1; i > 0; --i) {
-      const auto j = static_cast<std::int64_t>(rng::key(seed, rng::kPermutation, i, 0) % static_cast<std::uint64_t>(i + 1));
-      std::swap(order[i], order[j]);
-    }
-    p = from_offsets(block_offsets(n, parts), order);
+    p = from_offsets(block_offsets(n, parts), random_permutation(n, seed));
   } else if (method == "metis" || method == "metis-nnz") {
     p = metis_partition(symmetrize(adj), parts, seed, imbalance, /*minimise_volume=*/false,
                         method == "metis-nnz" ? &adj : nullptr);

@@ -166,7 +166,8 @@ usage:
 
 train options:
   --algo NAME            {}
-  --grid G               process grid: P (1d), RxC (1.5d: C = replication c); default: the strategy's own
+  --grid G               process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d,
+                         plexus-3d); default: the strategy's own
   --replication c        1.5d: replication factor (instead of --grid)
   --dataset SPEC         default {}
   --epochs N (100)   --layers L (3)   --hidden H (128)
@@ -177,6 +178,10 @@ train options:
                          partition file (one part id per vertex); default block
   --backend cpu|cuda (cpu)
   --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
+  --permutation none|single|double   plexus-3d: vertex permutation for load balance (double)
+  --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
+                         nonblocking while the next multiplies (1: off)
+  --learn-features       train the input features as parameters (Plexus's node embeddings)
   --dry-run              set up, print the modelled bytes per category per rank, no epochs
   --no-eval              skip the dropout-free evaluation pass per epoch
   --out FILE.json        results (schema gcnlab.run/1)
@@ -229,6 +234,11 @@ int train(Args& args, Communicator& world) {
     const auto [local_rank, ranks_on_node] = node_position(world);
     info.threads = static_cast<int>(args.integer("--threads", default_threads(ranks_on_node), 1));
     sopts.block = args.integer("--block", 0, 0);
+    sopts.permutation = args.value_or("--permutation", "double");
+    sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
+    model.learn_features = args.flag("--learn-features");
+    sopts.learn_features = model.learn_features;
+    sopts.seed = model.seed;
     dry_run = args.flag("--dry-run");
     out = args.value("--out");
     weights_out = args.value("--weights-out");

@@ -87,6 +87,19 @@ void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t co
   GCNLAB_CUDA_CALL(ncclAllGather(send, recv, count, nccl_type(t), comm_, backend_.stream()));
 }
 
+// NCCL has no all-gather with counts: one grouped ncclBroadcast per contributor.
+void NcclCommunicator::do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) {
+  if (!on_device(recv)) return mpi_->do_allgatherv(send, recv, counts, t);
+  std::int64_t displ = 0;
+  GCNLAB_CUDA_CALL(ncclGroupStart());
+  for (int r = 0; r < size(); ++r) {
+    char* dst = const_cast<char*>(at(recv, displ, t));
+    GCNLAB_CUDA_CALL(ncclBroadcast(r == rank() ? send : dst, dst, counts[r], nccl_type(t), r, comm_, backend_.stream()));
+    displ += counts[r];
+  }
+  GCNLAB_CUDA_CALL(ncclGroupEnd());
+}
+
 void NcclCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) {
   if (!on_device(recv)) return mpi_->do_reduce_scatter(send, recv, count, t);
   GCNLAB_CUDA_CALL(ncclReduceScatter(send, recv, count, nccl_type(t), ncclSum, comm_, backend_.stream()));

@@ -31,6 +31,7 @@ class NcclCommunicator final : public Communicator {
   void do_broadcast(void* buf, std::size_t count, DType t, int root) override;
   void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t count, DType t) override;
+  void do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
   void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) override;
   void do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
   void do_alltoallv(const void* send, const std::int64_t* send_counts, const std::int64_t* send_displs, void* recv,

@@ -18,6 +18,18 @@ Communicator::Timed::~Timed() {
   ledger_.record(category_, tally_);
 }
 
+void Communicator::Pending::wait() {
+  if (!request_) return;
+  ledger_->sync();
+  const auto start = Ledger::Clock::now();
+  const std::unique_ptr<Request> r = std::move(request_);
+  r->wait();
+  ledger_->sync();
+  Tally t;
+  t.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start).count();
+  ledger_->record(category_, t);
+}
+
 std::size_t dtype_size(DType t) {
   switch (t) {
     case DType::f32: return 4;

@@ -74,6 +74,32 @@ class Communicator {
     do_allgather(send.data(), recv.data(), send.size(), dtype_of<T>());
   }
 
+  // Uneven contributions: rank r contributes counts[r] elements (send.size() ==
+  // counts[rank()]); recv holds Σ counts in rank order. Wire bytes: what
+  // arrives from the others, Σ_{r≠me} counts[r] (= (p-1) m for equal blocks).
+  template <class T>
+  void allgather(std::span<const T> send, std::span<T> recv, std::span<const std::int64_t> counts, Category c) {
+    GCNLAB_ASSERT(static_cast<int>(counts.size()) == size() && static_cast<std::int64_t>(send.size()) == counts[rank()]);
+    double total = 0;
+    for (std::int64_t n : counts) total += static_cast<double>(n);
+    GCNLAB_ASSERT(recv.size() == static_cast<std::size_t>(total));
+    const double m = static_cast<double>(send.size_bytes());
+    Timed t(*this, c, m, (total - static_cast<double>(send.size())) * sizeof(T));
+    do_allgatherv(send.data(), recv.data(), counts.data(), dtype_of<T>());
+  }
+
+  // A nonblocking collective in flight. Its bytes are recorded when it is
+  // posted; the time charged to its category is the time spent posting it and
+  // waiting for it, i.e. the communication that compute did not hide.
+  class Pending;
+  // A transport's handle on a nonblocking operation.
+  struct Request {
+    virtual ~Request() = default;
+    virtual void wait() = 0;
+  };
+  template <class T>
+  [[nodiscard]] Pending iallreduce(std::span<T> buf, ReduceOp op, Category c);
+
   // `send` holds size() * recv.size() elements; rank r receives the sum of block r.
   template <class T>
   void reduce_scatter(std::span<const T> send, std::span<T> recv, Category c) {
@@ -132,6 +158,7 @@ class Communicator {
   virtual void do_broadcast(void* buf, std::size_t count, DType t, int root) = 0;
   virtual void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) = 0;
   virtual void do_allgather(const void* send, void* recv, std::size_t count, DType t) = 0;
+  virtual void do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) = 0;
   virtual void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) = 0;
   virtual void do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) = 0;
   virtual void do_alltoallv(const void* send, const std::int64_t* send_counts,
@@ -141,6 +168,13 @@ class Communicator {
   virtual void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
                            DType t) = 0;
   virtual void do_barrier() = 0;
+
+  // Default: completes at once (a blocking all-reduce, which on a device
+  // stream is already asynchronous to the host); MPI overrides it.
+  virtual std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) {
+    do_allreduce(buf, count, t, op);
+    return nullptr;
+  }
 
  private:
   // Times one call and records it on destruction.
@@ -160,6 +194,46 @@ class Communicator {
 
   Ledger* ledger_;
 };
+
+class Communicator::Pending {
+ public:
+  Pending() = default;
+  Pending(Pending&& o) noexcept { *this = std::move(o); }
+  Pending& operator=(Pending&& o) noexcept {
+    std::swap(request_, o.request_);
+    std::swap(ledger_, o.ledger_);
+    std::swap(category_, o.category_);
+    return *this;
+  }
+  ~Pending() {
+    try {
+      wait();
+    } catch (...) {  // an error was already reported by an explicit wait()
+    }
+  }
+
+  // Completes the operation; charges the waiting time to its category.
+  void wait();
+
+ private:
+  friend class Communicator;
+  Pending(std::unique_ptr<Request> r, Ledger& l, Category c) : request_(std::move(r)), ledger_(&l), category_(c) {}
+
+  std::unique_ptr<Request> request_;
+  Ledger* ledger_ = nullptr;
+  Category category_ = Category::allreduce;
+};
+
+template <class T>
+Communicator::Pending Communicator::iallreduce(std::span<T> buf, ReduceOp op, Category c) {
+  const double m = static_cast<double>(buf.size_bytes());
+  std::unique_ptr<Request> r;
+  {
+    Timed t(*this, c, m, wire::allreduce(m, size()));
+    r = do_iallreduce(buf.data(), buf.size(), dtype_of<T>(), op);
+  }
+  return Pending(std::move(r), ledger(), c);
+}
 
 // Size of one element of `t` in bytes.
 std::size_t dtype_size(DType t);

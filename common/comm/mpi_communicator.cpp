@@ -81,6 +81,27 @@ void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t cou
                            comm_));
 }
 
+void MpiCommunicator::do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) {
+  const auto c = as_counts(counts, size_);
+  std::vector<int> displs(size_ + 1, 0);
+  for (int r = 0; r < size_; ++r) displs[r + 1] = as_count(static_cast<std::int64_t>(displs[r]) + c[r]);
+  GCNLAB_MPI(MPI_Allgatherv(send, c[rank_], mpi_type(t), recv, c.data(), displs.data(), mpi_type(t), comm_));
+}
+
+namespace {
+struct MpiRequest final : Communicator::Request {
+  MPI_Request request = MPI_REQUEST_NULL;
+  void wait() override { GCNLAB_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE)); }
+};
+}  // namespace
+
+std::unique_ptr<Communicator::Request> MpiCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
+                                                                      ReduceOp op) {
+  auto r = std::make_unique<MpiRequest>();
+  GCNLAB_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op), comm_, &r->request));
+  return r;
+}
+
 void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) {
   GCNLAB_MPI(MPI_Reduce_scatter_block(send, recv, as_count(count), mpi_type(t), MPI_SUM, comm_));
 }

@@ -32,6 +32,7 @@ class MpiCommunicator final : public Communicator {
   void do_broadcast(void* buf, std::size_t count, DType t, int root) override;
   void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t count, DType t) override;
+  void do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
   void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) override;
   void do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
   void do_alltoallv(const void* send, const std::int64_t* send_counts,
@@ -40,6 +41,7 @@ class MpiCommunicator final : public Communicator {
   void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
                    DType t) override;
   void do_barrier() override;
+  std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
 
  private:
   MPI_Comm comm_;

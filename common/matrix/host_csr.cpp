@@ -75,6 +75,25 @@ HostCsr extract_rows(const HostCsr& a, std::int64_t r0, std::int64_t r1) {
   return extract_block(a, r0, r1, 0, a.cols);
 }
 
+HostCsr extract_submatrix(const HostCsr& a, const std::vector<std::int64_t>& rows,
+                          const std::vector<std::int64_t>& col_map, std::int64_t cols) {
+  GCNLAB_ASSERT(static_cast<std::int64_t>(col_map.size()) == a.cols);
+  HostCsr out;
+  out.rows = static_cast<std::int64_t>(rows.size());
+  out.cols = cols;
+  out.rowptr.reserve(rows.size() + 1);
+  std::vector<std::pair<std::int64_t, float>> row;
+  for (std::int64_t r : rows) {
+    row.clear();
+    for (std::int64_t k = a.rowptr[r]; k < a.rowptr[r + 1]; ++k)
+      if (const std::int64_t c = col_map[a.col[k]]; c >= 0) row.emplace_back(c, a.val[k]);
+    std::sort(row.begin(), row.end());
+    for (const auto& [c, v] : row) out.col.push_back(c), out.val.push_back(v);
+    out.rowptr.push_back(static_cast<std::int64_t>(out.col.size()));
+  }
+  return out;
+}
+
 bool structurally_symmetric(const HostCsr& a) {
   if (a.rows != a.cols) return false;
   const HostCsr t = transpose(a);

@@ -37,6 +37,12 @@ HostCsr extract_block(const HostCsr& a, std::int64_t r0, std::int64_t r1, std::i
 // Rows [r0, r1), all columns kept.
 HostCsr extract_rows(const HostCsr& a, std::int64_t r0, std::int64_t r1);
 
+// The submatrix a[rows, C] for an arbitrary row list and column set: local
+// row i is a's row rows[i]; a column c is kept as local column col_map[c]
+// when col_map[c] >= 0 (col_map has a.cols entries). Columns sorted per row.
+HostCsr extract_submatrix(const HostCsr& a, const std::vector<std::int64_t>& rows,
+                          const std::vector<std::int64_t>& col_map, std::int64_t cols);
+
 bool structurally_symmetric(const HostCsr& a);
 
 }  // namespace gcnlab

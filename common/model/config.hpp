@@ -17,6 +17,9 @@ struct ModelConfig {
   bool weight_decay_first_only = false;  // Kipf & Welling apply it to layer 0 only
   float dropout = 0;
   std::uint64_t seed = 1;
+  // Trainable input features (node embeddings, as Plexus): H_0 is a parameter
+  // updated by the optimiser from dL/dH_0 (no weight decay on it).
+  bool learn_features = false;
 
   // f_0 .. f_L: input features, hidden widths, classes.
   std::vector<std::int64_t> dims(std::int64_t features, std::int64_t classes) const {

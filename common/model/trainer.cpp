@@ -49,7 +49,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     const auto rows_out = static_cast<std::int64_t>(out.vertices.size());
     s.h = Dense(backend_, rows_in, in.cols);
     if (model_.dropout > 0) s.x = Dense(backend_, rows_in, in.cols);
-    if (l > 0) s.dx = Dense(backend_, rows_in, in.cols);
+    if (l > 0 || model_.learn_features) s.dx = Dense(backend_, rows_in, in.cols);
     s.z = Dense(backend_, rows_out, out.cols);
     s.g = Dense(backend_, rows_out, out.cols);
     s.row_ids = make_buffer<std::int64_t>(backend_, in.vertices);
@@ -81,6 +81,12 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   for (std::size_t i = 0; i < in.vertices.size(); ++i)
     data.feature_row(in.vertices[i], in.col0, in.col0 + in.cols, h0.data() + i * in.cols);
   layers_[0].h.upload(h0);
+  if (model_.learn_features) {
+    feature_m_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
+    feature_v_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
+    backend_.fill(feature_m_, 0.f);
+    backend_.fill(feature_v_, 0.f);
+  }
   const Layout& out = strategy_.layout(L);
   std::vector<std::int32_t> labels(out.vertices.size());
   std::vector<std::uint8_t> split(out.vertices.size());
@@ -132,14 +138,15 @@ XentSums Trainer::loss() {
 void Trainer::backward(int epoch) {
   for (int l = model_.layers - 1; l >= 0; --l) {
     LayerState& s = layers_[l];
-    View dx = l > 0 ? s.dx.view() : View{};
-    strategy_.backward(l, input(l), s.g, s.w, s.dw, l > 0 ? &dx : nullptr);
-    if (l == 0) break;
+    const bool input_gradient = l > 0 || model_.learn_features;
+    View dx = input_gradient ? s.dx.view() : View{};
+    strategy_.backward(l, input(l), s.g, s.w, s.dw, input_gradient ? &dx : nullptr);
+    if (!input_gradient) break;
     auto t = ledger_.time(Category::elementwise);
     if (model_.dropout > 0)  // the same mask and scale as the forward pass
       backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(l).col0,
                        {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + l, model_.dropout});
-    backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
+    if (l > 0) backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
   }
 }
 
@@ -157,6 +164,11 @@ void Trainer::update(int step) {
       backend_.axpy(model_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
     if (model_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
     else backend_.sgd(s.w, s.dw, model_.lr);
+  }
+  if (model_.learn_features) {
+    LayerState& s = layers_[0];
+    if (model_.optimizer == "adam") backend_.adam(s.h, s.dx, feature_m_, feature_v_, p);
+    else backend_.sgd(s.h, s.dx, model_.lr);
   }
 }
 

@@ -74,7 +74,7 @@ class Trainer {
     Dense x;        // dropout(H_l) when dropout > 0
     Dense z;        // Z_l
     Dense g;        // dL/dZ_l
-    Dense dx;       // dL/dX_l (l > 0)
+    Dense dx;       // dL/dX_l (l > 0; l = 0 with learned features)
     Dense w, dw, m, v;
     Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
   };
@@ -95,6 +95,7 @@ class Trainer {
   TrainConfig train_;
   std::vector<std::int64_t> dims_;
   std::vector<LayerState> layers_;
+  Dense feature_m_, feature_v_;  // optimiser state of H_0 (learned features)
   Buffer<std::int32_t> labels_;
   Buffer<std::uint8_t> split_;
   double n_train_ = 0;

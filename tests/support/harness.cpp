@@ -27,6 +27,10 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.grid = spec.grid;
   opts.replication = spec.replication;
   opts.block = spec.block;
+  opts.permutation = spec.permutation;
+  opts.agg_blocks = spec.agg_blocks;
+  opts.learn_features = spec.model.learn_features;
+  opts.seed = spec.model.seed;
   strategy_ = make_strategy(opts, {c, *backend_});
   trainer_ = std::make_unique<Trainer>(*strategy_, c, *backend_, spec.model, spec.train);
 }
@@ -68,7 +72,7 @@ std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
   if (algo == "1d" || algo == "sa-1d") return {{p}};
   for (int a = 1; a <= p; ++a) {
     if (p % a) continue;
-    if (algo == "1.5d" || algo == "sa-1.5d" || algo == "2d") {
+    if (algo == "1.5d" || algo == "sa-1.5d" || algo == "2d") {  // 3D: split-3d, plexus-3d
       out.push_back({p / a, a});
       continue;
     }

@@ -19,6 +19,8 @@ struct RunSpec {
   std::vector<int> grid;
   int replication = 0;
   std::int64_t block = 0;
+  std::string permutation = "double";
+  int agg_blocks = 1;
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

@@ -1,0 +1,115 @@
+#pragma once
+// The geometry of Plexus's 3D tensor-parallel GCN (Mahajan et al., SC'25,
+// Sec. 3), free of any communicator: which block of every matrix a grid
+// coordinate holds, the collectives of one epoch with their sizes, and the
+// nonzeros of every adjacency shard. The strategy, its byte model, the
+// load-balance report and the performance model (`gcnlab plan`) all read it,
+// so they cannot disagree.
+//
+// Axes x, y, z = 0, 1, 2, grid G = Gx x Gy x Gz. Layer l uses the axes
+// rotated l times (Sec. 3.2, Fig. 4): (a, b, c) = (x, y, z), (z, x, y),
+// (y, z, x), (x, y, z), ...
+//   input  F   n x f_l       rows over a, columns over b (replicated over c;
+//                             layer 0: rows further split over c, Alg. 1 line 3)
+//   shard  A   n x n         rows over c, columns over a (replicated over b)
+//   H = A F    rows c, cols b, partial over a   -> all-reduce over a  (line 5)
+//   W          f_l x f_{l+1} rows over b, cols over a, rows further split over c
+//   Q = H W    rows c, cols a, partial over b   -> all-reduce over b  (line 9)
+// so Q is layer l+1's input: rows over c = a', columns over a = b'. Layer 0's
+// A shard lies on the ZX-plane, layer 1's on the YZ-plane, layer 2's on the
+// XY-plane, and layer 3 reuses layer 0's (period 3).
+//
+// Permutations (Sec. 5.1). Rows of layer l's input are in ordering π_l of the
+// vertices; layer l multiplies by A^(l) = Π_{l+1} Âᵀ Π_lᵀ. none: π_l = id;
+// single (Eq. 5.1/5.2): π_l = P; double (Eq. 5.3/5.4): π_l = P_c for even l,
+// P_r for odd l, so A^(l) alternates P_r Âᵀ P_cᵀ and P_c Âᵀ P_rᵀ. The
+// distinct shards a rank stores: min(3, L) (none, single), min(6, L) (double).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/comm/ledger.hpp"
+#include "common/matrix/host_csr.hpp"
+
+namespace gcnlab::plexus {
+
+enum class Permutation { none, single, dual };
+Permutation parse_permutation(const std::string& text);  // none | single | double
+std::string to_string(Permutation p);
+
+inline constexpr const char* kAxisNames[3] = {"x", "y", "z"};
+
+struct Axes {
+  int a, b, c;
+};
+// Layer l's axes: (x, y, z) rotated l times.
+constexpr Axes layer_axes(int l) {
+  const int a = (3 - l % 3) % 3;
+  return {a, (a + 1) % 3, (a + 2) % 3};
+}
+
+struct Range {
+  std::int64_t first = 0, count = 0;
+};
+// Part k of n items cut into p contiguous parts (block_offsets).
+Range block_range(std::int64_t n, int p, int k);
+// Sizes of the p parts of n items.
+std::vector<std::int64_t> block_sizes(std::int64_t n, int p);
+
+// Id of the ordering of layer l's input rows: 0 = π for even l (id / P / P_c), 1 = P_r.
+int ordering_id(Permutation p, int l);
+// The orderings as position lists: orderings[id][q] = position of row q. One
+// entry (none, single) or two (double).
+std::vector<std::vector<std::int64_t>> make_orderings(std::int64_t n, Permutation p, std::uint64_t seed);
+
+using Grid = std::array<int, 3>;    // Gx, Gy, Gz
+using Coords = std::array<int, 3>;  // x, y, z
+
+// The blocks one coordinate holds in layer l (f_l -> f_{l+1}).
+struct LayerBlocks {
+  Axes ax;
+  Range rows_in;   // rows of F (over a), in ordering l
+  Range x_rows;    // rows of F this rank stores: rows_in, split over c on layer 0
+  Range rows_out;  // rows of H and Q (over c), in ordering l + 1
+  Range cols_in;   // columns of F and H, rows of W (over b)
+  Range cols_out;  // columns of Q and W (over a)
+  Range w_rows;    // rows of W this rank stores: cols_in split over c
+};
+LayerBlocks layer_blocks(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+
+// The rows and columns of activation matrix l (l = 0..L) held by coordinate k.
+struct InputBlock {
+  Range rows, cols;
+};
+InputBlock input_block(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+
+// One collective of an epoch as one rank sees it.
+struct Collective {
+  Category category;
+  int axis;           // the group: ranks that differ only in this coordinate
+  int layer;
+  bool backward;
+  double wire_bytes;  // received by this rank (common/comm/wire.hpp)
+  double payload_bytes;
+};
+
+// Every collective of one training epoch (forward + backward) for coordinate
+// k, in program order. `learn_features`: layer 0 also computes dL/dF.
+std::vector<Collective> epoch_collectives(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g,
+                                          const Coords& k, bool learn_features);
+
+// Nonzeros of every shard of Π_r A Π_cᵀ cut into R x C blocks (row-major
+// R x C result): row q of the permuted matrix is A's row row_order[q].
+std::vector<std::int64_t> shard_nnz(const HostCsr& a, const std::vector<std::int64_t>& row_order,
+                                    const std::vector<std::int64_t>& col_order, int R, int C);
+
+// max / mean of a list of counts (1 for an empty or all-zero list).
+double max_over_mean(const std::vector<std::int64_t>& v);
+
+// Load balance of the adjacency shards on an R x C cut, as Plexus's Table 3:
+// the worst max/mean over the distinct adjacency versions a permutation stores.
+double shard_imbalance(const HostCsr& a_t, Permutation p, std::uint64_t seed, int R, int C);
+
+}  // namespace gcnlab::plexus

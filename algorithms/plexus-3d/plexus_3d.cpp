@@ -1,0 +1,240 @@
+#include "algorithms/plexus-3d/plexus_3d.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/dist/split_summa.hpp"
+
+namespace gcnlab {
+
+using namespace plexus;
+
+namespace {
+
+Grid grid_from(const StrategyOptions& opts, int p) {
+  const std::vector<int> dims = opts.grid.empty() ? default_grid(p, 3) : opts.grid;
+  GCNLAB_CHECK(dims.size() == 3, "--algo plexus-3d needs --grid XxYxZ (got {})", format_grid(dims));
+  GCNLAB_CHECK(dims[0] * dims[1] * dims[2] == p, "grid {} has {} processes but the job has {} ranks", format_grid(dims),
+               dims[0] * dims[1] * dims[2], p);
+  return {dims[0], dims[1], dims[2]};
+}
+
+// Plexus places Y innermost, then X, then Z (Sec. 4.2): the grid's rank order
+// is (z, x, y) with y varying fastest, so a Y group is consecutive ranks.
+ProcessGrid make_grid(Communicator& world, const Grid& g) { return ProcessGrid(world, {g[2], g[0], g[1]}, {"z", "x", "y"}); }
+
+template <class T>
+std::span<T> span_of(T* p, std::int64_t n) {
+  return {p, static_cast<std::size_t>(n)};
+}
+
+}  // namespace
+
+Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
+    : world_(ctx.world),
+      backend_(ctx.backend),
+      ledger_(ctx.world.ledger()),
+      g_(grid_from(opts, ctx.world.size())),
+      grid_(make_grid(ctx.world, g_)),
+      permutation_(parse_permutation(opts.permutation)),
+      agg_blocks_(opts.agg_blocks),
+      seed_(opts.seed),
+      learn_features_(opts.learn_features) {
+  GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
+  for (int axis = 0; axis < 3; ++axis) k_[axis] = grid_.coord(kAxisNames[axis]);
+}
+
+std::string Plexus3DStrategy::describe() const {
+  return fmt::format("plexus-3d (Plexus Sec. 3): grid {}x{}x{} (X x Y x Z, Y innermost); permutation {}; "
+                     "{} distinct adjacency shard(s) per rank, {} nnz; aggregation in {} row block(s); "
+                     "F and W sharded over Z",
+                     g_[0], g_[1], g_[2], to_string(permutation_), shards_.size(), nnz_local_, agg_blocks_);
+}
+
+void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+  n_ = g.n;
+  dims_ = dims;
+  const int L = static_cast<int>(dims.size()) - 1;
+  GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
+               "{} vertices cannot fill grid {}x{}x{}", g.n, g_[0], g_[1], g_[2]);
+  const auto orders = make_orderings(g.n, permutation_, seed_);
+  auto ordering = [&](int l) -> const std::vector<std::int64_t>& { return orders[ordering_id(permutation_, l)]; };
+
+  layouts_.clear();
+  for (int l = 0; l <= L; ++l) {
+    const InputBlock b = input_block(g.n, dims, g_, k_, l);
+    Layout lay;
+    for (std::int64_t q = b.rows.first; q < b.rows.first + b.rows.count; ++q)
+      lay.vertices.push_back(g.order[ordering(l)[q]]);
+    lay.col0 = b.cols.first;
+    lay.cols = b.cols.count;
+    layouts_.push_back(std::move(lay));
+  }
+
+  // Adjacency shards: A^(l) = Π_{l+1} Âᵀ Π_lᵀ restricted to rows R_c (ordering
+  // l+1) and columns C_a (ordering l); layers with the same planes and
+  // orderings share one shard.
+  blocks_.clear();
+  shards_.clear();
+  shard_of_layer_.clear();
+  nnz_local_ = 0;
+  std::map<std::tuple<int, int, int, int>, int> index;
+  std::vector<std::int64_t> col_map(static_cast<std::size_t>(g.n));
+  for (int l = 0; l < L; ++l) {
+    const LayerBlocks b = layer_blocks(g.n, dims, g_, k_, l);
+    blocks_.push_back(b);
+    const auto key = std::make_tuple(b.ax.c, b.ax.a, ordering_id(permutation_, l + 1), ordering_id(permutation_, l));
+    if (auto it = index.find(key); it != index.end()) {
+      shard_of_layer_.push_back(it->second);
+      continue;
+    }
+    std::vector<std::int64_t> rows(ordering(l + 1).begin() + b.rows_out.first,
+                                   ordering(l + 1).begin() + b.rows_out.first + b.rows_out.count);
+    std::fill(col_map.begin(), col_map.end(), -1);
+    for (std::int64_t q = 0; q < b.rows_in.count; ++q) col_map[ordering(l)[b.rows_in.first + q]] = q;
+    const HostCsr a = extract_submatrix(*g.a_hat_t, rows, col_map, b.rows_in.count);
+    Shard s;
+    s.nnz = a.nnz();
+    const int K = static_cast<int>(std::min<std::int64_t>(agg_blocks_, std::max<std::int64_t>(a.rows, 1)));
+    for (int kb = 0; kb < K; ++kb) {
+      const Range r = block_range(a.rows, K, kb);
+      s.row_blocks.push_back(upload(backend_, extract_rows(a, r.first, r.first + r.count)));
+      s.block_rows.push_back(r.count);
+    }
+    s.transposed = upload(backend_, transpose(a));
+    nnz_local_ += s.nnz;
+    index.emplace(key, static_cast<int>(shards_.size()));
+    shard_of_layer_.push_back(static_cast<int>(shards_.size()));
+    shards_.push_back(std::move(s));
+  }
+
+  h_.clear();
+  w_full_.clear();
+  std::int64_t dh = 0, dw = 0;
+  for (const LayerBlocks& b : blocks_) {
+    h_.emplace_back(backend_, b.rows_out.count, b.cols_in.count);
+    w_full_.push_back(g_[b.ax.c] > 1 ? Dense(backend_, b.cols_in.count, b.cols_out.count) : Dense());
+    dh = std::max(dh, b.rows_out.count * b.cols_in.count);
+    dw = std::max(dw, b.cols_in.count * b.cols_out.count);
+  }
+  const LayerBlocks& b0 = blocks_.front();
+  f_full_ = Dense(backend_, b0.rows_in.count, b0.cols_in.count);
+  dh_ = Dense(backend_, 1, dh);
+  dw_part_ = Dense(backend_, 1, dw);
+  dx_part_ = learn_features_ ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
+}
+
+Block Plexus3DStrategy::weight_block(int l) const {
+  const LayerBlocks& b = blocks_[l];
+  return {b.w_rows.first, b.w_rows.count, b.cols_out.first, b.cols_out.count};
+}
+
+void Plexus3DStrategy::aggregate(const Shard& s, Communicator& group, ConstView f, View h) {
+  std::vector<Communicator::Pending> pending;
+  std::int64_t row0 = 0;
+  for (std::size_t kb = 0; kb < s.row_blocks.size(); ++kb) {
+    View hb{h.data + row0 * h.ld, s.block_rows[kb], h.cols, h.ld};
+    {
+      auto t = ledger_.time(Category::spmm);
+      backend_.spmm(s.row_blocks[kb], f, hb, 0.f);
+    }
+    if (group.size() > 1)  // Alg. 1 line 5, one block at a time (Sec. 5.2)
+      pending.push_back(group.iallreduce(span_of(hb.data, hb.rows * hb.cols), ReduceOp::sum, Category::allreduce));
+    row0 += hb.rows;
+  }
+  for (auto& p : pending) p.wait();
+}
+
+void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  const LayerBlocks& b = blocks_[l];
+  Communicator& over_a = along(b.ax.a);
+  Communicator& over_b = along(b.ax.b);
+  Communicator& over_c = along(b.ax.c);
+
+  ConstView f = x;
+  if (l == 0 && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
+    const auto rows = block_sizes(b.rows_in.count, over_c.size());
+    std::vector<std::int64_t> counts;
+    for (std::int64_t r : rows) counts.push_back(r * b.cols_in.count);
+    over_c.allgather(span_of(x.data, x.rows * x.cols), f_full_.span(), counts, Category::allgather);
+    f = f_full_;
+  }
+  aggregate(shards_[shard_of_layer_[l]], over_a, f, h_[l]);  // lines 4-5
+
+  if (over_c.size() > 1) {  // line 7
+    std::vector<std::int64_t> counts;
+    for (std::int64_t r : block_sizes(b.cols_in.count, over_c.size())) counts.push_back(r * b.cols_out.count);
+    over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(), counts, Category::allgather);
+  }
+  const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
+  {
+    auto t = ledger_.time(Category::gemm);  // line 8
+    backend_.gemm(Op::N, Op::N, 1.f, h_[l], w_full, 0.f, z);
+  }
+  if (over_b.size() > 1) over_b.allreduce(span_of(z.data, z.rows * z.cols), ReduceOp::sum, Category::allreduce);  // line 9
+}
+
+void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w, View dw, View* dx) {
+  const LayerBlocks& b = blocks_[l];
+  Communicator& over_a = along(b.ax.a);
+  Communicator& over_c = along(b.ax.c);
+  GCNLAB_ASSERT(l > 0 || (dx != nullptr) == learn_features_);
+
+  // Alg. 2 lines 2-3: dW = Hᵀ dQ, partial over c, reduce-scattered into the W shards.
+  View dw_full = over_c.size() > 1 ? View{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count} : dw;
+  {
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, h_[l], g, 0.f, dw_full);
+  }
+  if (over_c.size() > 1) {
+    std::vector<std::int64_t> counts;
+    for (std::int64_t r : block_sizes(b.cols_in.count, over_c.size())) counts.push_back(r * b.cols_out.count);
+    over_c.reduce_scatter(span_of<const float>(dw_full.data, dw_full.size()), span_of(dw.data, dw.size()), counts,
+                          Category::reduce_scatter);
+  }
+  if (!dx) return;
+
+  // lines 5-6: dH = dQ Wᵀ, partial over a.
+  View dh{dh_.data(), b.rows_out.count, b.cols_in.count, b.cols_in.count};
+  {
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, dh);
+  }
+  if (over_a.size() > 1) over_a.allreduce(span_of(dh.data, dh.size()), ReduceOp::sum, Category::allreduce);
+
+  // lines 7-8: dF = Aᵀ dH, partial over c.
+  const bool scatter = l == 0 && over_c.size() > 1;  // the learned input features are sharded over c
+  View df = scatter ? View{dx_part_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count} : *dx;
+  {
+    auto t = ledger_.time(Category::spmm);
+    backend_.spmm(shards_[shard_of_layer_[l]].transposed, dh, df, 0.f);
+  }
+  if (scatter) {
+    std::vector<std::int64_t> counts;
+    for (std::int64_t r : block_sizes(b.rows_in.count, over_c.size())) counts.push_back(r * b.cols_in.count);
+    over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(dx->data, dx->size()), counts,
+                          Category::reduce_scatter);
+  } else if (l > 0 && over_c.size() > 1) {
+    over_c.allreduce(span_of(df.data, df.size()), ReduceOp::sum, Category::allreduce);
+  }
+}
+
+Communicator* Plexus3DStrategy::class_group() {
+  // The logits Q_{L-1} have their columns (classes) over a_{L-1} = b_L.
+  return &along(layer_axes(static_cast<int>(dims_.size()) - 1).b);
+}
+
+bool Plexus3DStrategy::counts_metrics() const {
+  // ... and are replicated over c_L = b_{L-1}.
+  return k_[layer_axes(static_cast<int>(dims_.size()) - 1).c] == 0;
+}
+
+ByteModel Plexus3DStrategy::byte_model() const {
+  ByteModel m{};
+  for (const Collective& c : epoch_collectives(n_, dims_, g_, k_, learn_features_))
+    m[static_cast<int>(c.category)] += c.wire_bytes;
+  return m;
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,86 @@
+#pragma once
+// plexus-3d: Plexus's 3D tensor-parallel full-graph GCN (Mahajan et al.,
+// SC'25, Sec. 3 and 5) on a Gx x Gy x Gz grid (`--grid XxYxZ`).
+//
+// Per layer l (axes (a, b, c) rotated l times; geometry in decomposition.hpp):
+//   forward, Alg. 1                          backward, Alg. 2
+//   F  <- all-gather over c (layer 0 only)   dW <- Hᵀ dQ, reduce-scatter over c   (lines 2-3)
+//   H  =  A F,  all-reduce over a            dH =  dQ Wᵀ, all-reduce over a       (lines 5-6)
+//   W  <- all-gather over c                  dF =  Aᵀ dH, all-reduce over c       (lines 7-8;
+//   Q  =  H W,  all-reduce over b                layer 0: reduce-scatter, learned features only)
+// The adjacency shards of three planes are cycled with period 3 (Sec. 3.2)
+// and, with the double permutation, in two permuted versions (Sec. 5.1).
+// Options: --permutation none|single|double (default double), --agg-blocks K
+// (blocked aggregation, Sec. 5.2: the forward SpMM in K row blocks, each
+// all-reduced with a nonblocking all-reduce while the next block multiplies).
+//
+// Deviation from Alg. 2 line 4: the all-gathered W of the forward pass is
+// kept for the backward pass instead of being gathered again (weights are
+// small; it saves one all-gather per layer and epoch).
+//
+// Per rank and epoch the wire bytes are exactly the sum over
+// plexus::epoch_collectives (ring all-reduce 2(p-1)/p M, all-gather and
+// reduce-scatter (p-1) m, the Eq. 4.5 terms with this rank's block sizes).
+
+#include <map>
+#include <tuple>
+
+#include "algorithms/plexus-3d/decomposition.hpp"
+#include "algorithms/strategy.hpp"
+#include "common/comm/process_grid.hpp"
+
+namespace gcnlab {
+
+class Plexus3DStrategy final : public Strategy {
+ public:
+  Plexus3DStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override { return {g_[0], g_[1], g_[2]}; }
+  std::vector<int> coords() const override { return {k_[0], k_[1], k_[2]}; }
+  int partition_parts() const override { return world_.size(); }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return layouts_[l]; }
+  Block weight_block(int l) const override;
+  void forward(int l, ConstView x, ConstView w, View z) override;
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  Communicator* class_group() override;
+  bool counts_metrics() const override;
+  std::int64_t nnz_local() const override { return nnz_local_; }
+  ByteModel byte_model() const override;
+
+ private:
+  struct Shard {
+    std::vector<Csr> row_blocks;  // A^(l) local block, cut into the aggregation row blocks
+    Csr transposed;               // its transpose, for dF = Aᵀ dH
+    std::vector<std::int64_t> block_rows;
+    std::int64_t nnz = 0;
+  };
+
+  Communicator& along(int axis) const { return grid_.along({plexus::kAxisNames[axis]}); }
+  // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
+  void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
+
+  Communicator& world_;
+  Backend& backend_;
+  Ledger& ledger_;
+  plexus::Grid g_{};
+  plexus::Coords k_{};
+  ProcessGrid grid_;
+  plexus::Permutation permutation_;
+  int agg_blocks_;
+  std::uint64_t seed_;
+  bool learn_features_;
+
+  std::int64_t n_ = 0;
+  std::vector<std::int64_t> dims_;
+  std::vector<Layout> layouts_;
+  std::vector<plexus::LayerBlocks> blocks_;
+  std::vector<Shard> shards_;
+  std::vector<int> shard_of_layer_;
+  std::int64_t nnz_local_ = 0;
+  std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW) and the all-gathered W
+  Dense f_full_, dh_, dw_part_, dx_part_;
+};
+
+}  // namespace gcnlab

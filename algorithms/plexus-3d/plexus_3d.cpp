@@ -58,7 +58,7 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   const int L = static_cast<int>(dims.size()) - 1;
   GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
                "{} vertices cannot fill grid {}x{}x{}", g.n, g_[0], g_[1], g_[2]);
-  const auto orders = make_orderings(g.n, permutation_, seed_);
+  const auto orders = make_orderings(*g.a_hat_t, permutation_, seed_);
   auto ordering = [&](int l) -> const std::vector<std::int64_t>& { return orders[ordering_id(permutation_, l)]; };
 
   layouts_.clear();

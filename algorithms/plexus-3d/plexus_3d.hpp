@@ -1,5 +1,5 @@
 #pragma once
-// plexus-3d: Plexus's 3D tensor-parallel full-graph GCN (Mahajan et al.,
+// plexus-3d: Plexus's 3D tensor-parallel full-graph GCN (Ranjan et al.,
 // SC'25, Sec. 3 and 5) on a Gx x Gy x Gz grid (`--grid XxYxZ`).
 //
 // Per layer l (axes (a, b, c) rotated l times; geometry in decomposition.hpp):

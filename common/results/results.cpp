@@ -64,10 +64,12 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                    {"lr", info.model.lr},
                    {"weight_decay", info.model.weight_decay},
                    {"weight_decay_layers", info.model.weight_decay_first_only ? "first" : "all"},
-                   {"dropout", info.model.dropout}}},
+                   {"dropout", info.model.dropout},
+                   {"learn_features", info.model.learn_features}}},
                  {"partitioner", info.partitioner},
                  {"partition", info.partition_quality},
                  {"permutation", info.permutation},
+                 {"agg_blocks", info.agg_blocks},
                  {"describe", info.describe}};
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},

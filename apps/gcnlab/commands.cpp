@@ -164,11 +164,15 @@ usage:
   gcnlab prepare --dataset SPEC --out FILE.gcl
   gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
   gcnlab compare RUN.json [RUN.json ...]
+  gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
+  gcnlab plan --calibrate RUN.json... --out PROFILE.json      (plexus-3d runs; fits a machine profile)
+  gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
 
 train options:
   --algo NAME            {}
   --grid G               process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d,
-                         plexus-3d); default: the strategy's own
+                         plexus-3d), auto (plexus-3d: the plan's best); default: the strategy's own
+  --machine NAME|FILE    profile for --grid auto: local | perlmutter | a file from plan --calibrate
   --replication c        1.5d: replication factor (instead of --grid)
   --dataset SPEC         default {}
   --epochs N (100)   --layers L (3)   --hidden H (128)
@@ -211,11 +215,15 @@ int train(Args& args, Communicator& world) {
   std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Trainer> trainer;
+  std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
 
   collectively(world, [&] {
     sopts.algo = args.value_or("--algo", "");
     GCNLAB_CHECK(!sopts.algo.empty(), "train needs --algo (one of: {})", fmt::join(strategy_names(), ", "));
-    if (auto g = args.value("--grid")) sopts.grid = parse_grid(*g);
+    const auto grid_text = args.value("--grid");
+    const bool auto_grid_wanted = grid_text == "auto";
+    if (grid_text && !auto_grid_wanted) sopts.grid = parse_grid(*grid_text);
+    const std::string machine = args.value_or("--machine", "local");
     sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
     dataset_spec = args.value_or("--dataset", kDefaultDataset);
     tc.epochs = static_cast<int>(args.integer("--epochs", 100, 1));
@@ -245,6 +253,9 @@ int train(Args& args, Communicator& world) {
     weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");
     args.finish();
+    GCNLAB_CHECK(!auto_grid_wanted || sopts.algo == "plexus-3d", "--grid auto is for plexus-3d (its performance model)");
+    data_slot = load_dataset(dataset_spec);
+    if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
     backend = make_backend(info.backend, {info.threads, local_rank});
     world.ledger().set_sync([b = backend.get()] { b->sync(); });
     device_world = make_device_communicator(*backend, dynamic_cast<MpiCommunicator&>(world));
@@ -254,9 +265,9 @@ int train(Args& args, Communicator& world) {
   });
 
   collectively(world, [&] {
-    // The dataset and the global graph live only in this scope: after setup a
-    // rank holds only its shards.
-    const Dataset data = load_dataset(dataset_spec);
+    // The global graph lives only in this scope and the dataset until its end:
+    // after setup a rank holds only its shards.
+    const Dataset& data = *data_slot;
     const auto t0 = std::chrono::steady_clock::now();
     const Partition part = make_partition(info.partitioner, data.adj, strategy->partition_parts(), model.seed);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -267,6 +278,7 @@ int train(Args& args, Communicator& world) {
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
     trainer->setup(data, graph, initial ? &*initial : nullptr);
   });
+  data_slot.reset();
 
   info.algo = sopts.algo;
   if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;

@@ -8,6 +8,11 @@
 #include "apps/gcnlab/options.hpp"
 #include "common/comm/communicator.hpp"
 
+namespace gcnlab {
+struct Dataset;
+struct ModelConfig;
+}  // namespace gcnlab
+
 namespace gcnlab::cli {
 
 // Thrown after a collective error check has printed the message once: every
@@ -24,7 +29,11 @@ int info(Args& args, Communicator& world);
 int prepare(Args& args, Communicator& world);
 int partition(Args& args, Communicator& world);
 int compare(Args& args, Communicator& world);
+int plan(Args& args, Communicator& world);  // plan.cpp
 
 std::string usage();
+
+// --grid auto for plexus-3d: the grid the performance model ranks first (plan.cpp).
+std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine);
 
 }  // namespace gcnlab::cli

@@ -27,11 +27,12 @@ int main(int argc, char** argv) {
     else if (command == "prepare") rc = gcnlab::cli::prepare(a, world);
     else if (command == "compare") rc = gcnlab::cli::compare(a, world);
     else if (command == "partition") rc = gcnlab::cli::partition(a, world);
+    else if (command == "plan") rc = gcnlab::cli::plan(a, world);
     else if (command == "--help" || command == "-h" || command == "help") {
       if (world.rank() == 0) std::fputs(gcnlab::cli::usage().c_str(), stdout);
     } else {
       collectively(world, [&] {
-        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition or compare; see gcnlab --help)", command);
+        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan or compare; see gcnlab --help)", command);
       });
     }
   } catch (const gcnlab::cli::ReportedError&) {

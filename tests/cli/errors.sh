@@ -86,4 +86,20 @@ expect_error 2 "part 4 is not in 0..1" train --algo 1d --dataset "$SMALL" --part
 expect_error 2 "part 1 is empty" train --algo 1d --dataset "$SMALL" --partitioner "$WORK/empty.part"
 expect_error 1 "cannot cut 10 vertices into 11 non-empty parts" partition --dataset "$SMALL" --parts 11 --method metis
 expect_error 1 "unknown --partitioner 'nope'" partition --dataset "$SMALL" --parts 2 --method nope
+
+# plexus-3d and its planner
+"$MPIEXEC" -np 1 "$GCNLAB" train --algo 1d --dataset "$SMALL" --epochs 1 --out "$WORK/run1d.json" >/dev/null 2>&1
+"$MPIEXEC" -np 1 "$GCNLAB" train --algo plexus-3d --dataset "$SMALL" --epochs 1 --out "$WORK/runp.json" >/dev/null 2>&1
+expect_error 4 "--algo plexus-3d needs --grid XxYxZ" train --algo plexus-3d --grid 2x2
+expect_error 4 "grid 2x2x2 has 8 processes but the job has 4 ranks" train --algo plexus-3d --grid 2x2x2
+expect_error 2 "unknown --permutation 'triple'" train --algo plexus-3d --dataset "$SMALL" --permutation triple
+expect_error 2 "--agg-blocks" train --algo plexus-3d --dataset "$SMALL" --agg-blocks 0
+expect_error 2 "--grid auto is for plexus-3d" train --algo 1d --grid auto --dataset "$SMALL"
+expect_error 2 "neither a built-in profile" train --algo plexus-3d --grid auto --machine "$WORK/none.json" --dataset "$SMALL"
+expect_error 4 "cannot cut 3 vertices into 4 non-empty parts" train --algo plexus-3d --grid 4x1x1 --dataset "sbm:nodes=3,classes=1,avg-degree=1,features=2,train=1"
+expect_error 1 "plan needs --ranks G" plan --dataset "$SMALL"
+expect_error 1 "plan needs --dataset SPEC" plan --ranks 4
+expect_error 1 "the model describes plexus-3d" plan --validate "$WORK/run1d.json"
+expect_error 1 "--calibrate needs at least 3 plexus-3d runs" plan --calibrate "$WORK/runp.json" --out "$WORK/p.json"
+expect_error 1 "--shards takes RxC" info --dataset "$SMALL" --shards 8
 finish

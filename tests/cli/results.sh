@@ -18,12 +18,18 @@ grep -q "bcast_dense\|spmm" "$WORK/log" || fail "no breakdown table"
 "$GCNLAB" prepare --dataset "$DS" --out "$WORK/d.gcl" 2>/dev/null || fail "prepare"
 "$MPIEXEC" -np 2 "$GCNLAB" train --algo 1d --dataset "gcl:$WORK/d.gcl" "${COMMON[@]:2}" --out "$WORK/gcl.json" 2>/dev/null \
   || fail "run from gcl"
+"$MPIEXEC" -np 2 "$GCNLAB" train --algo plexus-3d --grid auto "${COMMON[@]}" --agg-blocks 2 --out "$WORK/plexus.json" \
+  2>"$WORK/logp" || { cat "$WORK/logp"; fail "plexus-3d --grid auto run"; }
+"$GCNLAB" plan --dataset "$DS" --ranks 8 --layers 2 --hidden 8 --out "$WORK/plan.json" >"$WORK/plan.txt" \
+  || fail "plan"
+grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
+"$GCNLAB" info --dataset "$DS" --shards 4x4 | grep -q "original .* single .* double" || fail "info --shards"
 
 "$PYTHON" - "$SCHEMA" "$WORK" <<'PY' || fail "results checks"
 import json, sys
 import jsonschema, numpy as np
 schema = json.load(open(sys.argv[1])); work = sys.argv[2]
-runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl"]}
+runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus"]}
 for name, r in runs.items():
     jsonschema.validate(r, schema)
     assert len(r["epochs"]) == 4 and r["config"]["ranks"] == len(r["per_rank"]), name
@@ -47,6 +53,12 @@ loss = lambda r: np.array([e["loss"] for e in r["epochs"]])
 assert np.allclose(loss(runs["serial"]), loss(runs["1d"]), rtol=1e-4), "1d differs from serial"
 assert np.array_equal(loss(runs["serial"]), loss(runs["again"])), "--weights-in run differs"
 assert np.allclose(loss(runs["1d"]), loss(runs["gcl"]), rtol=1e-4), "gcl run differs"
+assert np.allclose(loss(runs["serial"]), loss(runs["plexus"]), rtol=1e-4), "plexus-3d differs from serial"
+c = runs["plexus"]["config"]
+assert np.prod(c["grid"]) == 2 and len(c["grid"]) == 3 and c["permutation"] == "double" and c["agg_blocks"] == 2, c
+plan = json.load(open(f"{work}/plan.json"))
+assert len(plan["grids"]) == 10 and all(np.prod(g["grid"]) == 8 for g in plan["grids"])
+assert [g["predicted_s"] for g in plan["grids"]] == sorted(g["predicted_s"] for g in plan["grids"])
 assert runs["1d"]["breakdown"]["bcast_dense"]["wire_bytes_max"] > 0
 assert runs["serial"]["breakdown"]["bcast_dense"]["wire_bytes_max"] == 0
 def npy(p):

@@ -1,0 +1,238 @@
+#include "algorithms/plexus-3d/perf_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab::plexus {
+
+namespace {
+
+// Perlmutter GPU nodes: 4 x A100 (Sec. 6.1). Inter-node: four NICs of 25 GB/s
+// injection each (Sec. 6.1). Intra-node: NVLink 3, 300 GB/s per direction per
+// A100 (NVIDIA's A100 datasheet; the paper gives no number). Eq. 4.4
+// coefficients 7.8e-4, 7.8e-10, -2.6e-10 (Sec. 4.1) are in ms for √(NNZ·D);
+// they are converted to seconds and to our per-GPU √(NNZ·D/G) at G = 64, where
+// most of the paper's 67 fitted runs lie (√64 = 8).
+MachineProfile perlmutter() {
+  MachineProfile m;
+  m.name = "perlmutter";
+  m.source = "Plexus SC'25 Sec. 6.1 (4 x A100 per node, 4 x 25 GB/s NICs) and Sec. 4.1 (Eq. 4.4 fit, converted "
+             "from ms and sqrt(NNZ*D) to s and sqrt(NNZ*D/G) at G = 64); intra-node NVLink 3 300 GB/s from the "
+             "A100 datasheet";
+  m.gpus_per_node = 4;
+  m.intra_bandwidth = 300e9;
+  m.inter_bandwidth = 4 * 25e9;
+  m.k_flops = 7.8e-4 * 8 * 1e-3;
+  m.k_fwd = 7.8e-10 * 8 * 1e-3;
+  m.k_bwd = -2.6e-10 * 8 * 1e-3;
+  return m;
+}
+
+// This development machine (2 cores, OpenMPI over shared memory, every rank on
+// one node), fitted by experiments/plexus_model.sh (`gcnlab plan --calibrate`
+// on the 9 factorisations of 2 and 4 ranks, sbm 20000 nodes, dims
+// 64-128-128-8, 2026-11-22); on the 10 factorisations of 8 ranks it ranks
+// predicted against measured epoch time with Spearman 0.81.
+MachineProfile local() {
+  MachineProfile m;
+  m.name = "local";
+  m.source = "experiments/plexus_model.sh on the 2-core development machine (calibrated on 2 and 4 ranks, "
+             "sbm 20000 nodes, 2026-11-22; Spearman 0.81 on the 8-rank grids)";
+  m.gpus_per_node = 1024;  // one node: every group is intra-node
+  m.intra_bandwidth = 5.25e8;
+  m.inter_bandwidth = 5.25e8;
+  m.k_flops = 5.01e-6;
+  m.k_fwd = 4.996e-9;
+  m.k_bwd = -5.323e-9;
+  return m;
+}
+
+double bandwidth(const Grid& g, int axis, const MachineProfile& m) {
+  // placement: y fastest, then x, then z
+  const int stride = axis == 1 ? 1 : axis == 0 ? g[1] : g[0] * g[1];
+  if (static_cast<long>(stride) * g[axis] <= m.gpus_per_node) return m.intra_bandwidth;
+  return m.inter_bandwidth / std::min(m.gpus_per_node, stride);
+}
+
+// Solves the symmetric 3x3 system A x = b (Gaussian elimination, partial pivoting).
+std::array<double, 3> solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b) {
+  for (int c = 0; c < 3; ++c) {
+    int p = c;
+    for (int r = c + 1; r < 3; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+    std::swap(a[c], a[p]);
+    std::swap(b[c], b[p]);
+    if (std::abs(a[c][c]) < 1e-300) continue;
+    for (int r = c + 1; r < 3; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (int k = c; k < 3; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::array<double, 3> x{};
+  for (int c = 2; c >= 0; --c) {
+    double s = b[c];
+    for (int k = c + 1; k < 3; ++k) s -= a[c][k] * x[k];
+    x[c] = std::abs(a[c][c]) < 1e-300 ? 0.0 : s / a[c][c];
+  }
+  return x;
+}
+
+std::vector<double> ranks_of(const std::vector<double>& v) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = (static_cast<double>(i) + static_cast<double>(j)) / 2;  // ties share
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_profiles() { return {"local", "perlmutter"}; }
+
+MachineProfile machine_profile(const std::string& name_or_file) {
+  if (name_or_file == "local") return local();
+  if (name_or_file == "perlmutter") return perlmutter();
+  std::ifstream in(name_or_file);
+  GCNLAB_CHECK(in.good(), "--machine '{}' is neither a built-in profile (local, perlmutter) nor a readable file",
+               name_or_file);
+  try {
+    const auto j = nlohmann::json::parse(in);
+    MachineProfile m;
+    m.name = j.at("name").get<std::string>();
+    m.source = j.value("source", "");
+    m.gpus_per_node = j.at("gpus_per_node").get<int>();
+    m.intra_bandwidth = j.at("intra_bandwidth").get<double>();
+    m.inter_bandwidth = j.at("inter_bandwidth").get<double>();
+    m.k_flops = j.at("k_flops").get<double>();
+    m.k_fwd = j.at("k_fwd").get<double>();
+    m.k_bwd = j.at("k_bwd").get<double>();
+    GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0,
+                 "machine profile '{}': gpus_per_node and bandwidths must be positive", name_or_file);
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    fail("machine profile '{}' is not a valid profile ({})", name_or_file, e.what());
+  }
+}
+
+std::string profile_json(const MachineProfile& m) {
+  const nlohmann::json j = {{"name", m.name},
+                            {"source", m.source},
+                            {"gpus_per_node", m.gpus_per_node},
+                            {"intra_bandwidth", m.intra_bandwidth},
+                            {"inter_bandwidth", m.inter_bandwidth},
+                            {"k_flops", m.k_flops},
+                            {"k_fwd", m.k_fwd},
+                            {"k_bwd", m.k_bwd}};
+  return j.dump(1);
+}
+
+std::array<double, 3> spmm_terms(const Problem& p, const Grid& g) {
+  const int L = static_cast<int>(p.dims.size()) - 1;
+  const double G = static_cast<double>(g[0]) * g[1] * g[2], n = static_cast<double>(p.n);
+  std::array<double, 3> t{};
+  for (int l = 0; l < L; ++l) {
+    const Axes ax = layer_axes(l);
+    const double f = static_cast<double>(p.dims[l]);
+    const double root = std::sqrt(static_cast<double>(p.nnz) * f / G);
+    t[0] += root;
+    t[1] += root * (n / g[ax.a]) * (g[ax.b] / f);
+    if (l > 0 || p.learn_features) t[2] += root * (n / g[ax.c]) * (g[ax.b] / f);  // Aᵀ dH
+  }
+  return t;
+}
+
+Prediction predict(const Problem& p, const Grid& g, const MachineProfile& m) {
+  Prediction out;
+  out.grid = g;
+  const auto t = spmm_terms(p, g);
+  out.spmm_s = m.k_flops * t[0] + m.k_fwd * t[1] + m.k_bwd * t[2];
+  for (const Collective& c : epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
+    out.comm_axis_s[c.axis] += c.wire_bytes / bandwidth(g, c.axis, m);
+    out.wire_bytes += c.wire_bytes;
+  }
+  out.comm_s = out.comm_axis_s[0] + out.comm_axis_s[1] + out.comm_axis_s[2];
+  return out;
+}
+
+std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile& m) {
+  GCNLAB_CHECK(G >= 1, "--ranks must be >= 1");
+  std::vector<Prediction> out;
+  for (int x = 1; x <= G; ++x)
+    for (int y = 1; x * y <= G; ++y)
+      if (G % (x * y) == 0) {
+        const Grid g{x, y, G / (x * y)};
+        if (p.n < *std::max_element(g.begin(), g.end())) continue;  // some rank would hold no rows
+        out.push_back(predict(p, g, m));
+      }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Prediction& a, const Prediction& b) { return a.total_s() < b.total_s(); });
+  return out;
+}
+
+MachineProfile calibrate(const std::vector<Observation>& runs, const std::string& name, const std::string& source) {
+  GCNLAB_CHECK(runs.size() >= 3, "--calibrate needs at least 3 plexus-3d runs (got {})", runs.size());
+  // SpMM: least squares over the three Eq. 4.4 terms, scaled to unit size for conditioning.
+  std::vector<std::array<double, 3>> x;
+  for (const auto& r : runs) x.push_back(spmm_terms(r.problem, r.grid));
+  std::array<double, 3> scale{};
+  for (const auto& xi : x)
+    for (int k = 0; k < 3; ++k) scale[k] = std::max(scale[k], std::abs(xi[k]));
+  for (auto& s : scale) s = s > 0 ? s : 1;
+  std::array<std::array<double, 3>, 3> a{};
+  std::array<double, 3> b{};
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (int r = 0; r < 3; ++r) {
+      b[r] += x[i][r] / scale[r] * runs[i].spmm_s;
+      for (int c = 0; c < 3; ++c) a[r][c] += x[i][r] / scale[r] * x[i][c] / scale[c];
+    }
+  for (int k = 0; k < 3; ++k) a[k][k] += 1e-9 * (a[0][0] + a[1][1] + a[2][2]);  // ridge: drop unidentifiable terms
+  const auto k = solve3(a, b);
+
+  // Communication: one bandwidth, t = wire / β through the origin.
+  MachineProfile m;
+  m.name = name;
+  m.source = source;
+  m.gpus_per_node = 1024;
+  m.intra_bandwidth = m.inter_bandwidth = 1;
+  double ww = 0, wt = 0;
+  for (const auto& r : runs) {
+    const double wire = predict(r.problem, r.grid, m).comm_s;  // = wire bytes at β = 1 B/s
+    ww += wire * wire;
+    wt += wire * r.comm_s;
+  }
+  const double beta = wt > 0 ? ww / wt : 1e9;
+  m.intra_bandwidth = m.inter_bandwidth = beta;
+  m.k_flops = k[0] / scale[0];
+  m.k_fwd = k[1] / scale[1];
+  m.k_bwd = k[2] / scale[2];
+  return m;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  GCNLAB_ASSERT(a.size() == b.size());
+  const auto ra = ranks_of(a), rb = ranks_of(b);
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
+}  // namespace gcnlab::plexus

@@ -40,6 +40,7 @@ struct StrategyOptions {
   std::int64_t block = 0; // SUMMA blocking parameter b: max vertices per stage (0 = none)
   std::string permutation = "double";  // plexus-3d: none | single | double (Sec. 5.1)
   int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
+  std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   std::uint64_t seed = 1;              // permutations
 };

@@ -1,6 +1,7 @@
 #include "algorithms/plexus-3d/plexus_3d.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -39,17 +40,26 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       grid_(make_grid(ctx.world, g_)),
       permutation_(parse_permutation(opts.permutation)),
       agg_blocks_(opts.agg_blocks),
+      gemm_order_(opts.gemm_order),
       seed_(opts.seed),
       learn_features_(opts.learn_features) {
   GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
+  GCNLAB_CHECK(gemm_order_ == "auto" || gemm_order_ == "direct" || gemm_order_ == "reversed",
+               "unknown --gemm-order '{}' (expected auto, direct or reversed)", gemm_order_);
   for (int axis = 0; axis < 3; ++axis) k_[axis] = grid_.coord(kAxisNames[axis]);
 }
 
 std::string Plexus3DStrategy::describe() const {
+  std::string orders;
+  for (std::size_t l = 0; l < dw_order_.size(); ++l) {
+    orders += fmt::format("{}{}", l ? ", " : "", dw_order_[l] == GemmOrder::direct ? "direct" : "reversed");
+    if (l < dw_seconds_.size())  // measured by --gemm-order auto: direct / reversed, summed over ranks
+      orders += fmt::format(" ({:.3f}/{:.3f} ms)", dw_seconds_[l][0] * 1e3 / 3, dw_seconds_[l][1] * 1e3 / 3);
+  }
   return fmt::format("plexus-3d (Plexus Sec. 3): grid {}x{}x{} (X x Y x Z, Y innermost); permutation {}; "
                      "{} distinct adjacency shard(s) per rank, {} nnz; aggregation in {} row block(s); "
-                     "F and W sharded over Z",
-                     g_[0], g_[1], g_[2], to_string(permutation_), shards_.size(), nnz_local_, agg_blocks_);
+                     "F and W sharded over Z; dW GEMM order per layer: {}",
+                     g_[0], g_[1], g_[2], to_string(permutation_), shards_.size(), nnz_local_, agg_blocks_, orders);
 }
 
 void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
@@ -122,7 +132,53 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   f_full_ = Dense(backend_, b0.rows_in.count, b0.cols_in.count);
   dh_ = Dense(backend_, 1, dh);
   dw_part_ = Dense(backend_, 1, dw);
+  dw_t_ = Dense(backend_, 1, dw);
   dx_part_ = learn_features_ ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
+  choose_gemm_orders();
+}
+
+void Plexus3DStrategy::weight_gradient(int l, ConstView g, View dw) {
+  auto t = ledger_.time(Category::gemm);
+  if (dw_order_[l] == GemmOrder::direct) {
+    backend_.gemm(Op::T, Op::N, 1.f, h_[l], g, 0.f, dw);
+    return;
+  }
+  View dw_t{dw_t_.data(), dw.cols, dw.rows, dw.rows};
+  backend_.gemm(Op::T, Op::N, 1.f, g, h_[l], 0.f, dw_t);
+  backend_.transpose(dw_t, dw);
+}
+
+void Plexus3DStrategy::choose_gemm_orders() {
+  const int L = static_cast<int>(blocks_.size());
+  if (gemm_order_ != "auto") {
+    dw_order_.assign(L, gemm_order_ == "direct" ? GemmOrder::direct : GemmOrder::reversed);
+    return;
+  }
+  // seconds of 3 repetitions per (layer, order), summed over all ranks
+  std::vector<double> seconds(2 * L, 0.0);
+  for (int l = 0; l < L; ++l) {
+    const LayerBlocks& b = blocks_[l];
+    Dense g(backend_, b.rows_out.count, b.cols_out.count);
+    backend_.fill(g, 1.f);
+    backend_.fill(h_[l], 1.f);
+    View dw{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count};
+    for (int order = 0; order < 2; ++order) {
+      dw_order_.assign(L, order == 0 ? GemmOrder::direct : GemmOrder::reversed);
+      weight_gradient(l, g, dw);  // warm-up
+      backend_.sync();
+      const auto t0 = Ledger::Clock::now();
+      for (int rep = 0; rep < 3; ++rep) weight_gradient(l, g, dw);
+      backend_.sync();
+      seconds[2 * l + order] = std::chrono::duration<double>(Ledger::Clock::now() - t0).count();
+    }
+  }
+  world_.allreduce(std::span<double>(seconds), ReduceOp::sum, Category::allreduce);  // one choice for all ranks
+  dw_order_.clear();
+  dw_seconds_.clear();
+  for (int l = 0; l < L; ++l) {
+    dw_order_.push_back(seconds[2 * l + 1] < seconds[2 * l] ? GemmOrder::reversed : GemmOrder::direct);
+    dw_seconds_.push_back({seconds[2 * l], seconds[2 * l + 1]});
+  }
 }
 
 Block Plexus3DStrategy::weight_block(int l) const {
@@ -183,10 +239,7 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
 
   // Alg. 2 lines 2-3: dW = Hᵀ dQ, partial over c, reduce-scattered into the W shards.
   View dw_full = over_c.size() > 1 ? View{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count} : dw;
-  {
-    auto t = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, h_[l], g, 0.f, dw_full);
-  }
+  weight_gradient(l, g, dw_full);
   if (over_c.size() > 1) {
     std::vector<std::int64_t> counts;
     for (std::int64_t r : block_sizes(b.cols_in.count, over_c.size())) counts.push_back(r * b.cols_out.count);

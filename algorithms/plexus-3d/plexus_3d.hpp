@@ -12,7 +12,9 @@
 // and, with the double permutation, in two permuted versions (Sec. 5.1).
 // Options: --permutation none|single|double (default double), --agg-blocks K
 // (blocked aggregation, Sec. 5.2: the forward SpMM in K row blocks, each
-// all-reduced with a nonblocking all-reduce while the next block multiplies).
+// all-reduced with a nonblocking all-reduce while the next block multiplies),
+// --gemm-order auto|direct|reversed (Sec. 5.3: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto
+// times both on each layer's shapes at setup and keeps the faster).
 //
 // Deviation from Alg. 2 line 4: the all-gathered W of the forward pass is
 // kept for the backward pass instead of being gathered again (weights are
@@ -57,7 +59,13 @@ class Plexus3DStrategy final : public Strategy {
     std::int64_t nnz = 0;
   };
 
+  enum class GemmOrder { direct, reversed };
+
   Communicator& along(int axis) const { return grid_.along({plexus::kAxisNames[axis]}); }
+  // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3).
+  void weight_gradient(int l, ConstView g, View dw);
+  // Times both orders on every layer's shapes and keeps the faster (agreed by all ranks).
+  void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
 
@@ -69,6 +77,9 @@ class Plexus3DStrategy final : public Strategy {
   ProcessGrid grid_;
   plexus::Permutation permutation_;
   int agg_blocks_;
+  std::string gemm_order_;
+  std::vector<GemmOrder> dw_order_;                 // per layer
+  std::vector<std::array<double, 2>> dw_seconds_;  // auto: 3 x (direct, reversed), summed over ranks
   std::uint64_t seed_;
   bool learn_features_;
 
@@ -80,7 +91,7 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<int> shard_of_layer_;
   std::int64_t nnz_local_ = 0;
   std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW) and the all-gathered W
-  Dense f_full_, dh_, dw_part_, dx_part_;
+  Dense f_full_, dh_, dw_part_, dw_t_, dx_part_;
 };
 
 }  // namespace gcnlab

@@ -186,6 +186,7 @@ train options:
   --permutation none|single|double   plexus-3d: vertex permutation for load balance (double)
   --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
                          nonblocking while the next multiplies (1: off)
+  --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
   --learn-features       train the input features as parameters (Plexus's node embeddings)
   --dry-run              set up, print the modelled bytes per category per rank, no epochs
   --no-eval              skip the dropout-free evaluation pass per epoch
@@ -245,6 +246,7 @@ int train(Args& args, Communicator& world) {
     sopts.block = args.integer("--block", 0, 0);
     sopts.permutation = args.value_or("--permutation", "double");
     sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
+    sopts.gemm_order = args.value_or("--gemm-order", "auto");
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;

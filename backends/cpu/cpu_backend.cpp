@@ -107,6 +107,11 @@ void CpuBackend::copy(ConstView x, View y) {
   for_each_2d(y.rows, y.cols, ew::Copy{x.data, x.ld, y.data, y.ld});
 }
 
+void CpuBackend::transpose(ConstView x, View y) {
+  GCNLAB_ASSERT(x.rows == y.cols && x.cols == y.rows);
+  for_each_2d(y.rows, y.cols, ew::Transpose{x.data, x.ld, y.data, y.ld});
+}
+
 void CpuBackend::axpy(float a, ConstView x, View y) {
   GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
   for_each_2d(y.rows, y.cols, ew::Axpy{a, x.data, x.ld, y.data, y.ld});

@@ -124,6 +124,10 @@ void CudaBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, 
 
 void CudaBackend::fill(View y, float value) { cuda::fill(stream_, y.rows, y.cols, {y.data, y.ld, value}); }
 void CudaBackend::copy(ConstView x, View y) { cuda::copy(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld}); }
+void CudaBackend::transpose(ConstView x, View y) {
+  GCNLAB_ASSERT(x.rows == y.cols && x.cols == y.rows);
+  cuda::transpose(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld});
+}
 void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.rows, y.cols, {a, x.data, x.ld, y.data, y.ld}); }
 void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});

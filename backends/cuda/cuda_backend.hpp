@@ -34,6 +34,7 @@ class CudaBackend final : public Backend {
 
   void fill(View y, float value) override;
   void copy(ConstView x, View y) override;
+  void transpose(ConstView x, View y) override;
   void axpy(float a, ConstView x, View y) override;
   void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
   void relu(ConstView z, View h) override;

@@ -81,6 +81,7 @@ struct Scale {
 
 void fill(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Fill& f) { launch_2d(s, r, c, f); }
 void copy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Copy& f) { launch_2d(s, r, c, f); }
+void transpose(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Transpose& f) { launch_2d(s, r, c, f); }
 void axpy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Axpy& f) { launch_2d(s, r, c, f); }
 void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::GatherRows& f) { launch_2d(s, r, c, f); }
 void relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu& f) { launch_2d(s, r, c, f); }

@@ -15,6 +15,7 @@ namespace gcnlab::cuda {
 
 void fill(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Fill& f);
 void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& f);
+void transpose(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Transpose& f);
 void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
 void relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Relu& f);

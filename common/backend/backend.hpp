@@ -43,6 +43,8 @@ class Backend : public Allocator {
 
   virtual void fill(View y, float value) = 0;
   virtual void copy(ConstView x, View y) = 0;
+  // y = xᵀ (y: x.cols x x.rows)
+  virtual void transpose(ConstView x, View y) = 0;
   virtual void axpy(float a, ConstView x, View y) = 0;
   // out (rows.size() x x.cols) = the rows `rows` (a backend array of out.rows ids) of x.
   virtual void gather_rows(ConstView x, const std::int64_t* rows, View out) = 0;

@@ -25,6 +25,12 @@ struct Copy {
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = x[i * ldx + j]; }
 };
 
+// y = xᵀ (iterated over y's elements).
+struct Transpose {
+  const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = x[j * ldx + i]; }
+};
+
 // out[i] = x[rows[i]]: packs the rows a peer needs into a contiguous send buffer.
 struct GatherRows {
   const float* x; std::int64_t ldx; const std::int64_t* rows; float* out; std::int64_t ldo;

@@ -62,7 +62,7 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
   std::vector<std::int32_t> labels(n);
   std::vector<std::uint8_t> split(n);
   for (std::int64_t i = 0; i < n; ++i) ids[i] = 3 * i, labels[i] = static_cast<std::int32_t>(i % f), split[i] = i % 4;
-  std::vector<float> out[2][4];
+  std::vector<float> out[2][5];
   XentSums sums[2];
   int k = 0;
   for (Backend* be : {cpu.get(), gpu.get()}) {
@@ -81,9 +81,12 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
     be->row_sum_exp(dz, mx.data(), sm.data());
     sums[k] = be->softmax_xent(dz, 0, mx.data(), sm.data(), dl.data(), ds.data(), 0.1f, g);
     out[k][3] = g.download();
+    Dense t(*be, f, n);
+    be->transpose(dx, t);
+    out[k][4] = t.download();
     ++k;
   }
-  for (int t = 0; t < 4; ++t) require_close(out[0][t], out[1][t]);
+  for (int t = 0; t < 5; ++t) require_close(out[0][t], out[1][t]);
   CHECK(sums[1].loss == Approx(sums[0].loss).epsilon(1e-5));
   CHECK(sums[1].correct == sums[0].correct);
   CHECK(sums[1].counted == sums[0].counted);
@@ -96,7 +99,7 @@ TEST_CASE("strategies on the CUDA backend match serial on the CPU", "[gpu][equiv
   serial.model.dropout = 0.5f;
   serial.train.epochs = 5;
   const RunResult reference = test::run(MPI_COMM_SELF, serial, data);
-  for (const std::string algo : {"1d", "1.5d", "sa-1d", "2d", "split-3d"}) {
+  for (const std::string algo : {"1d", "1.5d", "sa-1d", "2d", "split-3d", "plexus-3d"}) {
     INFO(algo);
     test::RunSpec spec = serial;
     spec.algo = algo;

@@ -63,9 +63,11 @@ TEST_CASE("plexus-3d matches serial on every X x Y x Z grid", "[equivalence][ple
             spec.algo = "plexus-3d";
             spec.grid = grid;
             spec.permutation = permutation;
+            spec.gemm_order = "direct";
             require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
-            if (permutation == "double") {  // blocked aggregation: 3 row blocks
+            if (permutation == "double") {  // blocked aggregation: 3 row blocks; dW = (dQᵀ H)ᵀ
               spec.agg_blocks = 3;
+              spec.gemm_order = "reversed";
               require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
             }
           }

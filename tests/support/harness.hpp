@@ -21,6 +21,7 @@ struct RunSpec {
   std::int64_t block = 0;
   std::string permutation = "double";
   int agg_blocks = 1;
+  std::string gemm_order = "auto";
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

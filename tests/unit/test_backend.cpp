@@ -125,6 +125,11 @@ TEST_CASE("element-wise functors", "[backend][elementwise]") {
   for (std::size_t k = 0; k < z.size(); ++k) REQUIRE(h[k] == Approx(z[k] + 2 * d[k]));
   be->fill(out, 3.f);
   for (float v : out.download()) REQUIRE(v == 3.f);
+  Dense t(*be, 4, 6);
+  be->transpose(dz, t);
+  h = t.download();
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 4; ++j) REQUIRE(h[j * 6 + i] == z[i * 4 + j]);
 }
 
 TEST_CASE("dropout mask is a function of (seed, epoch, vertex, column) only", "[backend][dropout]") {

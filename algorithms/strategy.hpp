@@ -74,6 +74,9 @@ class Strategy {
   // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
   virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
 
+  // Whether setup() can read a sharded dataset (Graph::shards) instead of the whole graph.
+  virtual bool reads_shards() const { return false; }
+
   // Ranks that split the classes of the logits' rows (null: each rank holds whole rows).
   virtual Communicator* class_group() { return nullptr; }
   // Whether this rank's rows count in loss/accuracy sums (false on replicas).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/core/blocks.hpp"
 #include "common/data/graph.hpp"
 
 namespace gcnlab {
@@ -14,7 +15,7 @@ namespace gcnlab {
 // offsets[i] .. offsets[i+1] is part i; offsets has p + 1 entries.
 inline std::vector<std::int64_t> block_offsets(std::int64_t n, int p) {
   std::vector<std::int64_t> off(p + 1, 0);
-  for (int i = 0; i < p; ++i) off[i + 1] = off[i] + n / p + (i < n % p ? 1 : 0);
+  for (int i = 0; i < p; ++i) off[i + 1] = block_range(n, p, i).end();
   return off;
 }
 

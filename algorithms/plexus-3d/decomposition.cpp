@@ -25,11 +25,6 @@ std::string to_string(Permutation p) {
   return "?";
 }
 
-Range block_range(std::int64_t n, int p, int k) {
-  const std::int64_t base = n / p, extra = n % p;
-  return {k * base + std::min<std::int64_t>(k, extra), base + (k < extra ? 1 : 0)};
-}
-
 std::vector<std::int64_t> block_sizes(std::int64_t n, int p) {
   std::vector<std::int64_t> s(p);
   for (int k = 0; k < p; ++k) s[k] = block_range(n, p, k).count;
@@ -37,6 +32,15 @@ std::vector<std::int64_t> block_sizes(std::int64_t n, int p) {
 }
 
 int ordering_id(Permutation p, int l) { return p == Permutation::dual ? l % 2 : 0; }
+
+std::vector<std::array<int, 2>> adjacency_versions(Permutation p) {
+  std::vector<std::array<int, 2>> versions;
+  for (int l = 0; l < 2; ++l) {
+    const std::array<int, 2> v{ordering_id(p, l + 1), ordering_id(p, l)};
+    if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+  }
+  return versions;
+}
 
 namespace {
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "common/comm/ledger.hpp"
+#include "common/core/blocks.hpp"
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab::plexus {
@@ -50,11 +51,7 @@ constexpr Axes layer_axes(int l) {
   return {a, (a + 1) % 3, (a + 2) % 3};
 }
 
-struct Range {
-  std::int64_t first = 0, count = 0;
-};
-// Part k of n items cut into p contiguous parts (block_offsets).
-Range block_range(std::int64_t n, int p, int k);
+using Range = BlockRange;  // common/core/blocks.hpp: block_range(n, p, k)
 // Sizes of the p parts of n items.
 std::vector<std::int64_t> block_sizes(std::int64_t n, int p);
 
@@ -73,6 +70,10 @@ int ordering_id(Permutation p, int l);
 // 8x8 shards of Â: uniform 1.12, this ~1.01).
 std::vector<std::int64_t> balanced_permutation(const std::vector<std::int64_t>& weight, std::uint64_t seed,
                                                std::uint64_t variant);
+
+// The adjacency versions (row ordering, column ordering) that the layers of
+// any depth multiply by: layer l uses (ordering_id(l+1), ordering_id(l)).
+std::vector<std::array<int, 2>> adjacency_versions(Permutation p);
 
 // The orderings as position lists: orderings[id][q] = position of row q. One
 // entry (none, single) or two (double: P_c, P_r). Weights: row + column nnz of a.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/data/shards.hpp"
 #include "common/dist/split_summa.hpp"
 
 namespace gcnlab {
@@ -68,7 +69,17 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   const int L = static_cast<int>(dims.size()) - 1;
   GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
                "{} vertices cannot fill grid {}x{}x{}", g.n, g_[0], g_[1], g_[2]);
-  const auto orders = make_orderings(*g.a_hat_t, permutation_, seed_);
+  std::vector<std::vector<std::int64_t>> orders;
+  if (g.shards) {  // Sec. 5.4: the orderings and this rank's shards come from disk
+    const ShardMeta& m = g.shards->meta();
+    GCNLAB_CHECK(m.permutation == to_string(permutation_) && m.seed == seed_,
+                 "'{}' was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
+                 "--seed {})",
+                 g.shards->dir(), m.permutation, m.seed, to_string(permutation_), seed_);
+    for (int id = 0; id < (permutation_ == Permutation::dual ? 2 : 1); ++id) orders.push_back(g.shards->ordering(id));
+  } else {
+    orders = make_orderings(*g.a_hat_t, permutation_, seed_);
+  }
   auto ordering = [&](int l) -> const std::vector<std::int64_t>& { return orders[ordering_id(permutation_, l)]; };
 
   layouts_.clear();
@@ -90,7 +101,7 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   shard_of_layer_.clear();
   nnz_local_ = 0;
   std::map<std::tuple<int, int, int, int>, int> index;
-  std::vector<std::int64_t> col_map(static_cast<std::size_t>(g.n));
+  std::vector<std::int64_t> col_map(g.shards ? 0 : static_cast<std::size_t>(g.n));
   for (int l = 0; l < L; ++l) {
     const LayerBlocks b = layer_blocks(g.n, dims, g_, k_, l);
     blocks_.push_back(b);
@@ -99,11 +110,17 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
       shard_of_layer_.push_back(it->second);
       continue;
     }
-    std::vector<std::int64_t> rows(ordering(l + 1).begin() + b.rows_out.first,
-                                   ordering(l + 1).begin() + b.rows_out.first + b.rows_out.count);
-    std::fill(col_map.begin(), col_map.end(), -1);
-    for (std::int64_t q = 0; q < b.rows_in.count; ++q) col_map[ordering(l)[b.rows_in.first + q]] = q;
-    const HostCsr a = extract_submatrix(*g.a_hat_t, rows, col_map, b.rows_in.count);
+    HostCsr a;
+    if (g.shards) {
+      a = g.shards->adjacency(ordering_id(permutation_, l + 1), b.rows_out.first, b.rows_out.first + b.rows_out.count,
+                              ordering_id(permutation_, l), b.rows_in.first, b.rows_in.first + b.rows_in.count);
+    } else {
+      std::vector<std::int64_t> rows(ordering(l + 1).begin() + b.rows_out.first,
+                                     ordering(l + 1).begin() + b.rows_out.first + b.rows_out.count);
+      std::fill(col_map.begin(), col_map.end(), -1);
+      for (std::int64_t q = 0; q < b.rows_in.count; ++q) col_map[ordering(l)[b.rows_in.first + q]] = q;
+      a = extract_submatrix(*g.a_hat_t, rows, col_map, b.rows_in.count);
+    }
     Shard s;
     s.nnz = a.nnz();
     const int K = static_cast<int>(std::min<std::int64_t>(agg_blocks_, std::max<std::int64_t>(a.rows, 1)));

@@ -46,6 +46,7 @@ class Plexus3DStrategy final : public Strategy {
   Block weight_block(int l) const override;
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  bool reads_shards() const override { return true; }
   Communicator* class_group() override;
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return nnz_local_; }

@@ -19,6 +19,7 @@
 #include "common/comm/process_grid.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
+#include "common/data/shards.hpp"
 #include "common/model/trainer.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
@@ -162,6 +163,8 @@ usage:
   mpirun -np P gcnlab train --algo NAME [options]
   gcnlab info --dataset SPEC [--shards RxC [--seed S]]   (RxC: adjacency shard balance, Plexus Table 3)
   gcnlab prepare --dataset SPEC --out FILE.gcl
+  gcnlab prepare --dataset SPEC --shards KxK [--permutation double] [--seed S] --out DIR
+                                            (plexus-3d's sharded parallel loading: train --dataset gcl:DIR)
   gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
   gcnlab compare RUN.json [RUN.json ...]
   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
@@ -200,6 +203,7 @@ dataset SPEC:
   planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
   mtx:FILE.mtx[,features=128,classes=32,seed=1]
   gcl:FILE.gcl                              written by gcnlab prepare
+  gcl:DIR                                   2D shards written by gcnlab prepare --shards (plexus-3d)
 )",
                      GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset);
 }
@@ -270,11 +274,18 @@ int train(Args& args, Communicator& world) {
     // The global graph lives only in this scope and the dataset until its end:
     // after setup a rank holds only its shards.
     const Dataset& data = *data_slot;
-    const auto t0 = std::chrono::steady_clock::now();
-    const Partition part = make_partition(info.partitioner, data.adj, strategy->partition_parts(), model.seed);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    info.partition_quality = partition_report(evaluate_partition(data.adj, part), seconds);
-    const Graph graph = apply_partition(normalized_graph(data), part);
+    Graph graph;
+    if (data.shards) {  // gcl:DIR: each rank reads its own shards (plexus-3d)
+      GCNLAB_CHECK(info.partitioner == "block", "a sharded dataset (gcl:DIR) keeps the orderings it was prepared "
+                                                "with; --partitioner {} does not apply", info.partitioner);
+      graph = shard_graph(data);
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Partition part = make_partition(info.partitioner, data.adj, strategy->partition_parts(), model.seed);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      info.partition_quality = partition_report(evaluate_partition(data.adj, part), seconds);
+      graph = apply_partition(normalized_graph(data), part);
+    }
     info = describe_dataset(info, data);
     std::optional<Weights> initial;
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
@@ -309,10 +320,11 @@ int train(Args& args, Communicator& world) {
                          "received per rank: max/total)\n{}",
                          r.timed_epochs, breakdown_table(r)));
   log(world, fmt::format("epoch time {:.2f} ms, final loss {:.6f}, test accuracy {:.2f}%, nnz per rank max/mean {:.3f}, "
-                         "peak memory per rank {:.1f} MiB",
+                         "peak memory per rank {:.1f} MiB (backend), {:.1f} MiB (process)",
                          j["summary"]["epoch_time_s"].get<double>() * 1e3, r.epochs.back().loss,
                          100 * r.epochs.back().test_acc, j["load_balance"]["nnz_max_over_mean"].get<double>(),
-                         j["memory"]["peak_bytes_max"].get<double>() / (1 << 20)));
+                         j["memory"]["peak_bytes_max"].get<double>() / (1 << 20),
+                         j["memory"]["host_peak_bytes_max"].get<double>() / (1 << 20)));
   collectively(world, [&] {
     if (world.rank() != 0) return;
     if (out) {
@@ -374,13 +386,30 @@ int prepare(Args& args, Communicator& world) {
   collectively(world, [&] {
     const std::string spec = args.value_or("--dataset", kDefaultDataset);
     const auto out = args.value("--out");
-    GCNLAB_CHECK(out.has_value(), "prepare needs --out FILE.gcl");
+    GCNLAB_CHECK(out.has_value(), "prepare needs --out FILE.gcl (or --shards KxK --out DIR)");
+    std::vector<int> shards;
+    if (auto s = args.value("--shards")) shards = parse_grid(*s);
+    GCNLAB_CHECK(shards.empty() || (shards.size() == 2 && shards[0] == shards[1]), "--shards takes KxK (e.g. 8x8)");
+    const auto permutation = plexus::parse_permutation(args.value_or("--permutation", "double"));
+    const auto seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     args.finish();
     const Dataset d = load_dataset(spec);
-    if (world.rank() == 0) {
+    GCNLAB_CHECK(!d.shards, "'{}' is already sharded", spec);
+    if (world.rank() != 0) return;
+    if (shards.empty()) {
       write_gcl(d, *out);
       fmt::print(stderr, "wrote {} ({} nodes, {} nnz) to {}\n", d.name, d.nodes(), d.adj.nnz(), *out);
+      return;
     }
+    // Plexus Sec. 5.4: 2D shards of every adjacency version the permutation needs
+    // (layer l multiplies rows in ordering l+1 by columns in ordering l).
+    const Graph g = normalized_graph(d);
+    const auto versions = plexus::adjacency_versions(permutation);
+    write_shards(d, g, plexus::make_orderings(*g.a_hat_t, permutation, seed), versions, shards[0],
+                 plexus::to_string(permutation), seed, *out);
+    fmt::print(stderr, "wrote {} ({} nodes, {} nnz) as {}x{} shards of {} adjacency version(s), permutation {}, to {}\n",
+               d.name, d.nodes(), d.adj.nnz(), shards[0], shards[0], versions.size(), plexus::to_string(permutation),
+               *out);
   });
   return 0;
 }

@@ -77,7 +77,7 @@ nlohmann::json prediction_json(const Prediction& p) {
 }  // namespace
 
 std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine) {
-  plexus::Problem p{data.nodes(), data.adj.nnz() + data.nodes(), model.dims(data.features, data.classes),
+  plexus::Problem p{data.nodes(), data.nnz() + data.nodes(), model.dims(data.features, data.classes),
                     model.learn_features};
   const auto ranked = plexus::rank_grids(p, ranks, plexus::machine_profile(machine));
   GCNLAB_CHECK(!ranked.empty(), "--grid auto: no grid of {} ranks fits {} vertices", ranks, data.nodes());
@@ -149,7 +149,7 @@ int plan(Args& args, Communicator& world) {
     args.finish();
     const auto m = plexus::machine_profile(machine);
     const Dataset data = load_dataset(spec);
-    const plexus::Problem p{data.nodes(), data.adj.nnz() + data.nodes(), model.dims(data.features, data.classes),
+    const plexus::Problem p{data.nodes(), data.nnz() + data.nodes(), model.dims(data.features, data.classes),
                             model.learn_features};
     const auto ranked = plexus::rank_grids(p, ranks, m);
     GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks fits {} vertices", ranks, data.nodes());

@@ -1,4 +1,5 @@
 #include "common/data/dataset.hpp"
+#include "common/data/shards.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,14 @@ void Dataset::feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, floa
     out[c - c0] = value;
   }
 }
+
+void Dataset::feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1,
+                           float* out) const {
+  if (shards && !synthetic_features) return shards->features(vertices, c0, c1, out);
+  for (std::size_t i = 0; i < vertices.size(); ++i) feature_row(vertices[i], c0, c1, out + i * (c1 - c0));
+}
+
+std::int64_t Dataset::nnz() const { return shards ? shards->meta().nnz : adj.nnz(); }
 
 std::int64_t Dataset::count(ew::Split s) const {
   return std::count(split.begin(), split.end(), static_cast<std::uint8_t>(s));
@@ -105,7 +114,7 @@ void validate(const Dataset& d) {
   GCNLAB_CHECK(static_cast<std::int64_t>(d.labels.size()) == n &&
                    static_cast<std::int64_t>(d.split.size()) == n,
                "dataset '{}': labels/split do not cover all {} vertices", d.spec, n);
-  if (!d.synthetic_features) {
+  if (!d.synthetic_features && !d.shards) {  // sharded features were checked when written
     GCNLAB_CHECK(static_cast<std::int64_t>(d.x.size()) == n * d.features,
                  "dataset '{}': feature matrix has {} values, expected {} x {}", d.spec, d.x.size(),
                  n, d.features);
@@ -133,8 +142,9 @@ Dataset load_dataset(const std::string& spec_text) {
   else if (spec.kind == "mtx") d = read_matrix_market(spec);
   else if (spec.kind == "planetoid") d = read_planetoid(spec);
   else if (spec.kind == "gcl") {
-    GCNLAB_CHECK(spec.args.count("path"), "gcl: needs a path (gcl:FILE)");
-    d = read_gcl(spec.args.at("path"));
+    GCNLAB_CHECK(spec.args.count("path"), "gcl: needs a path (gcl:FILE or gcl:DIR)");
+    const std::string& path = spec.args.at("path");
+    d = is_shard_directory(path) ? read_shard_dataset(path) : read_gcl(path);
   } else if (spec.kind == "ogb")
     fail("dataset kind 'ogb' is not supported yet (use gcl:, mtx:, planetoid:, sbm: or rmat:)");
   else

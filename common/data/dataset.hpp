@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab {
+
+class ShardStore;
 
 struct Dataset {
   std::string spec;   // as given by the user
@@ -34,8 +37,15 @@ struct Dataset {
   std::vector<std::int32_t> labels;  // -1 = unlabeled (only allowed outside the splits)
   std::vector<std::uint8_t> split;   // ew::Split per vertex
 
-  // Writes features [c0, c1) of vertex v to out.
+  // A sharded dataset (gcl:DIR): `adj` is empty (n x n, no entries) and the
+  // adjacency and stored features stay on disk, read piecewise by `shards`.
+  std::shared_ptr<const ShardStore> shards;
+  std::int64_t nnz() const;  // of A
+
+  // Writes features [c0, c1) of vertex v to out (not for stored sharded features).
   void feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, float* out) const;
+  // Features [c0, c1) of each vertex, row after row.
+  void feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const;
   std::int64_t count(ew::Split s) const;
 };
 

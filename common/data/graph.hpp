@@ -12,6 +12,8 @@
 
 namespace gcnlab {
 
+class ShardStore;
+
 struct Graph {
   std::int64_t n = 0;
   bool directed = false;
@@ -24,6 +26,9 @@ struct Graph {
   std::vector<std::int64_t> blocks;
   std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
   std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward); same object when undirected
+  // A sharded dataset (gcl:DIR) instead of the matrices above: strategies that
+  // read shards (reads_shards()) take their blocks from it.
+  std::shared_ptr<const ShardStore> shards;
 };
 
 Graph normalized_graph(const Dataset& d);

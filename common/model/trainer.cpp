@@ -1,5 +1,7 @@
 #include "common/model/trainer.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +12,13 @@ namespace gcnlab {
 namespace {
 
 using Clock = Ledger::Clock;
+
+// Peak resident set size of this process (Linux reports KiB).
+double host_peak_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0;
+}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -37,6 +46,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   const auto t0 = Clock::now();
   dims_ = model_.dims(data.features, data.classes);
   const int L = model_.layers;
+  GCNLAB_CHECK(graph.a_hat_t || strategy_.reads_shards(),
+               "this strategy needs the whole graph; a sharded dataset (gcl:DIR) is read by plexus-3d only");
   strategy_.setup(graph, dims_);
 
   layers_.clear();
@@ -78,8 +89,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   // Vertex data for this rank only: feature columns of layout(0), labels of layout(L).
   const Layout& in = strategy_.layout(0);
   std::vector<float> h0(in.vertices.size() * in.cols);
-  for (std::size_t i = 0; i < in.vertices.size(); ++i)
-    data.feature_row(in.vertices[i], in.col0, in.col0 + in.cols, h0.data() + i * in.cols);
+  data.feature_rows(in.vertices, in.col0, in.col0 + in.cols, h0.data());
   layers_[0].h.upload(h0);
   if (model_.learn_features) {
     feature_m_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
@@ -243,15 +253,16 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
   const auto coords = strategy_.coords();
-  // per rank: [coords(8), nnz, peak, 4 x per_epoch, 4 x setup, model] per category
-  constexpr int kCoords = 8;
-  const int width = kCoords + 2 + 9 * kNumCategories;
+  // per rank: [coords(8), nnz, peak, host peak, 4 x per_epoch, 4 x setup, model] per category
+  constexpr int kCoords = 8, kHead = kCoords + 3;
+  const int width = kHead + 9 * kNumCategories;
   std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
   for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
   mine[kCoords] = static_cast<double>(strategy_.nnz_local());
   mine[kCoords + 1] = static_cast<double>(backend_.peak_bytes());
+  mine[kCoords + 2] = host_peak_bytes();
   for (int c = 0; c < kNumCategories; ++c) {
-    double* p = mine.data() + kCoords + 2 + 9 * c;
+    double* p = mine.data() + kHead + 9 * c;
     const double te = std::max(r.timed_epochs, 1);
     p[0] = sum[c].time_s / te, p[1] = sum[c].wire_bytes / te, p[2] = sum[c].payload_bytes / te,
     p[3] = static_cast<double>(sum[c].calls) / te;
@@ -267,8 +278,9 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     for (std::size_t a = 0; a < coords.size(); ++a) rr.coords.push_back(static_cast<int>(p[a]));
     rr.nnz_local = static_cast<std::int64_t>(p[kCoords]);
     rr.peak_bytes = p[kCoords + 1];
+    rr.host_peak_bytes = p[kCoords + 2];
     for (int c = 0; c < kNumCategories; ++c) {
-      const double* q = p + kCoords + 2 + 9 * c;
+      const double* q = p + kHead + 9 * c;
       rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3]))};
       rr.setup[c] = {q[4], q[6], q[5], static_cast<std::int64_t>(q[7])};
       rr.model[c] = q[8];

@@ -30,7 +30,8 @@ struct RankReport {
   int rank = 0;
   std::vector<int> coords;
   std::int64_t nnz_local = 0;
-  double peak_bytes = 0;
+  double peak_bytes = 0;       // backend allocations (device memory on GPUs)
+  double host_peak_bytes = 0;  // the process's peak resident set (includes loading the data)
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase
   ByteModel model{};            // analytic wire bytes per epoch

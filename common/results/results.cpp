@@ -14,7 +14,7 @@ RunInfo describe_dataset(RunInfo info, const Dataset& d) {
   info.dataset_spec = d.spec;
   info.dataset_name = d.name;
   info.nodes = d.nodes();
-  info.nnz = d.adj.nnz();
+  info.nnz = d.nnz();
   info.features = d.features;
   info.classes = d.classes;
   info.n_train = d.count(ew::kTrain);
@@ -114,6 +114,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                              {"coords", rr.coords},
                              {"nnz_local", rr.nnz_local},
                              {"peak_bytes", rr.peak_bytes},
+                             {"host_peak_bytes", rr.host_peak_bytes},
                              {"time_s", time},
                              {"wire_bytes", wire},
                              {"model_wire_bytes", model},
@@ -123,7 +124,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
   j["load_balance"] = {{"nnz_max", nnz.max}, {"nnz_mean", nnz.mean},
                        {"nnz_max_over_mean", nnz.mean > 0 ? nnz.max / nnz.mean : 0.0}};
   const Across peak = across(r, [](const RankReport& rr) { return rr.peak_bytes; });
-  j["memory"] = {{"peak_bytes_max", peak.max}, {"peak_bytes_mean", peak.mean}};
+  const Across host = across(r, [](const RankReport& rr) { return rr.host_peak_bytes; });
+  j["memory"] = {{"peak_bytes_max", peak.max},
+                 {"peak_bytes_mean", peak.mean},
+                 {"host_peak_bytes_max", host.max},
+                 {"host_peak_bytes_mean", host.mean}};
 
   double epoch_time = 0;
   int timed = 0;
@@ -184,6 +189,9 @@ std::string comparison_table(const std::vector<nlohmann::json>& runs) {
   row("test acc %", [](const nlohmann::json& j) { return fmt::format("{:.2f}", 100 * j["summary"]["test_acc"].get<double>()); });
   row("peak MiB / rank (max)", [](const nlohmann::json& j) {
     return fmt::format("{:.1f}", j["memory"]["peak_bytes_max"].get<double>() / (1 << 20));
+  });
+  row("host peak MiB / rank", [](const nlohmann::json& j) {
+    return fmt::format("{:.1f}", j["memory"].value("host_peak_bytes_max", 0.0) / (1 << 20));
   });
   for (int c = 0; c < kNumCategories; ++c) {
     const std::string name(to_string(static_cast<Category>(c)));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/data/graph.hpp"
+#include "common/data/shards.hpp"
 #include "partitioners/partition.hpp"
 
 namespace gcnlab::test {
@@ -37,6 +38,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {
+  if (data.shards) return trainer_->setup(data, shard_graph(data), initial);
   const Partition part = make_partition(spec_.partitioner, data.adj, strategy_->partition_parts(), spec_.model.seed);
   trainer_->setup(data, apply_partition(normalized_graph(data), part), initial);
 }

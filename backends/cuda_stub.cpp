@@ -12,4 +12,6 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend&, const MpiCommunic
   fail("NCCL: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
 }
 
+std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend&) { return {}; }
+
 }  // namespace gcnlab

@@ -10,6 +10,11 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
   fail("unknown --backend '{}' (expected cpu or cuda)", name);
 }
 
+void attach_ledger(Backend& backend, Ledger& ledger) {
+  ledger.set_sync([b = &backend] { b->sync(); });
+  if (backend.name() == "cuda") ledger.set_stopwatch(cuda_stopwatch(backend));
+}
+
 std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world) {
   if (backend.name() == "cuda") return make_nccl_communicator(backend, world);
   return nullptr;

@@ -3,6 +3,7 @@
 // this build has. `--backend cuda` in a build without CUDA fails here with one
 // clear message (backends/cuda_stub.cpp), as Ginkgo's device hooks do.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,8 +18,13 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
 // for the CUDA backend, null for the CPU backend (use `world` itself).
 std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world);
 
+// Makes `ledger` time with `backend`: synchronise it before reading the host
+// clock, and time compute scopes with device events where it has them.
+void attach_ledger(Backend& backend, Ledger& ledger);
+
 // Implemented by backends/cuda (or the stub when CUDA is off).
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
 std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, const MpiCommunicator& world);
+std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend& backend);
 
 }  // namespace gcnlab

@@ -263,7 +263,7 @@ int train(Args& args, Communicator& world) {
     data_slot = load_dataset(dataset_spec);
     if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
     backend = make_backend(info.backend, {info.threads, local_rank});
-    world.ledger().set_sync([b = backend.get()] { b->sync(); });
+    attach_ledger(*backend, world.ledger());
     device_world = make_device_communicator(*backend, dynamic_cast<MpiCommunicator&>(world));
     Communicator& comm = device_world ? *device_world : world;
     strategy = make_strategy(sopts, {comm, *backend});

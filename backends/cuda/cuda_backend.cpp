@@ -1,5 +1,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "backends/cuda/check.hpp"
@@ -9,8 +11,26 @@
 namespace gcnlab {
 
 namespace {
-enum Slot { kSpmmWork = 0, kOffsets32 = 1, kXentRows = 2 };
-}
+enum Slot { kXentRows = 0 };
+
+// What one sparse matrix keeps between SpMMs: its cuSPARSE descriptor over
+// 32-bit row offsets (narrowed once; cuSPARSE wants equal index widths) and a
+// work buffer per dense shape it has been multiplied with (cusparseSpMM_bufferSize
+// depends on the dense operands). No cusparseSpMM_preprocess: NVIDIA documents
+// its gains for CSR_ALG1/ALG3, and row-major operands use CSR_ALG2.
+struct SpmmPlan {
+  struct Work {
+    std::int64_t cols, ldx, ldy;
+    Buffer<std::uint8_t> buffer;
+  };
+  Buffer<std::int32_t> offsets;
+  cusparseSpMatDescr_t a = nullptr;
+  std::vector<Work> work;
+  ~SpmmPlan() {
+    if (a) cusparseDestroySpMat(a);
+  }
+};
+}  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) { return std::make_unique<CudaBackend>(opts); }
 
@@ -29,7 +49,52 @@ CudaBackend::CudaBackend(const BackendOptions& opts) {
   GCNLAB_CUDA_CALL(cusparseSetStream(cusparse_, stream_));
 }
 
+std::pair<CUevent_st*, CUevent_st*> CudaBackend::acquire_events() {
+  if (!free_events_.empty()) {
+    const auto e = free_events_.back();
+    free_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t a, b;
+  GCNLAB_CUDA_CALL(cudaEventCreate(&a));
+  GCNLAB_CUDA_CALL(cudaEventCreate(&b));
+  return {a, b};
+}
+
+void CudaBackend::release_events(std::pair<CUevent_st*, CUevent_st*> e) { free_events_.push_back(e); }
+
+namespace {
+
+// Device time of a compute scope: events around it on the compute stream, so
+// the scope neither waits for earlier queued work nor counts it.
+class EventStopwatch final : public Ledger::Stopwatch {
+ public:
+  explicit EventStopwatch(CudaBackend& b) : backend_(b), events_(b.acquire_events()) {}
+  ~EventStopwatch() override { backend_.release_events(events_); }
+  void start() override { GCNLAB_CUDA_CALL(cudaEventRecord(events_.first, backend_.stream())); }
+  double stop() override {
+    GCNLAB_CUDA_CALL(cudaEventRecord(events_.second, backend_.stream()));
+    GCNLAB_CUDA_CALL(cudaEventSynchronize(events_.second));
+    float ms = 0;
+    GCNLAB_CUDA_CALL(cudaEventElapsedTime(&ms, events_.first, events_.second));
+    return ms * 1e-3;
+  }
+
+ private:
+  CudaBackend& backend_;
+  std::pair<CUevent_st*, CUevent_st*> events_;
+};
+
+}  // namespace
+
+std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  GCNLAB_ASSERT(cuda != nullptr);
+  return [cuda]() -> std::unique_ptr<Ledger::Stopwatch> { return std::make_unique<EventStopwatch>(*cuda); };
+}
+
 CudaBackend::~CudaBackend() {
+  for (const auto& [a, b] : free_events_) cudaEventDestroy(a), cudaEventDestroy(b);
   for (void* p : scratch_)
     if (p) cudaFree(p);
   if (cusparse_) cusparseDestroy(cusparse_);
@@ -82,25 +147,35 @@ void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
     return;
   }
   GCNLAB_CHECK(a.nnz < (std::int64_t{1} << 31), "sparse block with {} nonzeros exceeds 32-bit cuSPARSE indices", a.nnz);
-  auto* offsets = static_cast<std::int32_t*>(scratch(kOffsets32, (a.rows + 1) * sizeof(std::int32_t)));
-  cuda::narrow_offsets(stream_, a.rows + 1, a.rowptr.data(), offsets);
-  cusparseSpMatDescr_t ma;
+  auto* plan = static_cast<SpmmPlan*>(a.plan.get());
+  if (!plan) {
+    auto p = std::make_shared<SpmmPlan>();
+    p->offsets = Buffer<std::int32_t>(*this, static_cast<std::size_t>(a.rows + 1));
+    cuda::narrow_offsets(stream_, a.rows + 1, a.rowptr.data(), p->offsets.data());
+    GCNLAB_CUDA_CALL(cusparseCreateCsr(&p->a, a.rows, a.cols, a.nnz, p->offsets.data(),
+                                       const_cast<std::int32_t*>(a.col.data()), const_cast<float*>(a.val.data()),
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    plan = p.get();
+    a.plan = std::move(p);
+  }
   cusparseDnMatDescr_t mx, my;
-  GCNLAB_CUDA_CALL(cusparseCreateCsr(&ma, a.rows, a.cols, a.nnz, offsets, const_cast<std::int32_t*>(a.col.data()),
-                                     const_cast<float*>(a.val.data()), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   GCNLAB_CUDA_CALL(cusparseCreateDnMat(&mx, x.rows, x.cols, x.ld, const_cast<float*>(x.data), CUDA_R_32F, CUSPARSE_ORDER_ROW));
   GCNLAB_CUDA_CALL(cusparseCreateDnMat(&my, y.rows, y.cols, y.ld, y.data, CUDA_R_32F, CUSPARSE_ORDER_ROW));
   const float alpha = 1.f;
-  std::size_t bytes = 0;
-  GCNLAB_CUDA_CALL(cusparseSpMM_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                           &alpha, ma, mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bytes));
-  void* work = scratch(kSpmmWork, std::max<std::size_t>(bytes, 1));
-  GCNLAB_CUDA_CALL(cusparseSpMM(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, ma,
-                                mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work));
+  auto work = std::find_if(plan->work.begin(), plan->work.end(), [&](const SpmmPlan::Work& w) {
+    return w.cols == x.cols && w.ldx == x.ld && w.ldy == y.ld;
+  });
+  if (work == plan->work.end()) {
+    std::size_t bytes = 0;
+    GCNLAB_CUDA_CALL(cusparseSpMM_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                             &alpha, plan->a, mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bytes));
+    plan->work.push_back({x.cols, x.ld, y.ld, Buffer<std::uint8_t>(*this, std::max<std::size_t>(bytes, 1))});
+    work = plan->work.end() - 1;
+  }
+  GCNLAB_CUDA_CALL(cusparseSpMM(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                plan->a, mx, &beta, my, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work->buffer.data()));
   cusparseDestroyDnMat(my);
   cusparseDestroyDnMat(mx);
-  cusparseDestroySpMat(ma);
 }
 
 // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: swap the operands.

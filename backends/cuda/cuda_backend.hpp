@@ -6,9 +6,13 @@
 // CUDA types stay out of this header (forward declarations only), so CPU
 // code that includes it needs no toolkit.
 
+#include <utility>
+#include <vector>
+
 #include "common/backend/backend.hpp"
 
 struct CUstream_st;
+struct CUevent_st;
 struct cublasContext;
 struct cusparseContext;
 
@@ -24,6 +28,10 @@ class CudaBackend final : public Backend {
   CUstream_st* stream() const { return stream_; }
   CUstream_st* comm_stream() const { return comm_stream_; }
   int device() const { return device_; }
+
+  // A pair of events for a Ledger stopwatch, from a pool (returned with release_events).
+  std::pair<CUevent_st*, CUevent_st*> acquire_events();
+  void release_events(std::pair<CUevent_st*, CUevent_st*> e);
 
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
@@ -55,8 +63,7 @@ class CudaBackend final : public Backend {
   void do_deallocate(void* p, std::size_t bytes) override;
 
  private:
-  // Scratch that grows to the largest request and is reused (SpMM work
-  // buffer, 32-bit row offsets, per-row loss results).
+  // Scratch that grows to the largest request and is reused (per-row loss results).
   void* scratch(int slot, std::size_t bytes);
 
   int device_ = 0;
@@ -64,8 +71,9 @@ class CudaBackend final : public Backend {
   CUstream_st* comm_stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   cusparseContext* cusparse_ = nullptr;
-  void* scratch_[4] = {};
-  std::size_t scratch_bytes_[4] = {};
+  std::vector<std::pair<CUevent_st*, CUevent_st*>> free_events_;
+  void* scratch_[1] = {};
+  std::size_t scratch_bytes_[1] = {};
 };
 
 }  // namespace gcnlab

@@ -87,6 +87,37 @@ void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t co
   GCNLAB_CUDA_CALL(ncclAllGather(send, recv, count, nccl_type(t), comm_, backend_.stream()));
 }
 
+namespace {
+
+// Completion of an all-reduce on the communication stream: wait() makes the
+// compute stream wait for it.
+class StreamRequest final : public Communicator::Request {
+ public:
+  StreamRequest(CUstream_st* compute, cudaEvent_t done) : compute_(compute), done_(done) {}
+  ~StreamRequest() override { cudaEventDestroy(done_); }
+  void wait() override { GCNLAB_CUDA_CALL(cudaStreamWaitEvent(compute_, done_, 0)); }
+
+ private:
+  CUstream_st* compute_;
+  cudaEvent_t done_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator::Request> NcclCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
+                                                                       ReduceOp op) {
+  if (!on_device(buf)) return mpi_->do_iallreduce(buf, count, t, op);
+  cudaEvent_t ready, done;
+  GCNLAB_CUDA_CALL(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  GCNLAB_CUDA_CALL(cudaEventRecord(ready, backend_.stream()));  // the input is complete
+  GCNLAB_CUDA_CALL(cudaStreamWaitEvent(backend_.comm_stream(), ready, 0));
+  cudaEventDestroy(ready);  // released once recorded work completes
+  GCNLAB_CUDA_CALL(ncclAllReduce(buf, buf, count, nccl_type(t), nccl_op(op), comm_, backend_.comm_stream()));
+  GCNLAB_CUDA_CALL(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  GCNLAB_CUDA_CALL(cudaEventRecord(done, backend_.comm_stream()));
+  return std::make_unique<StreamRequest>(backend_.stream(), done);
+}
+
 // NCCL has no all-gather with counts: one grouped ncclBroadcast per contributor.
 void NcclCommunicator::do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) {
   if (!on_device(recv)) return mpi_->do_allgatherv(send, recv, counts, t);

@@ -1,10 +1,11 @@
 #pragma once
 // Communicator over NCCL for device buffers, one rank per GPU (COSMA's
 // nccl_utils pattern): rank 0 of the MPI group creates the ncclUniqueId, it
-// is broadcast over MPI, every rank calls ncclCommInitRank. Collectives run
-// on the backend's compute stream, so they are ordered after the kernels
-// that produced their input; the accounting wrapper synchronises the stream
-// before reading the clock. Host buffers (metric reductions, index lists
+// is broadcast over MPI, every rank calls ncclCommInitRank. Blocking
+// collectives run on the backend's compute stream, so they are ordered after
+// the kernels that produced their input; the accounting wrapper synchronises
+// the stream before reading the clock. Nonblocking all-reduces run on the
+// backend's communication stream. Host buffers (metric reductions, index lists
 // exchanged at setup) go over the underlying MPI communicator; the bytes are
 // recorded identically either way.
 
@@ -39,6 +40,10 @@ class NcclCommunicator final : public Communicator {
   void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
                    DType t) override;
   void do_barrier() override;
+  // On the communication stream, after the compute stream's work so far; the
+  // request makes the compute stream wait for it (no host synchronisation),
+  // so SpMMs queued meanwhile overlap with it (blocked aggregation).
+  std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
 
  private:
   bool on_device(const void* p) const;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -67,6 +68,17 @@ class Ledger {
     if (sync_) sync_();
   }
 
+  // Times one compute scope on a device: start() when the scope opens, stop()
+  // returns the seconds the device spent in between (CUDA events on the
+  // compute stream). Without one, a scope syncs and reads the host clock.
+  class Stopwatch {
+   public:
+    virtual ~Stopwatch() = default;
+    virtual void start() = 0;
+    virtual double stop() = 0;
+  };
+  void set_stopwatch(std::function<std::unique_ptr<Stopwatch>()> make) { make_stopwatch_ = std::move(make); }
+
   void set_phase(Phase p) { phase_ = p; }
   Phase phase() const { return phase_; }
 
@@ -80,13 +92,22 @@ class Ledger {
   class Scope {
    public:
     Scope(Ledger& l, Category c) : ledger_(l), category_(c) {
+      if (ledger_.make_stopwatch_) {
+        watch_ = ledger_.make_stopwatch_();
+        watch_->start();
+        return;
+      }
       ledger_.sync();
       start_ = Clock::now();
     }
     ~Scope() {
-      ledger_.sync();
       Tally t;
-      t.time_s = std::chrono::duration<double>(Clock::now() - start_).count();
+      if (watch_) {
+        t.time_s = watch_->stop();
+      } else {
+        ledger_.sync();
+        t.time_s = std::chrono::duration<double>(Clock::now() - start_).count();
+      }
       t.calls = 1;
       ledger_.record(category_, t);
     }
@@ -97,11 +118,13 @@ class Ledger {
     Ledger& ledger_;
     Category category_;
     Clock::time_point start_;
+    std::unique_ptr<Stopwatch> watch_;
   };
   Scope time(Category c) { return Scope(*this, c); }
 
  private:
   std::function<void()> sync_;
+  std::function<std::unique_ptr<Stopwatch>()> make_stopwatch_;
   Phase phase_ = Phase::setup;
   std::array<CategoryTallies, kNumPhases> tallies_{};
 };

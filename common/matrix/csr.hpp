@@ -3,6 +3,7 @@
 // 32-bit column ids (local to the block, checked on upload).
 
 #include <cstdint>
+#include <memory>
 
 #include "common/matrix/buffer.hpp"
 #include "common/matrix/host_csr.hpp"
@@ -14,6 +15,9 @@ struct Csr {
   Buffer<std::int64_t> rowptr;
   Buffer<std::int32_t> col;
   Buffer<float> val;
+  // Backend-private state kept per matrix and released with it (the CUDA
+  // backend's cuSPARSE descriptor, 32-bit row offsets and SpMM work buffers).
+  mutable std::shared_ptr<void> plan;
 };
 
 Csr upload(Allocator& a, const HostCsr& host);

@@ -20,7 +20,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
     MPI_Comm_free(&node);
   }
   backend_ = make_backend(spec.backend, {1, local});
-  ledger_.set_sync([b = backend_.get()] { b->sync(); });
+  attach_ledger(*backend_, ledger_);
   device_comm_ = make_device_communicator(*backend_, *comm_);
   Communicator& c = device_comm_ ? *device_comm_ : *comm_;
   StrategyOptions opts;

@@ -1,31 +1,23 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and compares `serial` with
-# `1d` on 1, 2 and 4 ranks on the default dataset (a synthetic SBM, no files
-# needed), printing each run's progress and a side-by-side table at the end.
-# Results go to RESULTS_DIR (default: results/demo, outside the source files).
+# The main job: installs what is missing, builds, runs the demo sweep (every
+# strategy at 1, 2, 4 and 8 ranks on the default SBM, experiments/sweeps/demo.json)
+# and turns the results into one HTML report with the comparison figures.
+# Results go to RESULTS_DIR (default: results/demo, outside the source files);
+# an interrupted run resumes where it stopped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 gcnlab="${BUILD_DIR:-$root/build}/gcnlab"
 results=${RESULTS_DIR:-$root/results/demo}
-mkdir -p "$results"
+sweep=${SWEEP:-$root/experiments/sweeps/demo.json}
 
-# One machine, several ranks: OpenMPI needs these when ranks outnumber cores
-# (without yield_when_idle, oversubscribed runs are 30-100x slower).
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-       OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader
-epochs=${EPOCHS:-20}
-runs=("serial 1" "1d 1" "1d 2" "1d 4")
-files=()
-for run in "${runs[@]}"; do
-  set -- $run
-  echo "=== $1 on $2 rank(s) ==="
-  mpirun -np "$2" "$gcnlab" train --algo "$1" --epochs "$epochs" --out "$results/$1-np$2.json"
-  files+=("$results/$1-np$2.json")
-done
+/usr/bin/python3 "$root/experiments/sweep.py" "$sweep" --results "$results" --gcnlab "$gcnlab"
 echo
-echo "=== comparison (per epoch; time and bytes: max over ranks) ==="
-"$gcnlab" compare "${files[@]}"
+/usr/bin/python3 "$root/plots/report.py" "$results"
 echo
-echo "results: $results"
+echo "=== comparison at 4 ranks (per epoch; time and bytes: max over ranks) ==="
+mapfile -t four < <(grep -l '"ranks": 4' "$results"/runs/*.json || true)
+[ "${#four[@]}" -gt 0 ] && "$gcnlab" compare "${four[@]}"
+echo
+echo "report: $results/report.html (figures in $results/figures)"

@@ -1,5 +1,10 @@
 #include "common/results/results.hpp"
 
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
 #include <algorithm>
 #include <numeric>
 
@@ -9,6 +14,16 @@
 #include "gcnlab_config.hpp"
 
 namespace gcnlab {
+
+nlohmann::json this_machine() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string cpu;
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; cpu.empty() && std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) cpu = line.substr(line.find(':') + 2);
+  return {{"host", host}, {"cpu", cpu}, {"cores", std::thread::hardware_concurrency()}};
+}
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d) {
   info.dataset_spec = d.spec;
@@ -50,6 +65,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
   j["schema"] = "gcnlab.run/1";
   j["gcnlab_version"] = GCNLAB_VERSION;
   j["git_sha"] = GCNLAB_GIT_SHA;
+  j["machine"] = this_machine();
   j["config"] = {{"algo", info.algo},
                  {"grid", info.grid},
                  {"ranks", info.ranks},

@@ -29,6 +29,9 @@ struct RunInfo {
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d);
 
+// Host name, CPU model and core count of this process's machine.
+nlohmann::json this_machine();
+
 nlohmann::json results_json(const RunInfo& info, const RunResult& r);
 
 // Per-category table: time max/mean over ranks, wire bytes max/total (per epoch).

@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Load balance: nonzeros of Â stored per rank (Plexus Table 3, SA Table 2).
+
+One panel per algorithm at its largest rank count: a heatmap over the first
+two grid axes for 2D/3D grids (3D: summed over the third), bars for 1D; the
+max/mean ratio in each panel's title.
+"""
+import numpy as np
+
+import common
+from common import plt
+
+
+def make(runs, out, name="balance"):
+    data, paths = [], []
+    for dataset, rs in common.by_dataset(runs).items():
+        chosen = {}
+        for r in rs:
+            c = r["config"]
+            if c["algo"] != "serial" and (c["algo"] not in chosen or c["ranks"] > chosen[c["algo"]]["config"]["ranks"]):
+                chosen[c["algo"]] = r
+        if not chosen:
+            continue
+        algos = sorted(chosen, key=common.algo_key)
+        cols = min(4, len(algos))
+        rows = (len(algos) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3 * rows), squeeze=False)
+        panels = {}
+        for ax, algo in zip(axes.flat, algos):
+            r = chosen[algo]
+            grid = r["config"]["grid"]
+            nnz = [pr["nnz_local"] for pr in r["per_rank"]]
+            ratio = max(nnz) / (sum(nnz) / len(nnz)) if sum(nnz) else 1.0
+            panels[algo] = {"grid": grid, "nnz": nnz, "max_over_mean": ratio, "file": r["_file"]}
+            if len(grid) >= 2 and grid[0] > 1 and grid[1] > 1:
+                m = np.zeros((grid[0], grid[1]))
+                for pr in r["per_rank"]:
+                    m[pr["coords"][0], pr["coords"][1]] += pr["nnz_local"]
+                im = ax.imshow(m, cmap="viridis")
+                ax.set_xlabel(f"grid axis 1 (of {'x'.join(map(str, grid))})")
+                ax.set_ylabel("grid axis 0")
+                fig.colorbar(im, ax=ax, fraction=0.046)
+            else:
+                ax.bar(range(len(nnz)), nnz)
+                ax.set_xlabel("rank")
+                ax.set_ylabel("nnz stored")
+            ax.set_title(f"{algo} P={r['config']['ranks']}: max/mean {ratio:.3f}", fontsize=8)
+        for ax in list(axes.flat)[len(algos):]:
+            ax.axis("off")
+        fig.suptitle(common.title("Nonzeros per rank", rs), fontsize=9)
+        fig.tight_layout()
+        paths += common.save(fig, out, f"{name}-{dataset}")
+        data.append({"dataset": dataset, "panels": panels})
+    return data, paths
+
+
+if __name__ == "__main__":
+    a = common.cli(__doc__, "balance")
+    common.finish(a, *make(common.load_runs(a.results), a.out, a.name))

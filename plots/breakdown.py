@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Stacked per-category epoch time per algorithm and rank count (CAGNET Fig. 1-3, Plexus Fig. 9).
+
+Each bar is the slowest rank of the run's best grid: its per-category time per
+epoch (averaged over the timed epochs; "other" = the rest of its epoch), so a
+bar's height is that rank's epoch time in the results JSON.
+"""
+import numpy as np
+
+import common
+from common import plt
+
+
+def make(runs, out, name="breakdown"):
+    data, paths = [], []
+    for dataset, rs, best in common.best_points_by_dataset(runs):
+        bars = []
+        for algo, p in best:
+            run = best[(algo, p)]
+            slow = max(run["per_rank"], key=lambda pr: sum(pr["time_s"].values()))
+            seg = {c: slow["time_s"].get(c, 0.0) for c in common.CATEGORIES}
+            bars.append({"algo": algo, "ranks": p, "grid": run["config"]["grid"], "rank": slow["rank"],
+                         "segments_s": seg, "total_s": sum(seg.values()), "file": run["_file"]})
+        used = [c for c in common.CATEGORIES if any(b["segments_s"][c] > 0 for b in bars)]
+        fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(bars) + 2), 4.5))
+        x = np.arange(len(bars))
+        bottom = np.zeros(len(bars))
+        cmap = plt.get_cmap("tab20")
+        for i, c in enumerate(used):
+            h = np.array([b["segments_s"][c] * 1e3 for b in bars])
+            ax.bar(x, h, bottom=bottom, label=c, color=cmap(i % 20),
+                   hatch="//" if c in common.COMMUNICATION else None, edgecolor="white", linewidth=0.3)
+            bottom += h
+        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90, fontsize=8)
+        ax.set_ylabel("time per epoch, slowest rank [ms]")
+        ax.set_title(common.title("Epoch time by category", rs), fontsize=9)
+        ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="hatched: communication",
+                  title_fontsize=7)
+        paths += common.save(fig, out, f"{name}-{dataset}")
+        data.append({"dataset": dataset, "bars": bars})
+    return data, paths
+
+
+if __name__ == "__main__":
+    a = common.cli(__doc__, "breakdown")
+    common.finish(a, *make(common.load_runs(a.results), a.out, a.name))

@@ -1,0 +1,147 @@
+"""Shared pieces of the plot scripts: reading a results folder, titles, saving.
+
+A results folder is what experiments/sweep.py writes (index.jsonl + runs/*.json)
+or any folder of gcnlab results JSON files (searched recursively).
+Run the scripts with /usr/bin/python3 (Debian's matplotlib, numpy, pandas).
+"""
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COMPUTE = ["spmm", "gemm", "elementwise", "loss", "optimizer", "pack", "sampling"]
+COMMUNICATION = ["bcast_dense", "bcast_sparse", "allreduce", "allgather", "reduce_scatter", "alltoall", "p2p"]
+CATEGORIES = COMPUTE + COMMUNICATION + ["other"]
+ALGO_ORDER = ["serial", "1d", "1.5d", "sa-1d", "sa-1.5d", "2d", "split-3d", "plexus-3d", "mggcn-1d", "scalegnn-4d"]
+MIB = 1 << 20
+
+
+def load_runs(folder):
+    """Every successful run in `folder` (schema gcnlab.run/1), each with '_file'."""
+    folder = Path(folder)
+    files = []
+    index = folder / "index.jsonl"
+    if index.exists():
+        for line in index.read_text().splitlines():
+            if line.strip():
+                e = json.loads(line)
+                if e.get("status") == "ok" and e.get("file"):
+                    files.append(folder / e["file"])
+    else:
+        files = sorted(folder.rglob("*.json"))
+    runs = []
+    for f in dict.fromkeys(files):  # a rerun appends a second index line for the same file
+        try:
+            j = json.loads(Path(f).read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if j.get("schema") == "gcnlab.run/1":
+            j["_file"] = str(f)
+            runs.append(j)
+    return runs
+
+
+def failures(folder):
+    index = Path(folder) / "index.jsonl"
+    if not index.exists():
+        return []
+    latest = {}
+    for line in index.read_text().splitlines():
+        if line.strip():
+            e = json.loads(line)
+            latest[e["id"]] = e
+    return [e for e in latest.values() if e["status"] != "ok"]
+
+
+def algo_key(a):
+    return (ALGO_ORDER.index(a) if a in ALGO_ORDER else len(ALGO_ORDER), a)
+
+
+def label(run):
+    c = run["config"]
+    grid = "x".join(map(str, c["grid"]))
+    return f"{c['algo']} {grid}" if len(c["grid"]) > 1 else c["algo"]
+
+
+def by_dataset(runs):
+    out = {}
+    for r in runs:
+        out.setdefault(r["dataset"]["name"], []).append(r)
+    return out
+
+
+def machine(runs):
+    m = next((r.get("machine") for r in runs if r.get("machine")), None)
+    if not m:
+        return "unknown machine"
+    return f"{m.get('host', '?')} ({m.get('cpu', '?')}, {m.get('cores', '?')} cores)"
+
+
+def title(what, runs):
+    names = sorted({r["dataset"]["name"] for r in runs})
+    return f"{what} — {', '.join(names)} — {machine(runs)}"
+
+
+def epoch_time(run):
+    return run["summary"]["epoch_time_s"]
+
+
+def best_per_point(runs):
+    """(algo, P) -> the run with the lowest median epoch time among grids (repetitions: median)."""
+    groups = {}
+    for r in runs:
+        c = r["config"]
+        groups.setdefault((c["algo"], c["ranks"], tuple(c["grid"])), []).append(r)
+    best = {}
+    for (algo, p, _), rs in groups.items():
+        med = statistics.median(epoch_time(r) for r in rs)
+        rep = min(rs, key=lambda r: abs(epoch_time(r) - med))
+        if (algo, p) not in best or med < epoch_time(best[(algo, p)]):
+            best[(algo, p)] = rep
+    return best
+
+
+def best_points_by_dataset(runs):
+    """(dataset, its runs, {(algo, P): best run} ordered by algorithm then P) for every dataset with runs."""
+    for dataset, rs in by_dataset(runs).items():
+        best = best_per_point(rs)
+        if best:
+            yield dataset, rs, {k: best[k] for k in sorted(best, key=lambda k: (algo_key(k[0]), k[1]))}
+
+
+def save(fig, out, name):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = out / f"{name}.{ext}"
+        fig.savefig(p, dpi=120, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def cli(description, default_name):
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("results", help="results folder (experiments/sweep.py output or any folder of results JSON)")
+    ap.add_argument("--out", help="figure folder (default RESULTS/figures)")
+    ap.add_argument("--name", default=default_name, help="file name without extension")
+    ap.add_argument("--data-out", help="also write the plotted numbers as JSON")
+    a = ap.parse_args()
+    a.out = a.out or str(Path(a.results) / "figures")
+    return a
+
+
+def finish(a, data, paths):
+    if a.data_out:
+        Path(a.data_out).write_text(json.dumps(data, indent=1))
+    if paths:
+        print("wrote " + ", ".join(str(p) for p in paths))
+    else:
+        print(f"{a.name}: nothing to plot in {a.results}", file=sys.stderr)

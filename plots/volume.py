@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Communication volume per rank and epoch vs ranks, measured (markers) and each strategy's model (lines).
+
+Volume = wire bytes received by the busiest rank per epoch, summed over the
+communication categories; the model is the same sum of model_wire_bytes.
+"""
+import common
+from common import plt
+
+
+def volumes(run):
+    meas = max(sum(pr["wire_bytes"].get(c, 0.0) for c in common.COMMUNICATION) for pr in run["per_rank"])
+    model = max(sum(pr["model_wire_bytes"].get(c, 0.0) for c in common.COMMUNICATION) for pr in run["per_rank"])
+    return meas, model
+
+
+def make(runs, out, name="volume"):
+    data, paths = [], []
+    for dataset, rs in common.by_dataset(runs).items():
+        best = common.best_per_point(rs)
+        algos = sorted({a for a, _ in best}, key=common.algo_key)
+        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        series = {}
+        for i, algo in enumerate(algos):
+            pts = sorted((p, *volumes(best[(algo, p)])) for a, p in best if a == algo)
+            series[algo] = [{"ranks": p, "measured_bytes": m, "model_bytes": mo} for p, m, mo in pts]
+            color = plt.get_cmap("tab10")(i % 10)
+            ax.plot([p for p, _, _ in pts], [mo / common.MIB for _, _, mo in pts], "-", color=color, label=f"{algo} model")
+            ax.plot([p for p, _, _ in pts], [m / common.MIB for _, m, _ in pts], "o", color=color, label=f"{algo} measured")
+        ps = sorted({p for _, p in best})
+        ax.set_xscale("log", base=2)
+        if ps:
+            ax.set_xticks(ps, [str(p) for p in ps])
+        ax.set_xlabel("ranks (GPUs) P")
+        ax.set_ylabel("received per rank and epoch, max over ranks [MiB]")
+        ax.set_title(common.title("Communication volume", rs), fontsize=9)
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(True, alpha=0.3)
+        paths += common.save(fig, out, f"{name}-{dataset}")
+        data.append({"dataset": dataset, "series": series})
+    return data, paths
+
+
+if __name__ == "__main__":
+    a = common.cli(__doc__, "volume")
+    common.finish(a, *make(common.load_runs(a.results), a.out, a.name))

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The sweep runner and the plots (issue #7): a tiny sweep writes the expected
+# files and index, a re-run skips what is done, a failing run is recorded and
+# the others still run, Slurm scripts say the right ranks/nodes/GPUs; every
+# plot script draws from the stored results set in tests/data/results (made
+# by the real binary) and its data equals the numbers in the JSON; the report
+# has every figure.
+source "$(dirname "$0")/lib.sh"
+SWEEP="$GCNLAB_SOURCE_DIR/experiments/sweep.py"
+PLOTS="$GCNLAB_SOURCE_DIR/plots"
+STORED="$GCNLAB_SOURCE_DIR/tests/data/results"
+
+cat > "$WORK/tiny.json" <<'JSON'
+{"name": "tiny", "datasets": ["sbm:nodes=300,classes=3,avg-degree=4,features=6,seed=1"],
+ "algorithms": ["serial", "1d", "nope", "plexus-3d"], "ranks": [1, 2], "grids": "all",
+ "options": {"epochs": 2, "hidden": 4, "layers": 2, "threads": 1}}
+JSON
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --results "$WORK/res" --gcnlab "$GCNLAB" --mpirun "$MPIEXEC" >"$WORK/first.txt" 2>&1 \
+  || { cat "$WORK/first.txt"; fail "sweep exited non-zero"; }
+grep -q "\[1/9\]" "$WORK/first.txt" && grep -q "ETA" "$WORK/first.txt" || { cat "$WORK/first.txt"; fail "no progress lines"; }
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --results "$WORK/res" --gcnlab "$GCNLAB" --mpirun "$MPIEXEC" >"$WORK/second.txt" 2>&1
+grep -q "9 runs, 7 already done, 2 to run" "$WORK/second.txt" || { cat "$WORK/second.txt"; fail "re-run did not skip the completed runs"; }
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --slurm "$WORK/slurm" --gpus-per-node 1 --gcnlab /opt/gcnlab >/dev/null \
+  || fail "slurm generation"
+cat > "$WORK/big.json" <<'JSON'
+{"name": "big", "datasets": ["rmat:scale=20"], "algorithms": ["1d", "plexus-3d"], "ranks": [8, 16],
+ "options": {"epochs": 10}}
+JSON
+"$PYTHON" "$SWEEP" "$WORK/big.json" --slurm "$WORK/slurm" --gpus-per-node 4 --gcnlab /opt/gcnlab --account m1234 >/dev/null \
+  || fail "slurm generation (8, 16 ranks)"
+
+"$PYTHON" - "$WORK" <<'PY' || fail "sweep checks"
+import json, pathlib, re, sys
+work = pathlib.Path(sys.argv[1])
+res = work / "res"
+lines = [json.loads(l) for l in (res / "index.jsonl").read_text().splitlines()]
+first = lines[:9]
+ok = [e for e in first if e["status"] == "ok"]
+bad = [e for e in first if e["status"] == "failed"]
+# serial@1; 1d@1,2; plexus-3d: 1 grid at 1 rank, 3 at 2 ranks; nope@1,2 fails
+assert len(ok) == 7 and len(bad) == 2, (len(ok), len(bad))
+assert all(e["algo"] == "nope" and "unknown --algo 'nope'" in e["error"] for e in bad), bad
+assert sorted(e["grid"] for e in ok if e["algo"] == "plexus-3d" and e["ranks"] == 2) == ["1x1x2", "1x2x1", "2x1x1"]
+for e in ok:
+    r = json.loads((res / e["file"]).read_text())
+    assert r["config"]["algo"] == e["algo"] and r["config"]["ranks"] == e["ranks"], e
+    assert len(r["epochs"]) == 2
+# the re-run appended only the two failures again
+assert len(lines) == 11 and all(e["status"] == "failed" for e in lines[9:]), lines[9:]
+# Slurm: one script per rank count; nodes = ceil(P / GPUs per node); one rank per GPU
+s1 = (work / "slurm" / "tiny-np2.sbatch").read_text()
+assert "#SBATCH --nodes=2" in s1 and "#SBATCH --ntasks=2" in s1 and "#SBATCH --gpus-per-node=1" in s1, s1
+assert s1.count("srun --ntasks=2 --gpus-per-task=1 /opt/gcnlab train") == 5, s1  # 1d, nope, plexus x3
+assert "--backend cuda" in s1 and "--grid 2x1x1" in s1
+s16 = (work / "slurm" / "big-np16.sbatch").read_text()
+assert "#SBATCH --nodes=4" in s16 and "#SBATCH --ntasks-per-node=4" in s16 and "#SBATCH --gpus-per-node=4" in s16
+assert "#SBATCH --account=m1234" in s16 and s16.startswith("#!/bin/bash")
+assert len(re.findall(r"srun --ntasks=16 ", s16)) == 2
+print("sweep checks passed")
+PY
+
+# --- plots on the stored results set
+for s in breakdown scaling volume loss balance predicted memory; do
+  "$PYTHON" "$PLOTS/$s.py" "$STORED" --out "$WORK/fig" --data-out "$WORK/$s.json" >/dev/null 2>"$WORK/$s.err" \
+    || { cat "$WORK/$s.err"; fail "plots/$s.py"; }
+done
+"$PYTHON" "$PLOTS/report.py" "$STORED" --out "$WORK/report/report.html" >/dev/null || fail "plots/report.py"
+"$PYTHON" - "$WORK" "$STORED" <<'PY' || fail "plot data checks"
+import json, pathlib, statistics, sys
+work, stored = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+runs = {str(p): json.loads(p.read_text()) for p in (stored / "runs").glob("*.json")}
+load = lambda n: json.loads((work / f"{n}.json").read_text())
+for name in ["breakdown-sbm", "scaling-sbm", "volume-sbm", "loss-sbm", "balance-sbm", "memory-sbm", "predicted-0"]:
+    for ext in ("png", "svg"):
+        f = work / "fig" / f"{name}.{ext}"
+        assert f.exists() and f.stat().st_size > 1000, f
+def run_of(file):
+    return runs[str(pathlib.Path(file))]
+# stacked bars: the segments sum to the bar, which is that rank's epoch time in the JSON
+for bar in load("breakdown")[0]["bars"]:
+    r = run_of(bar["file"])
+    pr = next(p for p in r["per_rank"] if p["rank"] == bar["rank"])
+    assert abs(sum(bar["segments_s"].values()) - bar["total_s"]) < 1e-12
+    assert abs(bar["total_s"] - sum(pr["time_s"].values())) < 1e-12
+    assert abs(bar["total_s"] - max(sum(p["time_s"].values()) for p in r["per_rank"])) < 1e-12  # the slowest rank
+# scaling: the plotted epoch times are the summaries' (one run per point here)
+by_point = {(r["config"]["algo"], r["config"]["ranks"]): r for r in runs.values()}
+for algo, pts in load("scaling")[0]["lines"].items():
+    for p in pts:
+        assert p["epoch_time_s"] == by_point[(algo, p["ranks"])]["summary"]["epoch_time_s"]
+# volume: measured equals model, both the busiest rank's sum over communication categories
+for algo, pts in load("volume")[0]["series"].items():
+    for p in pts:
+        r = by_point[(algo, p["ranks"])]
+        assert abs(p["measured_bytes"] - p["model_bytes"]) <= 1e-6 * max(1, p["model_bytes"]), (algo, p)
+        busiest = max(sum(v for k, v in q["wire_bytes"].items() if k != "other") for q in r["per_rank"])
+        assert abs(p["measured_bytes"] - busiest) <= 1e-9 * max(1, busiest), (algo, p, busiest)
+    if algo != "serial":
+        assert any(p["measured_bytes"] > 0 for p in pts), algo
+# loss curves: the JSON's per-epoch losses; the parallel runs are on top of serial
+curves = load("loss")[0]["curves"]
+for algo, c in curves.items():
+    assert c["loss"] == [e["loss"] for e in run_of(c["file"])["epochs"]]
+    assert all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(c["loss"], curves["serial"]["loss"])), algo
+# load balance: the JSON's max/mean
+for algo, p in load("balance")[0]["panels"].items():
+    assert abs(p["max_over_mean"] - run_of(p["file"])["load_balance"]["nnz_max_over_mean"]) < 1e-12, algo
+# memory
+for b in load("memory")[0]["bars"]:
+    assert b["peak_bytes_max"] == by_point[(b["algo"], b["ranks"])]["memory"]["peak_bytes_max"]
+# predicted vs measured
+v = json.loads((stored / "validation.json").read_text())
+pred = load("predicted")[0]
+assert pred["spearman"] == v["spearman"] and len(pred["measured_ms"]) == len(v["points"])
+html = (work / "report" / "report.html").read_text()
+for name in ["breakdown-sbm.png", "scaling-sbm.png", "volume-sbm.png", "loss-sbm.png", "balance-sbm.png",
+             "memory-sbm.png", "predicted-0.png", "Summary", "speedup vs serial"]:
+    assert name in html, name
+print("plot checks passed")
+PY
+finish

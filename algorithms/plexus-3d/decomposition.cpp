@@ -25,9 +25,9 @@ std::string to_string(Permutation p) {
   return "?";
 }
 
-std::vector<std::int64_t> block_sizes(std::int64_t n, int p) {
+std::vector<std::int64_t> row_block_elements(std::int64_t rows, int p, std::int64_t width) {
   std::vector<std::int64_t> s(p);
-  for (int k = 0; k < p; ++k) s[k] = block_range(n, p, k).count;
+  for (int k = 0; k < p; ++k) s[k] = block_range(rows, p, k).count * width;
   return s;
 }
 

@@ -52,8 +52,9 @@ constexpr Axes layer_axes(int l) {
 }
 
 using Range = BlockRange;  // common/core/blocks.hpp: block_range(n, p, k)
-// Sizes of the p parts of n items.
-std::vector<std::int64_t> block_sizes(std::int64_t n, int p);
+// Elements of each of the p row blocks of a rows x width row-major matrix
+// (the counts of an uneven all-gather or reduce-scatter of its row blocks).
+std::vector<std::int64_t> row_block_elements(std::int64_t rows, int p, std::int64_t width);
 
 // Id of the ordering of layer l's input rows: 0 = π for even l (id / P / P_c), 1 = P_r.
 int ordering_id(Permutation p, int l);

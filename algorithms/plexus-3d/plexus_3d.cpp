@@ -121,19 +121,10 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
       for (std::int64_t q = 0; q < b.rows_in.count; ++q) col_map[ordering(l)[b.rows_in.first + q]] = q;
       a = extract_submatrix(*g.a_hat_t, rows, col_map, b.rows_in.count);
     }
-    Shard s;
-    s.nnz = a.nnz();
-    const int K = static_cast<int>(std::min<std::int64_t>(agg_blocks_, std::max<std::int64_t>(a.rows, 1)));
-    for (int kb = 0; kb < K; ++kb) {
-      const Range r = block_range(a.rows, K, kb);
-      s.row_blocks.push_back(upload(backend_, extract_rows(a, r.first, r.first + r.count)));
-      s.block_rows.push_back(r.count);
-    }
-    s.transposed = upload(backend_, transpose(a));
-    nnz_local_ += s.nnz;
+    nnz_local_ += a.nnz();
     index.emplace(key, static_cast<int>(shards_.size()));
     shard_of_layer_.push_back(static_cast<int>(shards_.size()));
-    shards_.push_back(std::move(s));
+    shards_.push_back(make_shard(a));
   }
 
   h_.clear();
@@ -198,6 +189,19 @@ void Plexus3DStrategy::choose_gemm_orders() {
   }
 }
 
+Plexus3DStrategy::Shard Plexus3DStrategy::make_shard(const HostCsr& a) {
+  Shard s;
+  s.nnz = a.nnz();
+  const int K = static_cast<int>(std::min<std::int64_t>(agg_blocks_, std::max<std::int64_t>(a.rows, 1)));
+  for (int kb = 0; kb < K; ++kb) {  // the aggregation's row blocks (Sec. 5.2)
+    const Range r = block_range(a.rows, K, kb);
+    s.row_blocks.push_back(upload(backend_, extract_rows(a, r.first, r.end())));
+    s.block_rows.push_back(r.count);
+  }
+  s.transposed = upload(backend_, transpose(a));
+  return s;
+}
+
 Block Plexus3DStrategy::weight_block(int l) const {
   const LayerBlocks& b = blocks_[l];
   return {b.w_rows.first, b.w_rows.count, b.cols_out.first, b.cols_out.count};
@@ -227,18 +231,15 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
 
   ConstView f = x;
   if (l == 0 && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
-    const auto rows = block_sizes(b.rows_in.count, over_c.size());
-    std::vector<std::int64_t> counts;
-    for (std::int64_t r : rows) counts.push_back(r * b.cols_in.count);
-    over_c.allgather(span_of(x.data, x.rows * x.cols), f_full_.span(), counts, Category::allgather);
+    over_c.allgather(span_of(x.data, x.rows * x.cols), f_full_.span(),
+                     row_block_elements(b.rows_in.count, over_c.size(), b.cols_in.count), Category::allgather);
     f = f_full_;
   }
   aggregate(shards_[shard_of_layer_[l]], over_a, f, h_[l]);  // lines 4-5
 
   if (over_c.size() > 1) {  // line 7
-    std::vector<std::int64_t> counts;
-    for (std::int64_t r : block_sizes(b.cols_in.count, over_c.size())) counts.push_back(r * b.cols_out.count);
-    over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(), counts, Category::allgather);
+    over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(),
+                     row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count), Category::allgather);
   }
   const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
   {
@@ -258,9 +259,8 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
   View dw_full = over_c.size() > 1 ? View{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count} : dw;
   weight_gradient(l, g, dw_full);
   if (over_c.size() > 1) {
-    std::vector<std::int64_t> counts;
-    for (std::int64_t r : block_sizes(b.cols_in.count, over_c.size())) counts.push_back(r * b.cols_out.count);
-    over_c.reduce_scatter(span_of<const float>(dw_full.data, dw_full.size()), span_of(dw.data, dw.size()), counts,
+    over_c.reduce_scatter(span_of<const float>(dw_full.data, dw_full.size()), span_of(dw.data, dw.size()),
+                          row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count),
                           Category::reduce_scatter);
   }
   if (!dx) return;
@@ -281,9 +281,8 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
     backend_.spmm(shards_[shard_of_layer_[l]].transposed, dh, df, 0.f);
   }
   if (scatter) {
-    std::vector<std::int64_t> counts;
-    for (std::int64_t r : block_sizes(b.rows_in.count, over_c.size())) counts.push_back(r * b.cols_in.count);
-    over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(dx->data, dx->size()), counts,
+    over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(dx->data, dx->size()),
+                          row_block_elements(b.rows_in.count, over_c.size(), b.cols_in.count),
                           Category::reduce_scatter);
   } else if (l > 0 && over_c.size() > 1) {
     over_c.allreduce(span_of(df.data, df.size()), ReduceOp::sum, Category::allreduce);

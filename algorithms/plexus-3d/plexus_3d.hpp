@@ -63,6 +63,8 @@ class Plexus3DStrategy final : public Strategy {
   enum class GemmOrder { direct, reversed };
 
   Communicator& along(int axis) const { return grid_.along({plexus::kAxisNames[axis]}); }
+  // The device copies of one local adjacency block: its aggregation row blocks and its transpose.
+  Shard make_shard(const HostCsr& a);
   // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3).
   void weight_gradient(int l, ConstView g, View dw);
   // Times both orders on every layer's shapes and keeps the faster (agreed by all ranks).

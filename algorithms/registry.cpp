@@ -9,7 +9,7 @@
 #include "algorithms/plexus-3d/plexus_3d.hpp"
 #include "algorithms/split-3d/split_3d.hpp"
 #include "algorithms/serial/serial.hpp"
-#include "algorithms/strategy.hpp"
+#include "algorithms/registry.hpp"
 
 namespace gcnlab {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/core/blocks.hpp"
+#include "common/core/error.hpp"
 #include "common/data/graph.hpp"
 
 namespace gcnlab {
@@ -20,10 +21,15 @@ inline std::vector<std::int64_t> block_offsets(std::int64_t n, int p) {
 }
 
 // The k block rows a strategy cuts: the partition's parts when the graph was
-// partitioned into k parts, else equal blocks.
+// partitioned, else equal blocks of ordering 0.
 inline std::vector<std::int64_t> row_blocks(const Graph& g, int k) {
-  if (static_cast<int>(g.blocks.size()) == k + 1) return g.blocks;
-  return block_offsets(g.n, k);
+  const GraphLayout& layout = g.layout();
+  if (layout.parts == 0) return block_offsets(g.n(), k);
+  GCNLAB_CHECK(layout.parts == k,
+               "the graph was partitioned into {} parts (--partitioner {}) but this strategy cuts {} block rows; "
+               "prepare it with --parts {}",
+               layout.parts, layout.partitioner, k, k);
+  return layout.blocks;
 }
 
 // Rows of the largest and smallest block.

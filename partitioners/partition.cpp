@@ -155,10 +155,19 @@ Partition read_partition(const std::string& path, std::int64_t n, int parts) {
   return p;
 }
 
-Graph apply_partition(const Graph& g, const Partition& p) {
-  Graph out = permute(g, p.order());
-  out.blocks = p.offsets();
-  return out;
+nlohmann::json partition_report(const PartitionQuality& q, double seconds) {
+  const auto nnz_max = *std::max_element(q.nnz.begin(), q.nnz.end());
+  const double nnz_mean = std::accumulate(q.nnz.begin(), q.nnz.end(), 0.0) / static_cast<double>(q.nnz.size());
+  return {{"parts", q.send.size()},
+          {"edge_cut", q.edge_cut},
+          {"total_volume_rows", q.total_volume},
+          {"send_rows_max", q.send_max()},
+          {"send_rows_mean", q.send_mean()},
+          {"recv_rows_max", q.recv_max()},
+          {"recv_rows_mean", q.recv_mean()},
+          {"send_imbalance_percent", q.imbalance_percent()},
+          {"nnz_max_over_mean", nnz_max / nnz_mean},
+          {"seconds", seconds}};
 }
 
 double PartitionQuality::send_max() const { return send.empty() ? 0 : *std::max_element(send.begin(), send.end()); }

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "common/data/graph.hpp"
+#include <nlohmann/json.hpp>
+
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab {
@@ -62,10 +63,8 @@ struct PartitionQuality {
   double imbalance_percent() const;  // (max send / mean send - 1) x 100
 };
 PartitionQuality evaluate_partition(const HostCsr& adj, const Partition& p);
-
-// The graph permuted so that each part is a contiguous block of positions,
-// with those blocks recorded in Graph::blocks.
-Graph apply_partition(const Graph& g, const Partition& p);
+// As JSON for results files and prepared directories (rows of H; x f·4 for bytes per SpMM).
+nlohmann::json partition_report(const PartitionQuality& q, double seconds);
 
 // The symmetrised structure A + Aᵀ without self-loops (what METIS and the volume metrics read).
 HostCsr symmetrize(const HostCsr& adj);

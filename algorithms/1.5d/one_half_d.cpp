@@ -28,8 +28,8 @@ std::string OneHalfDStrategy::describe() const {
 void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
   dims_ = dims;
-  directed_ = g.directed;
-  GCNLAB_CHECK(g.n >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n, R);
+  directed_ = g.directed();
+  GCNLAB_CHECK(g.n() >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n(), R);
   offsets_ = row_blocks(g, R);
   const std::int64_t r0 = offsets_[i], r1 = offsets_[i + 1];
 

@@ -22,7 +22,7 @@
 // counts n_i f = nfc/P once, the ring convention charges 2(c-1)/c times that.
 // c = 1 is exactly the 1d algorithm, byte for byte.
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/dist/broadcast_spmm.hpp"
 #include "common/dist/replicated_rows.hpp"

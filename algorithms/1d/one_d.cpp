@@ -25,9 +25,9 @@ std::string OneDStrategy::describe() const {
 void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
-  directed_ = g.directed;
+  directed_ = g.directed();
   offsets_ = row_blocks(g, p);
-  GCNLAB_CHECK(g.n >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n, p);
+  GCNLAB_CHECK(g.n() >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n(), p);
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
 
   layouts_ = block_row_layouts(g, r0, r1, dims);

@@ -15,7 +15,7 @@
 //   bcast_dense  Σ_l (n - n_i)(f_l + f_{l+1}) · 4 bytes   (CAGNET: (P-1)/P · n f words per SpMM)
 //   allreduce    Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/dist/broadcast_spmm.hpp"
 
 namespace gcnlab {

@@ -33,12 +33,9 @@
 #include "common/comm/ledger.hpp"
 #include "common/core/blocks.hpp"
 #include "common/matrix/host_csr.hpp"
+#include "partitioners/permutation.hpp"
 
 namespace gcnlab::plexus {
-
-enum class Permutation { none, single, dual };
-Permutation parse_permutation(const std::string& text);  // none | single | double
-std::string to_string(Permutation p);
 
 inline constexpr const char* kAxisNames[3] = {"x", "y", "z"};
 
@@ -55,30 +52,6 @@ using Range = BlockRange;  // common/core/blocks.hpp: block_range(n, p, k)
 // Elements of each of the p row blocks of a rows x width row-major matrix
 // (the counts of an uneven all-gather or reduce-scatter of its row blocks).
 std::vector<std::int64_t> row_block_elements(std::int64_t rows, int p, std::int64_t width);
-
-// Id of the ordering of layer l's input rows: 0 = π for even l (id / P / P_c), 1 = P_r.
-int ordering_id(Permutation p, int l);
-
-// A random permutation whose contiguous blocks carry equal weight: recursive
-// bisection of the vertices into halves of equal count, each vertex, heaviest
-// first, joining the lighter half that has room (LPT with a count
-// constraint), down to parts of ~16 vertices laid out in random order. Every
-// power-of-two block count (2, 4, 8, ... the usual grid dimensions) is a level
-// of the recursion and so is balanced in both vertices and weight; other
-// counts are about as balanced as under a uniform permutation. Communities are
-// scattered as by a uniform permutation (ties and halves are random), but
-// heavy-tailed graphs no longer leave the blocks ~10% apart (R-MAT scale 16,
-// 8x8 shards of Â: uniform 1.12, this ~1.01).
-std::vector<std::int64_t> balanced_permutation(const std::vector<std::int64_t>& weight, std::uint64_t seed,
-                                               std::uint64_t variant);
-
-// The adjacency versions (row ordering, column ordering) that the layers of
-// any depth multiply by: layer l uses (ordering_id(l+1), ordering_id(l)).
-std::vector<std::array<int, 2>> adjacency_versions(Permutation p);
-
-// The orderings as position lists: orderings[id][q] = position of row q. One
-// entry (none, single) or two (double: P_c, P_r). Weights: row + column nnz of a.
-std::vector<std::vector<std::int64_t>> make_orderings(const HostCsr& a, Permutation p, std::uint64_t seed);
 
 using Grid = std::array<int, 3>;    // Gx, Gy, Gz
 using Coords = std::array<int, 3>;  // x, y, z

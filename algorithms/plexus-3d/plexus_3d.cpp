@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "common/data/shards.hpp"
 #include "common/dist/split_summa.hpp"
 
 namespace gcnlab {
@@ -64,30 +63,24 @@ std::string Plexus3DStrategy::describe() const {
 }
 
 void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
-  n_ = g.n;
+  n_ = g.n();
   dims_ = dims;
   const int L = static_cast<int>(dims.size()) - 1;
-  GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
-               "{} vertices cannot fill grid {}x{}x{}", g.n, g_[0], g_[1], g_[2]);
-  std::vector<std::vector<std::int64_t>> orders;
-  if (g.shards) {  // Sec. 5.4: the orderings and this rank's shards come from disk
-    const ShardMeta& m = g.shards->meta();
-    GCNLAB_CHECK(m.permutation == to_string(permutation_) && m.seed == seed_,
-                 "'{}' was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
-                 "--seed {})",
-                 g.shards->dir(), m.permutation, m.seed, to_string(permutation_), seed_);
-    for (int id = 0; id < (permutation_ == Permutation::dual ? 2 : 1); ++id) orders.push_back(g.shards->ordering(id));
-  } else {
-    orders = make_orderings(*g.a_hat_t, permutation_, seed_);
-  }
-  auto ordering = [&](int l) -> const std::vector<std::int64_t>& { return orders[ordering_id(permutation_, l)]; };
+  GCNLAB_CHECK(n_ >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
+               "{} vertices cannot fill grid {}x{}x{}", n_, g_[0], g_[1], g_[2]);
+  // Sec. 5.1: the orderings were made when the graph was prepared (in memory
+  // for this run, or once by `gcnlab prepare`); they must be this run's.
+  const GraphLayout& prepared = g.layout();
+  GCNLAB_CHECK(prepared.permutation == to_string(permutation_) && prepared.seed == seed_,
+               "the graph was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
+               "--seed {})",
+               prepared.permutation, prepared.seed, to_string(permutation_), seed_);
 
   layouts_.clear();
   for (int l = 0; l <= L; ++l) {
-    const InputBlock b = input_block(g.n, dims, g_, k_, l);
+    const InputBlock b = input_block(n_, dims, g_, k_, l);
     Layout lay;
-    for (std::int64_t q = b.rows.first; q < b.rows.first + b.rows.count; ++q)
-      lay.vertices.push_back(g.order[ordering(l)[q]]);
+    lay.vertices = g.vertices(ordering_id(permutation_, l), b.rows.first, b.rows.end());
     lay.col0 = b.cols.first;
     lay.cols = b.cols.count;
     layouts_.push_back(std::move(lay));
@@ -101,26 +94,17 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   shard_of_layer_.clear();
   nnz_local_ = 0;
   std::map<std::tuple<int, int, int, int>, int> index;
-  std::vector<std::int64_t> col_map(g.shards ? 0 : static_cast<std::size_t>(g.n));
   for (int l = 0; l < L; ++l) {
-    const LayerBlocks b = layer_blocks(g.n, dims, g_, k_, l);
+    const LayerBlocks b = layer_blocks(n_, dims, g_, k_, l);
     blocks_.push_back(b);
-    const auto key = std::make_tuple(b.ax.c, b.ax.a, ordering_id(permutation_, l + 1), ordering_id(permutation_, l));
+    const int r = ordering_id(permutation_, l + 1), c = ordering_id(permutation_, l);
+    const auto key = std::make_tuple(b.ax.c, b.ax.a, r, c);
     if (auto it = index.find(key); it != index.end()) {
       shard_of_layer_.push_back(it->second);
       continue;
     }
-    HostCsr a;
-    if (g.shards) {
-      a = g.shards->adjacency(ordering_id(permutation_, l + 1), b.rows_out.first, b.rows_out.first + b.rows_out.count,
-                              ordering_id(permutation_, l), b.rows_in.first, b.rows_in.first + b.rows_in.count);
-    } else {
-      std::vector<std::int64_t> rows(ordering(l + 1).begin() + b.rows_out.first,
-                                     ordering(l + 1).begin() + b.rows_out.first + b.rows_out.count);
-      std::fill(col_map.begin(), col_map.end(), -1);
-      for (std::int64_t q = 0; q < b.rows_in.count; ++q) col_map[ordering(l)[b.rows_in.first + q]] = q;
-      a = extract_submatrix(*g.a_hat_t, rows, col_map, b.rows_in.count);
-    }
+    const HostCsr a = g.block(Direction::forward, r, b.rows_out.first, b.rows_out.end(), c, b.rows_in.first,
+                              b.rows_in.end());
     nnz_local_ += a.nnz();
     index.emplace(key, static_cast<int>(shards_.size()));
     shard_of_layer_.push_back(static_cast<int>(shards_.size()));

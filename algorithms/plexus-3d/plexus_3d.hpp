@@ -28,7 +28,7 @@
 #include <tuple>
 
 #include "algorithms/plexus-3d/decomposition.hpp"
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 
 namespace gcnlab {
@@ -46,7 +46,7 @@ class Plexus3DStrategy final : public Strategy {
   Block weight_block(int l) const override;
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
-  bool reads_shards() const override { return true; }
+  std::string permutation() const override { return to_string(permutation_); }
   Communicator* class_group() override;
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return nnz_local_; }
@@ -78,7 +78,7 @@ class Plexus3DStrategy final : public Strategy {
   plexus::Grid g_{};
   plexus::Coords k_{};
   ProcessGrid grid_;
-  plexus::Permutation permutation_;
+  Permutation permutation_;
   int agg_blocks_;
   std::string gemm_order_;
   std::vector<GemmOrder> dw_order_;                 // per layer

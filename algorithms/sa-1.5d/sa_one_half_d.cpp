@@ -29,9 +29,9 @@ std::string SaOneHalfDStrategy::describe() const {
       grid_.coord("r"), grid_.coord("c"), k0, k1 - 1, nnz_local_, recv);
 }
 
-std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& a) {
+std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g, Direction d) {
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
-  const HostCsr rows = extract_rows(a, offsets_[i], offsets_[i + 1]);
+  const HostCsr rows = g.block(d, offsets_[i], offsets_[i + 1], 0, g.n());
   const NeededRows need = needed_rows(rows, offsets_);
   const auto [k0, k1] = stage_range(R, c, j);
 
@@ -61,12 +61,12 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& 
 void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int R = grid_.dim("r"), i = grid_.coord("r");
   dims_ = dims;
-  directed_ = g.directed;
+  directed_ = g.directed();
   offsets_ = row_blocks(g, R);
   GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
   layouts_ = block_row_layouts(g, offsets_[i], offsets_[i + 1], dims);
-  fwd_ = build(*g.a_hat_t);
-  if (directed_) bwd_ = build(*g.a_hat);
+  fwd_ = build(g, Direction::forward);
+  if (directed_) bwd_ = build(g, Direction::backward);
   nnz_local_ = 0;
   std::int64_t max_send = 0, max_recv = 0;
   for (const auto* stages : {&fwd_, &bwd_})

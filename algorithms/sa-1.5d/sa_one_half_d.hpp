@@ -14,7 +14,7 @@
 // Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| f_l + |NnzCols'(i,k)| f_{l+1})·4,
 // allreduce as 1.5d: Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}]·4.
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 
 namespace gcnlab {
@@ -44,7 +44,7 @@ class SaOneHalfDStrategy final : public Strategy {
     std::vector<std::int64_t> send_counts;   // root only: rows for each column rank l
     Buffer<std::int64_t> send_rows;          // root only: local rows to pack, grouped by l
   };
-  std::vector<Stage> build(const HostCsr& a);
+  std::vector<Stage> build(const Graph& g, Direction d);
   void spmm(std::vector<Stage>& stages, ConstView x, View y);
 
   ProcessGrid grid_;

@@ -23,9 +23,9 @@ std::string SaOneDStrategy::describe() const {
       layouts_[0].vertices.size(), nnz_local_, fwd_.recv_rows);
 }
 
-SaOneDStrategy::Exchange SaOneDStrategy::build(const HostCsr& a) {
+SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
   const int p = world_.size(), me = world_.rank();
-  const HostCsr rows = extract_rows(a, offsets_[me], offsets_[me + 1]);
+  const HostCsr rows = g.block(d, offsets_[me], offsets_[me + 1], 0, g.n());
   const NeededRows need = needed_rows(rows, offsets_);
   Exchange e;
   // the own block reads X in place: keep its plain local columns
@@ -54,12 +54,12 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const HostCsr& a) {
 void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
-  directed_ = g.directed;
+  directed_ = g.directed();
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
   layouts_ = block_row_layouts(g, offsets_[me], offsets_[me + 1], dims);
-  fwd_ = build(*g.a_hat_t);
-  if (directed_) bwd_ = build(*g.a_hat);
+  fwd_ = build(g, Direction::forward);
+  if (directed_) bwd_ = build(g, Direction::backward);
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
   const Exchange& b = directed_ ? bwd_ : fwd_;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());

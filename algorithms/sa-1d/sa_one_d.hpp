@@ -17,7 +17,7 @@
 // (NnzCols' for Â), allreduce Σ_l 2(P-1)/P f_l f_{l+1} · 4. A block-diagonal
 // graph moves nothing.
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 
@@ -45,7 +45,7 @@ class SaOneDStrategy final : public Strategy {
     Csr diagonal, remote;            // Â(ᵀ)_ii and the remapped off-diagonal part
     std::int64_t recv_rows = 0;
   };
-  Exchange build(const HostCsr& a);
+  Exchange build(const Graph& g, Direction d);
   void spmm(const Exchange& e, ConstView x, View y);
 
   Communicator& world_;

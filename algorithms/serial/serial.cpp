@@ -18,17 +18,17 @@ std::string SerialStrategy::describe() const {
 
 void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   dims_ = dims;
-  n_ = g.n;
-  directed_ = g.directed;
+  n_ = g.n();
+  directed_ = g.directed();
   Layout all;
-  all.vertices = g.order;
+  all.vertices = g.vertices(0, n_);
   layouts_.clear();
   for (std::int64_t f : dims) {
     all.cols = f;
     layouts_.push_back(all);
   }
-  a_hat_t_ = upload(backend_, *g.a_hat_t);
-  if (directed_) a_hat_ = upload(backend_, *g.a_hat);
+  a_hat_t_ = upload(backend_, g.block(Direction::forward, 0, n_, 0, n_));
+  if (directed_) a_hat_ = upload(backend_, g.block(Direction::backward, 0, n_, 0, n_));
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
 }
 

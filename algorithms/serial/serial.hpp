@@ -4,7 +4,7 @@
 //   forward   T = Âᵀ X,  Z = T W
 //   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 

@@ -13,7 +13,7 @@
 #include <fmt/ranges.h>
 #include <mpi.h>
 
-#include "algorithms/strategy.hpp"
+#include "algorithms/registry.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/comm/process_grid.hpp"
@@ -24,6 +24,7 @@
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
 #include "partitioners/partition.hpp"
+#include "partitioners/prepare.hpp"
 
 #include <chrono>
 #include "gcnlab_config.hpp"
@@ -138,22 +139,6 @@ void print_byte_model(Communicator& world, const Strategy& strategy, const Train
   fmt::print("{}\n", out);
 }
 
-// Partition quality as JSON (rows of H; multiply by f·4 for bytes per SpMM).
-nlohmann::json partition_report(const PartitionQuality& q, double seconds) {
-  const auto nnz_max = *std::max_element(q.nnz.begin(), q.nnz.end());
-  const double nnz_mean = std::accumulate(q.nnz.begin(), q.nnz.end(), 0.0) / static_cast<double>(q.nnz.size());
-  return {{"parts", q.send.size()},
-          {"edge_cut", q.edge_cut},
-          {"total_volume_rows", q.total_volume},
-          {"send_rows_max", q.send_max()},
-          {"send_rows_mean", q.send_mean()},
-          {"recv_rows_max", q.recv_max()},
-          {"recv_rows_mean", q.recv_mean()},
-          {"send_imbalance_percent", q.imbalance_percent()},
-          {"nnz_max_over_mean", nnz_max / nnz_mean},
-          {"seconds", seconds}};
-}
-
 }  // namespace
 
 std::string usage() {
@@ -163,8 +148,9 @@ usage:
   mpirun -np P gcnlab train --algo NAME [options]
   gcnlab info --dataset SPEC [--shards RxC [--seed S]]   (RxC: adjacency shard balance, Plexus Table 3)
   gcnlab prepare --dataset SPEC --out FILE.gcl
-  gcnlab prepare --dataset SPEC --shards KxK [--permutation double] [--seed S] --out DIR
-                                            (plexus-3d's sharded parallel loading: train --dataset gcl:DIR)
+  gcnlab prepare --dataset SPEC --shards KxK [--partitioner NAME|FILE --parts K] [--permutation none|single|double]
+                 [--seed S] --out DIR       (a prepared dataset: train --dataset gcl:DIR reads per rank only
+                                            its blocks; K is independent of the rank count)
   gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
   gcnlab compare RUN.json [RUN.json ...]
   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
@@ -203,7 +189,7 @@ dataset SPEC:
   planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
   mtx:FILE.mtx[,features=128,classes=32,seed=1]
   gcl:FILE.gcl                              written by gcnlab prepare
-  gcl:DIR                                   2D shards written by gcnlab prepare --shards (plexus-3d)
+  gcl:DIR                                   written by gcnlab prepare --shards (every strategy)
 )",
                      GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset);
 }
@@ -271,25 +257,16 @@ int train(Args& args, Communicator& world) {
   });
 
   collectively(world, [&] {
-    // The global graph lives only in this scope and the dataset until its end:
-    // after setup a rank holds only its shards.
+    // An in-memory dataset is prepared here (whole graph in this scope only); a
+    // prepared directory is read block by block: after setup a rank holds only its shards.
     const Dataset& data = *data_slot;
-    Graph graph;
-    if (data.shards) {  // gcl:DIR: each rank reads its own shards (plexus-3d)
-      GCNLAB_CHECK(info.partitioner == "block", "a sharded dataset (gcl:DIR) keeps the orderings it was prepared "
-                                                "with; --partitioner {} does not apply", info.partitioner);
-      graph = shard_graph(data);
-    } else {
-      const auto t0 = std::chrono::steady_clock::now();
-      const Partition part = make_partition(info.partitioner, data.adj, strategy->partition_parts(), model.seed);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      info.partition_quality = partition_report(evaluate_partition(data.adj, part), seconds);
-      graph = apply_partition(normalized_graph(data), part);
-    }
+    const RunGraph graph = graph_for(data, *strategy, info.partitioner, model.seed);
+    if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
+    info.partition_quality = graph.partition;
     info = describe_dataset(info, data);
     std::optional<Weights> initial;
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
-    trainer->setup(data, graph, initial ? &*initial : nullptr);
+    trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
   });
   data_slot.reset();
 
@@ -370,12 +347,19 @@ int info(Args& args, Communicator& world) {
       data->directed ? "yes" : "no", s.degree_min, s.degree_mean, s.degree_max, s.isolated, data->features,
       data->synthetic_features ? " (synthetic)" : "", data->classes, data->count(ew::kTrain),
       data->count(ew::kVal), data->count(ew::kTest));
+  if (data->shards) {
+    const ShardMeta& m = data->shards->meta();
+    const GraphLayout& l = m.layout;
+    fmt::print("prepared     {}x{} shards; vertex layout: partitioner {}{}, permutation {}, seed {}\n", m.shards,
+               m.shards, l.partitioner, l.parts ? fmt::format(" ({} parts)", l.parts) : "", l.permutation, l.seed);
+  }
   if (!shards.empty()) {
     // Plexus Table 3: max/mean nonzeros over the R x C shards of the stored adjacency versions.
-    const Graph g = normalized_graph(*data);
+    GCNLAB_CHECK(!data->shards, "info --shards needs the whole graph: give the dataset it was prepared from");
+    const NormalizedAdjacency g = normalized_graph(*data);
     std::string line;
-    for (auto p : {plexus::Permutation::none, plexus::Permutation::single, plexus::Permutation::dual})
-      line += fmt::format("  {} {:.3f}", p == plexus::Permutation::none ? "original" : plexus::to_string(p),
+    for (auto p : {Permutation::none, Permutation::single, Permutation::dual})
+      line += fmt::format("  {} {:.3f}", p == Permutation::none ? "original" : to_string(p),
                           plexus::shard_imbalance(*g.a_hat_t, p, seed, shards[0], shards[1]));
     fmt::print("shards       {}x{} of Â, nnz max/mean:{} (permutation seed {})\n", shards[0], shards[1], line, seed);
   }
@@ -390,26 +374,36 @@ int prepare(Args& args, Communicator& world) {
     std::vector<int> shards;
     if (auto s = args.value("--shards")) shards = parse_grid(*s);
     GCNLAB_CHECK(shards.empty() || (shards.size() == 2 && shards[0] == shards[1]), "--shards takes KxK (e.g. 8x8)");
-    const auto permutation = plexus::parse_permutation(args.value_or("--permutation", "double"));
-    const auto seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+    VertexPlan plan;
+    plan.partitioner = args.value_or("--partitioner", "block");
+    plan.parts = static_cast<int>(args.integer("--parts", 0, 0));
+    plan.permutation = parse_permutation(args.value_or("--permutation", "none"));
+    plan.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     args.finish();
+    GCNLAB_CHECK(!shards.empty() || (plan.partitioner == "block" && plan.parts == 0 &&
+                                     plan.permutation == Permutation::none),
+                 "--partitioner, --parts and --permutation lay out a sharded dataset: add --shards KxK");
+    const auto t0 = std::chrono::steady_clock::now();
     const Dataset d = load_dataset(spec);
-    GCNLAB_CHECK(!d.shards, "'{}' is already sharded", spec);
+    GCNLAB_CHECK(!d.shards, "'{}' is already prepared", spec);
     if (world.rank() != 0) return;
     if (shards.empty()) {
       write_gcl(d, *out);
       fmt::print(stderr, "wrote {} ({} nodes, {} nnz) to {}\n", d.name, d.nodes(), d.adj.nnz(), *out);
       return;
     }
-    // Plexus Sec. 5.4: 2D shards of every adjacency version the permutation needs
-    // (layer l multiplies rows in ordering l+1 by columns in ordering l).
-    const Graph g = normalized_graph(d);
-    const auto versions = plexus::adjacency_versions(permutation);
-    write_shards(d, g, plexus::make_orderings(*g.a_hat_t, permutation, seed), versions, shards[0],
-                 plexus::to_string(permutation), seed, *out);
-    fmt::print(stderr, "wrote {} ({} nodes, {} nnz) as {}x{} shards of {} adjacency version(s), permutation {}, to {}\n",
-               d.name, d.nodes(), d.adj.nnz(), shards[0], shards[0], versions.size(), plexus::to_string(permutation),
-               *out);
+    // One vertex layout for every strategy (partitioners/prepare.hpp), written as
+    // K x K shards of every adjacency version it needs (Plexus Sec. 5.4).
+    const PreparedGraph g = prepare_graph(d, plan);
+    write_shards(d, *g.graph, shards[0], g.partitioned ? partition_report(g.quality, g.partition_seconds) : nlohmann::json(),
+                 *out);
+    const GraphLayout& l = g.graph->layout();
+    fmt::print(stderr,
+               "wrote {} ({} nodes, {} nnz) as {}x{} shards of {} adjacency version(s) to {}: partitioner {}{}, "
+               "permutation {}, seed {} ({:.1f} s)\n",
+               d.name, d.nodes(), d.adj.nnz(), shards[0], shards[0], l.versions.size(), *out, l.partitioner,
+               l.parts ? fmt::format(" ({} parts)", l.parts) : "", l.permutation, l.seed,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   });
   return 0;
 }

@@ -35,16 +35,12 @@ DatasetSpec parse_dataset_spec(const std::string& spec) {
   return s;
 }
 
-void Dataset::feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, float* out) const {
-  if (!synthetic_features) {
-    std::copy(x.begin() + v * features + c0, x.begin() + v * features + c1, out);
-    return;
-  }
+void Dataset::synthetic_row(std::int64_t v, std::int32_t y, std::int64_t c0, std::int64_t c1, float* out) const {
   // Uniform(-1, 1) noise plus, for SBM, +-class_signal from a per-(class, column) sign.
   for (std::int64_t c = c0; c < c1; ++c) {
     float value = 2.f * rng::uniform(feature_seed, rng::kFeatures, v, c) - 1.f;
-    if (class_signal != 0.f && labels[v] >= 0) {
-      const bool plus = rng::uniform(feature_seed, rng::kFeatures + 1, labels[v], c) < 0.5f;
+    if (class_signal != 0.f && y >= 0) {
+      const bool plus = rng::uniform(feature_seed, rng::kFeatures + 1, y, c) < 0.5f;
       value += plus ? class_signal : -class_signal;
     }
     out[c - c0] = value;
@@ -53,13 +49,37 @@ void Dataset::feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, floa
 
 void Dataset::feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1,
                            float* out) const {
-  if (shards && !synthetic_features) return shards->features(vertices, c0, c1, out);
-  for (std::size_t i = 0; i < vertices.size(); ++i) feature_row(vertices[i], c0, c1, out + i * (c1 - c0));
+  const std::int64_t w = c1 - c0;
+  if (synthetic_features) {
+    const std::vector<std::int32_t> y = class_signal != 0.f ? labels_of(vertices) : std::vector<std::int32_t>{};
+    for (std::size_t i = 0; i < vertices.size(); ++i) synthetic_row(vertices[i], y.empty() ? -1 : y[i], c0, c1, out + i * w);
+  } else if (shards) {
+    shards->features(vertices, c0, c1, out);
+  } else {
+    for (std::size_t i = 0; i < vertices.size(); ++i)
+      std::copy(x.begin() + vertices[i] * features + c0, x.begin() + vertices[i] * features + c1, out + i * w);
+  }
 }
 
+std::vector<std::int32_t> Dataset::labels_of(const std::vector<std::int64_t>& vertices) const {
+  if (shards) return shards->labels(vertices);
+  std::vector<std::int32_t> y(vertices.size());
+  for (std::size_t i = 0; i < vertices.size(); ++i) y[i] = labels[vertices[i]];
+  return y;
+}
+
+std::vector<std::uint8_t> Dataset::split_of(const std::vector<std::int64_t>& vertices) const {
+  if (shards) return shards->split(vertices);
+  std::vector<std::uint8_t> s(vertices.size());
+  for (std::size_t i = 0; i < vertices.size(); ++i) s[i] = split[vertices[i]];
+  return s;
+}
+
+std::int64_t Dataset::nodes() const { return shards ? shards->meta().nodes : adj.rows; }
 std::int64_t Dataset::nnz() const { return shards ? shards->meta().nnz : adj.nnz(); }
 
 std::int64_t Dataset::count(ew::Split s) const {
+  if (shards) return shards->meta().split_counts[s];
   return std::count(split.begin(), split.end(), static_cast<std::uint8_t>(s));
 }
 
@@ -106,6 +126,7 @@ void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, s
 namespace {
 
 void validate(const Dataset& d) {
+  if (d.shards) return;  // checked when prepared; reads check what they read
   const std::int64_t n = d.nodes();
   GCNLAB_CHECK(n >= 1, "dataset '{}' has no vertices", d.spec);
   GCNLAB_CHECK(d.adj.cols == n, "dataset '{}': adjacency is {}x{}, not square", d.spec, n, d.adj.cols);
@@ -114,7 +135,7 @@ void validate(const Dataset& d) {
   GCNLAB_CHECK(static_cast<std::int64_t>(d.labels.size()) == n &&
                    static_cast<std::int64_t>(d.split.size()) == n,
                "dataset '{}': labels/split do not cover all {} vertices", d.spec, n);
-  if (!d.synthetic_features && !d.shards) {  // sharded features were checked when written
+  if (!d.synthetic_features) {
     GCNLAB_CHECK(static_cast<std::int64_t>(d.x.size()) == n * d.features,
                  "dataset '{}': feature matrix has {} values, expected {} x {}", d.spec, d.x.size(),
                  n, d.features);
@@ -156,6 +177,7 @@ Dataset load_dataset(const std::string& spec_text) {
 }
 
 DatasetInfo dataset_info(const Dataset& d) {
+  if (d.shards) return d.shards->meta().info;  // computed when prepared
   DatasetInfo info{};
   const std::int64_t n = d.nodes();
   info.nodes = n;

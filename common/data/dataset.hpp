@@ -20,9 +20,9 @@ class ShardStore;
 struct Dataset {
   std::string spec;   // as given by the user
   std::string name;   // short name for tables and plots
-  HostCsr adj;        // n x n, A_uv != 0 <=> edge u -> v; no self-loops
+  HostCsr adj;        // n x n, A_uv != 0 <=> edge u -> v; no self-loops (empty when prepared)
   bool directed = false;
-  std::int64_t nodes() const { return adj.rows; }
+  std::int64_t nodes() const;
 
   // Features: either stored (n x f row-major) or synthetic (drawn from the
   // counter-based RNG on demand, so no rank ever materialises all of them).
@@ -37,16 +37,21 @@ struct Dataset {
   std::vector<std::int32_t> labels;  // -1 = unlabeled (only allowed outside the splits)
   std::vector<std::uint8_t> split;   // ew::Split per vertex
 
-  // A sharded dataset (gcl:DIR): `adj` is empty (n x n, no entries) and the
-  // adjacency and stored features stay on disk, read piecewise by `shards`.
+  // A prepared dataset (gcl:DIR): `adj`, `x`, `labels` and `split` are empty;
+  // the graph and the vertex data stay on disk, and each rank reads only the
+  // rows it asks for through the accessors below.
   std::shared_ptr<const ShardStore> shards;
   std::int64_t nnz() const;  // of A
 
-  // Writes features [c0, c1) of vertex v to out (not for stored sharded features).
-  void feature_row(std::int64_t v, std::int64_t c0, std::int64_t c1, float* out) const;
   // Features [c0, c1) of each vertex, row after row.
   void feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const;
+  std::vector<std::int32_t> labels_of(const std::vector<std::int64_t>& vertices) const;
+  std::vector<std::uint8_t> split_of(const std::vector<std::int64_t>& vertices) const;
   std::int64_t count(ew::Split s) const;
+
+ private:
+  // Synthetic features of vertex v with label y, columns [c0, c1).
+  void synthetic_row(std::int64_t v, std::int32_t y, std::int64_t c0, std::int64_t c1, float* out) const;
 };
 
 // "kind:rest" -> kind and a key=value map; the first comma-separated item

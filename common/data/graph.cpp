@@ -1,13 +1,14 @@
 #include "common/data/graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "common/core/error.hpp"
 
 namespace gcnlab {
 
-Graph normalized_graph(const Dataset& d) {
+NormalizedAdjacency normalized_graph(const Dataset& d) {
   const HostCsr& a = d.adj;
   const std::int64_t n = a.rows;
   // A + I: insert the diagonal entry into each (sorted) row.
@@ -33,55 +34,68 @@ Graph normalized_graph(const Dataset& d) {
     for (std::int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; ++k)
       m->val[k] = static_cast<float>(inv_sqrt_deg[i] * inv_sqrt_deg[m->col[k]]);
 
-  Graph g;
+  NormalizedAdjacency g;
   g.n = n;
-  g.order.resize(n);
-  for (std::int64_t v = 0; v < n; ++v) g.order[v] = v;
   g.directed = d.directed;
   g.a_hat = m;
   g.a_hat_t = d.directed ? std::make_shared<const HostCsr>(transpose(*m)) : g.a_hat;
   return g;
 }
 
-namespace {
-
-HostCsr permute_matrix(const HostCsr& a, const std::vector<std::int64_t>& order,
-                       const std::vector<std::int64_t>& position) {
-  HostCsr b;
-  b.rows = a.rows;
-  b.cols = a.cols;
-  b.rowptr.assign(a.rows + 1, 0);
-  b.col.reserve(a.nnz());
-  b.val.reserve(a.nnz());
-  std::vector<std::pair<std::int64_t, float>> row;
-  for (std::int64_t p = 0; p < a.rows; ++p) {
-    const std::int64_t v = order[p];
-    row.clear();
-    for (std::int64_t k = a.rowptr[v]; k < a.rowptr[v + 1]; ++k) row.emplace_back(position[a.col[k]], a.val[k]);
-    std::sort(row.begin(), row.end());
-    for (const auto& [c, x] : row) b.col.push_back(c), b.val.push_back(x);
-    b.rowptr[p + 1] = static_cast<std::int64_t>(b.col.size());
-  }
-  return b;
+std::vector<std::int64_t> Graph::vertices(int id, std::int64_t q0, std::int64_t q1) const {
+  GCNLAB_ASSERT(id >= 0 && id < layout_.orderings && 0 <= q0 && q0 <= q1 && q1 <= n_);
+  return read_vertices(id, q0, q1);
 }
 
-}  // namespace
+HostCsr Graph::block(Direction d, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
+                     std::int64_t c1) const {
+  GCNLAB_ASSERT(0 <= r0 && r0 <= r1 && r1 <= n_ && 0 <= c0 && c0 <= c1 && c1 <= n_);
+  // Â's (r, c) block is the transpose of Âᵀ's (c, r) block.
+  const std::array<int, 2> version = d == Direction::forward ? std::array<int, 2>{r, c} : std::array<int, 2>{c, r};
+  const auto& v = layout_.versions;
+  GCNLAB_CHECK(std::find(v.begin(), v.end(), version) != v.end(),
+               "the graph holds no adjacency with rows in ordering {} and columns in ordering {} (prepared with "
+               "--permutation {}; prepare it with the permutation this strategy uses)",
+               version[0], version[1], layout_.permutation);
+  return d == Direction::forward ? read_block_t(r, r0, r1, c, c0, c1) : read_block(r, r0, r1, c, c0, c1);
+}
 
-Graph permute(const Graph& g, const std::vector<std::int64_t>& order) {
-  GCNLAB_ASSERT(static_cast<std::int64_t>(order.size()) == g.n);
-  std::vector<std::int64_t> position(g.n, -1);
-  for (std::int64_t p = 0; p < g.n; ++p) {
-    GCNLAB_ASSERT(order[p] >= 0 && order[p] < g.n && position[order[p]] == -1);
-    position[order[p]] = p;
+HostCsr Graph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {
+  return directed_ ? transpose(read_block_t(c, c0, c1, r, r0, r1)) : read_block_t(r, r0, r1, c, c0, c1);
+}
+
+InMemoryGraph::InMemoryGraph(NormalizedAdjacency adj, GraphLayout layout, std::vector<std::vector<std::int64_t>> orderings)
+    : Graph(adj.n, adj.directed, std::move(layout)), adj_(std::move(adj)), orderings_(std::move(orderings)) {
+  GCNLAB_ASSERT(static_cast<int>(orderings_.size()) == this->layout().orderings);
+  for (const auto& order : orderings_) {
+    GCNLAB_ASSERT(static_cast<std::int64_t>(order.size()) == n());
+    std::vector<char> seen(order.size(), 0);
+    for (std::int64_t v : order) {
+      GCNLAB_ASSERT(v >= 0 && v < n() && !seen[v]);
+      seen[v] = 1;
+    }
   }
-  Graph out;
-  out.n = g.n;
-  out.directed = g.directed;
-  out.order.resize(g.n);
-  for (std::int64_t p = 0; p < g.n; ++p) out.order[p] = g.order[order[p]];
-  out.a_hat = std::make_shared<const HostCsr>(permute_matrix(*g.a_hat, order, position));
-  out.a_hat_t = g.directed ? std::make_shared<const HostCsr>(permute_matrix(*g.a_hat_t, order, position)) : out.a_hat;
-  return out;
+}
+
+std::vector<std::int64_t> InMemoryGraph::read_vertices(int id, std::int64_t q0, std::int64_t q1) const {
+  return {orderings_[id].begin() + q0, orderings_[id].begin() + q1};
+}
+
+HostCsr InMemoryGraph::extract(const HostCsr& a, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
+                               std::int64_t c1) const {
+  std::vector<std::int64_t> col_map(static_cast<std::size_t>(n()), -1);
+  for (std::int64_t q = c0; q < c1; ++q) col_map[orderings_[c][q]] = q - c0;
+  return extract_submatrix(a, read_vertices(r, r0, r1), col_map, c1 - c0);
+}
+
+HostCsr InMemoryGraph::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
+                                    std::int64_t c1) const {
+  return extract(*adj_.a_hat_t, r, r0, r1, c, c0, c1);
+}
+
+HostCsr InMemoryGraph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
+                                  std::int64_t c1) const {
+  return extract(*adj_.a_hat, r, r0, r1, c, c0, c1);
 }
 
 }  // namespace gcnlab

@@ -4,37 +4,103 @@
 // self-loops added once (A carries none). A GCN layer computes Z = Âᵀ H W
 // (CAGNET's notation), so the forward pass multiplies by Âᵀ and the backward
 // pass by Â. For undirected graphs Â = Âᵀ and only one copy is kept.
+//
+// Strategies never hold the whole matrix: they ask a Graph for the blocks and
+// vertex ids they own. A Graph is *prepared*: its vertices are laid out in one
+// or more orderings (ordering 0 from a partitioner; Plexus's permutations add
+// a second, Sec. 5.1), and Âᵀ is available in the (row ordering, column
+// ordering) versions the preparation made. Two sources implement it:
+//   InMemoryGraph  the whole Â in this process (in-memory dataset specs; what
+//                  `gcnlab prepare` writes out)
+//   ShardStore     a prepared directory (common/data/shards.hpp): each rank
+//                  reads only the shards its blocks overlap
+// so every strategy runs the same code on both.
 
+#include <array>
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/data/dataset.hpp"
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab {
 
-class ShardStore;
+enum class Direction { forward, backward };  // Âᵀ (forward pass), Â (backward pass)
 
-struct Graph {
-  std::int64_t n = 0;
-  bool directed = false;
-  // order[p] = original id of the vertex at position p of Â's rows/columns.
-  // Strategies split positions into blocks; every result is reported in
-  // original ids through this map.
-  std::vector<std::int64_t> order;
-  // Optional block rows from a partition: block k = positions [blocks[k], blocks[k+1]).
-  // Strategies that cut K block rows use these when K matches; empty = equal blocks.
+// How a prepared graph's vertices are laid out.
+struct GraphLayout {
+  std::string partitioner = "block";  // the method (or file) that made ordering 0
+  int parts = 0;                      // parts of that partition (0: none, equal blocks at any count)
+  // Block rows of the partition in ordering-0 positions: part k = [blocks[k], blocks[k+1]) (empty when parts = 0).
   std::vector<std::int64_t> blocks;
-  std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
-  std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward); same object when undirected
-  // A sharded dataset (gcl:DIR) instead of the matrices above: strategies that
-  // read shards (reads_shards()) take their blocks from it.
-  std::shared_ptr<const ShardStore> shards;
+  std::string permutation = "none";  // Plexus Sec. 5.1: none | single | double (adds ordering 1)
+  std::uint64_t seed = 1;            // of the partition and the permutation
+  int orderings = 1;
+  std::vector<std::array<int, 2>> versions{{0, 0}};  // (row ordering, column ordering) of each Âᵀ version
 };
 
-Graph normalized_graph(const Dataset& d);
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  std::int64_t n() const { return n_; }
+  bool directed() const { return directed_; }
+  const GraphLayout& layout() const { return layout_; }
 
-// The same graph with rows and columns permuted: position p holds original
-// vertex order[p] (P Â Pᵀ). `order` must be a permutation of 0..n-1.
-Graph permute(const Graph& g, const std::vector<std::int64_t>& order);
+  // Original vertex ids of positions [q0, q1) of ordering `id`.
+  std::vector<std::int64_t> vertices(int id, std::int64_t q0, std::int64_t q1) const;
+  std::vector<std::int64_t> vertices(std::int64_t q0, std::int64_t q1) const { return vertices(0, q0, q1); }
+
+  // Rows [r0, r1) of ordering r x columns [c0, c1) of ordering c of Âᵀ
+  // (forward) or Â (backward), with local row and column indices.
+  HostCsr block(Direction d, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const;
+  // The same in ordering 0 (every strategy but plexus-3d).
+  HostCsr block(Direction d, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) const {
+    return block(d, 0, r0, r1, 0, c0, c1);
+  }
+
+ protected:
+  Graph(std::int64_t n, bool directed, GraphLayout layout) : n_(n), directed_(directed), layout_(std::move(layout)) {}
+  virtual std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const = 0;
+  // Only called with a stored version (r, c) of Âᵀ.
+  virtual HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const = 0;
+  // Â; the default transposes the stored Âᵀ version (c, r).
+  virtual HostCsr read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const;
+
+ private:
+  std::int64_t n_;
+  bool directed_;
+  GraphLayout layout_;
+};
+
+// Â and Âᵀ of a dataset in original vertex ids (the same object when undirected).
+struct NormalizedAdjacency {
+  std::int64_t n = 0;
+  bool directed = false;
+  std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
+  std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward)
+};
+NormalizedAdjacency normalized_graph(const Dataset& d);
+
+// The whole graph in this process, laid out in the given orderings
+// (orderings[id][q] = original id at position q).
+class InMemoryGraph : public Graph {
+ public:
+  InMemoryGraph(NormalizedAdjacency adj, GraphLayout layout, std::vector<std::vector<std::int64_t>> orderings);
+  const NormalizedAdjacency& adjacency() const { return adj_; }
+  const std::vector<std::int64_t>& ordering(int id) const { return orderings_[id]; }
+
+ protected:
+  std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const override;
+  HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
+  HostCsr read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
+
+ private:
+  HostCsr extract(const HostCsr& a, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
+                  std::int64_t c1) const;
+  NormalizedAdjacency adj_;
+  std::vector<std::vector<std::int64_t>> orderings_;
+};
 
 }  // namespace gcnlab

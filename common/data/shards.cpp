@@ -5,6 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -40,28 +47,51 @@ void write_file(const std::string& path, const std::vector<T>& v) {
   GCNLAB_CHECK(out.good(), "error writing '{}'", path);
 }
 
-class Reader {
+// A file read whole or by ranges, counting what it reads; truncation and
+// missing files are errors that name the file.
+class File {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)), in_(path_, std::ios::binary) {
-    GCNLAB_CHECK(in_.good(), "cannot open shard file '{}'", path_);
+  File(std::string path, std::atomic<std::int64_t>& counter) : path_(std::move(path)), counter_(counter) {
+    fd_ = ::open(path_.c_str(), O_RDONLY);
+    GCNLAB_CHECK(fd_ >= 0, "cannot open '{}' ({}); the prepared directory is incomplete", path_, std::strerror(errno));
+    struct stat st {};
+    ::fstat(fd_, &st);
+    size_ = st.st_size;
+  }
+  ~File() { ::close(fd_); }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  std::int64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // n items of T at byte offset `at`.
+  template <class T>
+  void read(std::int64_t at, std::int64_t n, T* out, const char* what) const {
+    const auto bytes = static_cast<std::int64_t>(n * sizeof(T));
+    GCNLAB_CHECK(n >= 0 && at + bytes <= size_, "'{}' is truncated (in {}: needs {} bytes, has {})", path_, what,
+                 at + bytes, size_);
+    auto* p = reinterpret_cast<char*>(out);
+    for (std::int64_t done = 0; done < bytes;) {
+      const ssize_t got = ::pread(fd_, p + done, static_cast<std::size_t>(bytes - done), at + done);
+      GCNLAB_CHECK(got > 0, "error reading '{}' ({})", path_, got < 0 ? std::strerror(errno) : "end of file");
+      done += got;
+    }
+    counter_ += bytes;
   }
   template <class T>
-  std::vector<T> array(std::int64_t n, const char* what) {
+  std::vector<T> array(std::int64_t at, std::int64_t n, const char* what) const {
     GCNLAB_CHECK(n >= 0, "'{}': negative size of {}", path_, what);
     std::vector<T> v(static_cast<std::size_t>(n));
-    in_.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
-    GCNLAB_CHECK(in_.gcount() == static_cast<std::streamsize>(n * sizeof(T)), "'{}' is truncated (in {})", path_, what);
+    read(at, n, v.data(), what);
     return v;
   }
-  template <class T>
-  T scalar(const char* what) {
-    return array<T>(1, what)[0];
-  }
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
-  std::ifstream in_;
+  std::atomic<std::int64_t>& counter_;
+  int fd_ = -1;
+  std::int64_t size_ = 0;
 };
 
 // One stored shard: CSR with local 32-bit columns.
@@ -72,19 +102,22 @@ struct Shard {
   std::vector<float> val;
 };
 
-Shard read_shard(const std::string& path, std::int64_t rows, std::int64_t cols) {
-  Reader in(path);
+Shard read_shard(const File& in, std::int64_t rows, std::int64_t cols) {
+  const auto h = in.array<std::int64_t>(0, 3, "header");
   Shard s;
-  s.rows = in.scalar<std::int64_t>("rows");
-  s.cols = in.scalar<std::int64_t>("cols");
-  const auto nnz = in.scalar<std::int64_t>("nnz");
-  GCNLAB_CHECK(s.rows == rows && s.cols == cols, "'{}' is a {} x {} shard, expected {} x {}", path, s.rows, s.cols,
+  s.rows = h[0], s.cols = h[1];
+  const std::int64_t nnz = h[2];
+  GCNLAB_CHECK(s.rows == rows && s.cols == cols, "'{}' is a {} x {} shard, expected {} x {}", in.path(), s.rows, s.cols,
                rows, cols);
-  s.rowptr = in.array<std::int64_t>(rows + 1, "row pointers");
-  GCNLAB_CHECK(s.rowptr.front() == 0 && s.rowptr.back() == nnz, "'{}': row pointers do not span {} entries", path, nnz);
-  s.col = in.array<std::int32_t>(nnz, "column ids");
-  s.val = in.array<float>(nnz, "values");
-  for (std::int32_t c : s.col) GCNLAB_CHECK(c >= 0 && c < cols, "'{}': column {} out of range [0, {})", path, c, cols);
+  GCNLAB_CHECK(nnz >= 0 && in.size() == 24 + 8 * (rows + 1) + 8 * nnz,
+               "'{}' is truncated or corrupt ({} bytes for {} rows and {} nonzeros)", in.path(), in.size(), rows, nnz);
+  s.rowptr = in.array<std::int64_t>(24, rows + 1, "row pointers");
+  GCNLAB_CHECK(s.rowptr.front() == 0 && s.rowptr.back() == nnz, "'{}': row pointers do not span {} entries", in.path(), nnz);
+  for (std::int64_t r = 0; r < rows; ++r)
+    GCNLAB_CHECK(s.rowptr[r] <= s.rowptr[r + 1], "'{}': row pointers decrease at row {}", in.path(), r);
+  s.col = in.array<std::int32_t>(24 + 8 * (rows + 1), nnz, "column ids");
+  s.val = in.array<float>(24 + 8 * (rows + 1) + 4 * nnz, nnz, "values");
+  for (std::int32_t c : s.col) GCNLAB_CHECK(c >= 0 && c < cols, "'{}': column {} out of range [0, {})", in.path(), c, cols);
   return s;
 }
 
@@ -92,50 +125,105 @@ Shard read_shard(const std::string& path, std::int64_t rows, std::int64_t cols) 
 
 bool is_shard_directory(const std::string& path) { return fs::is_directory(path) && fs::exists(fs::path(path) / "meta.json"); }
 
-ShardStore::ShardStore(std::string dir) : dir_(std::move(dir)) {
-  const std::string path = (fs::path(dir_) / "meta.json").string();
+namespace {
+
+constexpr const char* kSchema = "gcnlab.shards/2";
+
+ShardMeta read_meta(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "meta.json").string();
   std::ifstream in(path);
   GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
+  ShardMeta m;
   try {
     const auto j = nlohmann::json::parse(in);
-    GCNLAB_CHECK(j.value("schema", "") == "gcnlab.shards/1", "'{}' is not a gcnlab shard directory", dir_);
-    meta_.name = j.at("name");
-    meta_.spec = j.value("spec", "");
-    meta_.permutation = j.at("permutation");
-    meta_.nodes = j.at("nodes");
-    meta_.nnz = j.at("nnz");
-    meta_.features = j.at("features");
-    meta_.classes = j.at("classes");
-    meta_.shards = j.at("shards");
-    meta_.directed = j.at("directed");
-    meta_.synthetic_features = j.at("synthetic_features");
-    meta_.seed = j.at("seed");
-    meta_.feature_seed = j.value("feature_seed", std::uint64_t{0});
-    meta_.class_signal = j.value("class_signal", 0.f);
-    meta_.versions = j.at("versions").get<std::vector<std::array<int, 2>>>();
+    const std::string schema = j.value("schema", "");
+    GCNLAB_CHECK(schema != "gcnlab.shards/1", "'{}' was prepared by an older gcnlab (schema {}); run gcnlab prepare again",
+                 dir, schema);
+    GCNLAB_CHECK(schema == kSchema, "'{}' is not a gcnlab shard directory", dir);
+    m.name = j.at("name");
+    m.spec = j.value("spec", "");
+    m.nodes = j.at("nodes");
+    m.nnz = j.at("nnz");
+    m.features = j.at("features");
+    m.classes = j.at("classes");
+    m.shards = j.at("shards");
+    m.directed = j.at("directed");
+    m.synthetic_features = j.at("synthetic_features");
+    m.feature_seed = j.at("feature_seed");
+    m.class_signal = j.at("class_signal");
+    m.split_counts = j.at("split_counts").get<std::array<std::int64_t, 4>>();
+    const auto& l = j.at("layout");
+    m.layout.partitioner = l.at("partitioner");
+    m.layout.parts = l.at("parts");
+    m.layout.blocks = l.at("blocks").get<std::vector<std::int64_t>>();
+    m.layout.permutation = l.at("permutation");
+    m.layout.seed = l.at("seed");
+    m.layout.orderings = l.at("orderings");
+    m.layout.versions = l.at("versions").get<std::vector<std::array<int, 2>>>();
+    const auto& info = j.at("info");
+    m.info = {m.nodes,          m.nnz,           m.nnz + m.nodes,       info.at("edges_undirected"),
+              info.at("degree_min"), info.at("degree_max"), info.at("degree_mean"), info.at("isolated")};
+    m.partition = j.value("partition", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     fail("'{}' is not a valid shard description ({})", path, e.what());
   }
-  GCNLAB_CHECK(meta_.nodes >= 1 && meta_.shards >= 1 && meta_.shards <= meta_.nodes,
-               "'{}': {} shards of {} vertices", path, meta_.shards, meta_.nodes);
+  const GraphLayout& l = m.layout;
+  GCNLAB_CHECK(m.nodes >= 1 && m.shards >= 1 && m.shards <= m.nodes && m.features >= 1 && m.classes >= 1,
+               "'{}': {} shards of {} vertices, {} features, {} classes", path, m.shards, m.nodes, m.features, m.classes);
+  GCNLAB_CHECK(l.orderings >= 1 && !l.versions.empty() &&
+                   (l.parts == 0 ? l.blocks.empty()
+                                 : static_cast<int>(l.blocks.size()) == l.parts + 1 && l.blocks.front() == 0 &&
+                                       l.blocks.back() == m.nodes && std::is_sorted(l.blocks.begin(), l.blocks.end())),
+               "'{}': inconsistent vertex layout (orderings, versions or partition blocks)", path);
+  for (const auto& [r, c] : l.versions)
+    GCNLAB_CHECK(r >= 0 && r < l.orderings && c >= 0 && c < l.orderings, "'{}': version ({}, {}) names no ordering",
+                 path, r, c);
+  return m;
 }
 
-std::vector<std::int64_t> ShardStore::ordering(int id) const {
-  Reader in((fs::path(dir_) / fmt::format("order{}.bin", id)).string());
-  auto order = in.array<std::int64_t>(meta_.nodes, "ordering");
-  std::vector<char> seen(static_cast<std::size_t>(meta_.nodes), 0);
-  for (std::int64_t v : order) {
-    GCNLAB_CHECK(v >= 0 && v < meta_.nodes && !seen[v], "'{}' is not a permutation of 0..{}", in.path(), meta_.nodes - 1);
-    seen[v] = 1;
-  }
-  return order;
+}  // namespace
+
+ShardStore::ShardStore(const std::string& dir) : ShardStore(dir, read_meta(dir)) {}
+
+ShardStore::ShardStore(const std::string& dir, ShardMeta meta)
+    : Graph(meta.nodes, meta.directed, meta.layout), dir_(dir), meta_(std::move(meta)) {
+  // Every file the directory should hold is there and has its size: a truncated
+  // directory is one error at load time, on every rank, not a failure mid-setup.
+  const std::int64_t n = meta_.nodes;
+  auto expect = [&](const std::string& file, std::int64_t bytes) {
+    std::error_code ec;
+    const auto size = fs::file_size(path(file), ec);
+    GCNLAB_CHECK(!ec, "'{}' is missing from the prepared directory '{}'", file, dir_);
+    GCNLAB_CHECK(static_cast<std::int64_t>(size) == bytes, "'{}' has {} bytes, expected {} (truncated?)", path(file),
+                 size, bytes);
+  };
+  for (int id = 0; id < meta_.layout.orderings; ++id) expect(fmt::format("order{}.bin", id), 8 * n);
+  expect("labels.bin", 4 * n);
+  expect("split.bin", n);
+  if (!meta_.synthetic_features) expect("x.bin", 4 * n * meta_.features);
+  for (const auto& [r, c] : meta_.layout.versions)
+    for (int i = 0; i < meta_.shards; ++i)
+      for (int j = 0; j < meta_.shards; ++j) {
+        const File shard(path(adj_name(r, c, i, j)), bytes_read_);  // header only
+        GCNLAB_CHECK(shard.size() >= 24, "'{}' is truncated (no header)", shard.path());
+        const auto h = shard.array<std::int64_t>(0, 3, "header");
+        const BlockRange rows = block_range(n, meta_.shards, i), cols = block_range(n, meta_.shards, j);
+        GCNLAB_CHECK(h[0] == rows.count && h[1] == cols.count && h[2] >= 0 && shard.size() == 24 + 8 * (h[0] + 1) + 8 * h[2],
+                     "'{}' is truncated or corrupt ({} bytes; a {} x {} shard was expected)", shard.path(),
+                     shard.size(), rows.count, cols.count);
+      }
 }
 
-HostCsr ShardStore::adjacency(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {
-  GCNLAB_CHECK(std::find(meta_.versions.begin(), meta_.versions.end(), std::array<int, 2>{r, c}) != meta_.versions.end(),
-               "'{}' holds no adjacency with rows in ordering {} and columns in ordering {} (prepared with "
-               "--permutation {})",
-               dir_, r, c, meta_.permutation);
+std::string ShardStore::path(const std::string& file) const { return (fs::path(dir_) / file).string(); }
+
+std::vector<std::int64_t> ShardStore::read_vertices(int id, std::int64_t q0, std::int64_t q1) const {
+  const File in(path(fmt::format("order{}.bin", id)), bytes_read_);
+  auto v = in.array<std::int64_t>(8 * q0, q1 - q0, "ordering");
+  for (std::int64_t x : v) GCNLAB_CHECK(x >= 0 && x < meta_.nodes, "'{}': vertex {} out of range [0, {})", in.path(), x, meta_.nodes);
+  return v;
+}
+
+HostCsr ShardStore::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {
   const int K = meta_.shards;
   const std::int64_t n = meta_.nodes;
   HostCsr out;
@@ -150,7 +238,7 @@ HostCsr ShardStore::adjacency(int r, std::int64_t r0, std::int64_t r1, int c, st
     for (int j = 0; j < K; ++j) {
       const auto [cj0, cj1] = part(n, K, j);
       if (cj1 <= c0 || cj0 >= c1) continue;
-      row_of_shards.emplace_back(cj0, read_shard((fs::path(dir_) / adj_name(r, c, i, j)).string(), ri1 - ri0, cj1 - cj0));
+      row_of_shards.emplace_back(cj0, read_shard(File(path(adj_name(r, c, i, j)), bytes_read_), ri1 - ri0, cj1 - cj0));
     }
     for (std::int64_t q = std::max(r0, ri0); q < std::min(r1, ri1); ++q) {
       for (const auto& [cj0, s] : row_of_shards)
@@ -167,55 +255,79 @@ HostCsr ShardStore::adjacency(int r, std::int64_t r0, std::int64_t r1, int c, st
   return out;
 }
 
-void ShardStore::features(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1,
-                          float* out) const {
-  GCNLAB_ASSERT(!meta_.synthetic_features);
-  const std::int64_t n = meta_.nodes, f = meta_.features, w = c1 - c0;
-  const auto order = ordering(0);
-  std::vector<std::int64_t> position(static_cast<std::size_t>(n));
-  for (std::int64_t q = 0; q < n; ++q) position[order[q]] = q;
-  // read each needed row block once
-  const int K = meta_.shards;
-  std::vector<std::vector<std::size_t>> wanted(K);
-  for (std::size_t k = 0; k < vertices.size(); ++k) {
-    const std::int64_t q = position[vertices[k]];
-    int i = static_cast<int>(std::min<std::int64_t>(K - 1, q / std::max<std::int64_t>(1, n / K)));
-    while (part(n, K, i).first > q) --i;
-    while (part(n, K, i).second <= q) ++i;
-    wanted[i].push_back(k);
+template <class T>
+std::vector<T> ShardStore::rows_of(const std::string& file, const std::vector<std::int64_t>& vertices,
+                                   std::int64_t width, std::int64_t c0, std::int64_t c1) const {
+  // Visit the vertices in file order and read each run of consecutive rows at once.
+  const File in(path(file), bytes_read_);
+  std::vector<std::size_t> idx(vertices.size());
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    GCNLAB_CHECK(vertices[k] >= 0 && vertices[k] < meta_.nodes, "vertex {} out of range [0, {})", vertices[k], meta_.nodes);
+    idx[k] = k;
   }
-  for (int i = 0; i < K; ++i) {
-    if (wanted[i].empty()) continue;
-    const auto [q0, q1] = part(n, K, i);
-    Reader in((fs::path(dir_) / fmt::format("x-{}.bin", i)).string());
-    const auto x = in.array<float>((q1 - q0) * f, "features");
-    for (std::size_t k : wanted[i]) {
-      const std::int64_t row = position[vertices[k]] - q0;
-      std::copy(x.begin() + row * f + c0, x.begin() + row * f + c1, out + k * w);
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return vertices[a] < vertices[b]; });
+  const std::int64_t w = c1 - c0;
+  std::vector<T> out(vertices.size() * static_cast<std::size_t>(w)), run;
+  for (std::size_t a = 0; a < idx.size();) {
+    std::size_t b = a + 1;
+    while (b < idx.size() && vertices[idx[b]] <= vertices[idx[b - 1]] + 1) ++b;
+    const std::int64_t v0 = vertices[idx[a]], rows = vertices[idx[b - 1]] - v0 + 1;
+    run.resize(static_cast<std::size_t>(rows * width));
+    in.read(static_cast<std::int64_t>(v0 * width * sizeof(T)), rows * width, run.data(), file.c_str());
+    for (std::size_t k = a; k < b; ++k) {
+      const T* row = run.data() + (vertices[idx[k]] - v0) * width;
+      std::copy(row + c0, row + c1, out.begin() + static_cast<std::ptrdiff_t>(idx[k] * w));
     }
+    a = b;
   }
+  return out;
 }
 
-void write_shards(const Dataset& d, const Graph& g, const std::vector<std::vector<std::int64_t>>& orderings,
-                  const std::vector<std::array<int, 2>>& versions, int K, const std::string& permutation,
-                  std::uint64_t seed, const std::string& dir) {
-  const std::int64_t n = g.n;
+void ShardStore::features(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const {
+  GCNLAB_ASSERT(!meta_.synthetic_features);
+  const auto x = rows_of<float>("x.bin", vertices, meta_.features, c0, c1);
+  std::copy(x.begin(), x.end(), out);
+}
+
+std::vector<std::int32_t> ShardStore::labels(const std::vector<std::int64_t>& vertices) const {
+  auto y = rows_of<std::int32_t>("labels.bin", vertices, 1, 0, 1);
+  for (std::size_t k = 0; k < y.size(); ++k)
+    GCNLAB_CHECK(y[k] >= -1 && y[k] < meta_.classes, "'{}': label {} of vertex {} is out of range [0, {})",
+                 path("labels.bin"), y[k], vertices[k], meta_.classes);
+  return y;
+}
+
+std::vector<std::uint8_t> ShardStore::split(const std::vector<std::int64_t>& vertices) const {
+  auto s = rows_of<std::uint8_t>("split.bin", vertices, 1, 0, 1);
+  for (std::size_t k = 0; k < s.size(); ++k)
+    GCNLAB_CHECK(s[k] <= ew::kTest, "'{}': split {} of vertex {} is not none/train/val/test", path("split.bin"), s[k],
+                 vertices[k]);
+  return s;
+}
+
+void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohmann::json& partition,
+                  const std::string& dir) {
+  const std::int64_t n = g.n();
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
-  for (std::int64_t p = 0; p < n; ++p) GCNLAB_ASSERT(g.order[p] == p);
   std::error_code ec;
   fs::create_directories(dir, ec);
   GCNLAB_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}' ({})", dir, ec.message());
+  fs::remove(fs::path(dir) / "meta.json", ec);  // the directory is incomplete until meta.json is back
 
-  for (std::size_t id = 0; id < orderings.size(); ++id)
-    write_file((fs::path(dir) / fmt::format("order{}.bin", id)).string(), orderings[id]);
+  const GraphLayout& layout = g.layout();
+  for (int id = 0; id < layout.orderings; ++id)
+    write_file((fs::path(dir) / fmt::format("order{}.bin", id)).string(), g.ordering(id));
   write_file((fs::path(dir) / "labels.bin").string(), d.labels);
   write_file((fs::path(dir) / "split.bin").string(), d.split);
+  if (!d.synthetic_features) write_file((fs::path(dir) / "x.bin").string(), d.x);
 
-  for (const auto& [r, c] : versions) {
+  const HostCsr& a_t = *g.adjacency().a_hat_t;
+  for (const auto& [r, c] : layout.versions) {
+    const std::vector<std::int64_t>& rows_order = g.ordering(r);
     std::vector<std::int64_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
     for (int j = 0; j < K; ++j) {
       const auto [c0, c1] = part(n, K, j);
-      for (std::int64_t q = c0; q < c1; ++q) col_block[orderings[c][q]] = j, col_local[orderings[c][q]] = q - c0;
+      for (std::int64_t q = c0; q < c1; ++q) col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = q - c0;
     }
     for (int i = 0; i < K; ++i) {
       const auto [r0, r1] = part(n, K, i);
@@ -223,10 +335,10 @@ void write_shards(const Dataset& d, const Graph& g, const std::vector<std::vecto
       std::vector<std::vector<std::vector<std::pair<std::int32_t, float>>>> rows(
           K, std::vector<std::vector<std::pair<std::int32_t, float>>>(static_cast<std::size_t>(r1 - r0)));
       for (std::int64_t q = r0; q < r1; ++q) {
-        const std::int64_t v = orderings[r][q];
-        for (std::int64_t e = g.a_hat_t->rowptr[v]; e < g.a_hat_t->rowptr[v + 1]; ++e) {
-          const std::int64_t u = g.a_hat_t->col[e];
-          rows[col_block[u]][q - r0].emplace_back(static_cast<std::int32_t>(col_local[u]), g.a_hat_t->val[e]);
+        const std::int64_t v = rows_order[q];
+        for (std::int64_t e = a_t.rowptr[v]; e < a_t.rowptr[v + 1]; ++e) {
+          const std::int64_t u = a_t.col[e];
+          rows[col_block[u]][q - r0].emplace_back(static_cast<std::int32_t>(col_local[u]), a_t.val[e]);
         }
       }
       for (int j = 0; j < K; ++j) {
@@ -238,6 +350,7 @@ void write_shards(const Dataset& d, const Graph& g, const std::vector<std::vecto
           std::sort(row.begin(), row.end());
           for (const auto& [cl, v] : row) col.push_back(cl), val.push_back(v);
           rowptr.push_back(static_cast<std::int64_t>(col.size()));
+          std::vector<std::pair<std::int32_t, float>>().swap(row);
         }
         const std::string path = (fs::path(dir) / adj_name(r, c, i, j)).string();
         std::ofstream out(path, std::ios::binary);
@@ -252,34 +365,45 @@ void write_shards(const Dataset& d, const Graph& g, const std::vector<std::vecto
     }
   }
 
-  if (!d.synthetic_features)
-    for (int i = 0; i < K; ++i) {
-      const auto [q0, q1] = part(n, K, i);
-      std::vector<float> x(static_cast<std::size_t>((q1 - q0) * d.features));
-      for (std::int64_t q = q0; q < q1; ++q)
-        std::copy(d.x.begin() + orderings[0][q] * d.features, d.x.begin() + (orderings[0][q] + 1) * d.features,
-                  x.begin() + (q - q0) * d.features);
-      write_file((fs::path(dir) / fmt::format("x-{}.bin", i)).string(), x);
-    }
-
-  const nlohmann::json meta = {{"schema", "gcnlab.shards/1"},
-                               {"name", d.name},
-                               {"spec", d.spec},
-                               {"nodes", n},
-                               {"nnz", d.nnz()},
-                               {"features", d.features},
-                               {"classes", d.classes},
-                               {"directed", d.directed},
-                               {"shards", K},
-                               {"permutation", permutation},
-                               {"seed", seed},
-                               {"synthetic_features", d.synthetic_features},
-                               {"feature_seed", d.feature_seed},
-                               {"class_signal", d.class_signal},
-                               {"versions", versions}};
-  std::ofstream out(fs::path(dir) / "meta.json");  // last: a directory without it is incomplete
-  out << meta.dump(1) << "\n";
-  GCNLAB_CHECK(out.good(), "error writing '{}/meta.json'", dir);
+  const DatasetInfo info = dataset_info(d);
+  std::array<std::int64_t, 4> counts{};
+  for (std::uint8_t s : d.split) ++counts[s];
+  const nlohmann::json meta = {
+      {"schema", kSchema},
+      {"name", d.name},
+      {"spec", d.spec},
+      {"nodes", n},
+      {"nnz", d.nnz()},
+      {"features", d.features},
+      {"classes", d.classes},
+      {"directed", d.directed},
+      {"shards", K},
+      {"synthetic_features", d.synthetic_features},
+      {"feature_seed", d.feature_seed},
+      {"class_signal", d.class_signal},
+      {"split_counts", counts},
+      {"layout",
+       {{"partitioner", layout.partitioner},
+        {"parts", layout.parts},
+        {"blocks", layout.blocks},
+        {"permutation", layout.permutation},
+        {"seed", layout.seed},
+        {"orderings", layout.orderings},
+        {"versions", layout.versions}}},
+      {"info",
+       {{"edges_undirected", info.edges_undirected},
+        {"degree_min", info.degree_min},
+        {"degree_max", info.degree_max},
+        {"degree_mean", info.degree_mean},
+        {"isolated", info.isolated}}},
+      {"partition", partition}};
+  const std::string tmp = (fs::path(dir) / "meta.json.tmp").string();
+  {
+    std::ofstream out(tmp);  // last, and renamed into place: a directory without it is incomplete
+    out << meta.dump(1) << "\n";
+    GCNLAB_CHECK(out.good(), "error writing '{}'", tmp);
+  }
+  fs::rename(tmp, fs::path(dir) / "meta.json");
 }
 
 Dataset read_shard_dataset(const std::string& dir) {
@@ -288,30 +412,13 @@ Dataset read_shard_dataset(const std::string& dir) {
   Dataset d;
   d.name = m.name;
   d.directed = m.directed;
-  d.adj.rows = d.adj.cols = m.nodes;
-  d.adj.rowptr.assign(static_cast<std::size_t>(m.nodes) + 1, 0);
   d.features = m.features;
   d.synthetic_features = m.synthetic_features;
   d.feature_seed = m.feature_seed;
   d.class_signal = m.class_signal;
   d.classes = m.classes;
-  Reader labels((fs::path(dir) / "labels.bin").string());
-  d.labels = labels.array<std::int32_t>(m.nodes, "labels");
-  Reader split((fs::path(dir) / "split.bin").string());
-  d.split = split.array<std::uint8_t>(m.nodes, "split");
   d.shards = std::move(store);
   return d;
-}
-
-Graph shard_graph(const Dataset& d) {
-  GCNLAB_ASSERT(d.shards != nullptr);
-  Graph g;
-  g.n = d.nodes();
-  g.directed = d.directed;
-  g.order.resize(static_cast<std::size_t>(g.n));
-  for (std::int64_t v = 0; v < g.n; ++v) g.order[v] = v;
-  g.shards = d.shards;
-  return g;
 }
 
 }  // namespace gcnlab

@@ -1,70 +1,90 @@
 #pragma once
-// gcl:DIR — a dataset stored as 2D shards (Plexus Sec. 5.4, parallel data
-// loading), written by `gcnlab prepare --shards KxK --out DIR`. A rank reads
-// and merges only the shards that overlap its blocks, so no rank ever holds
-// the whole adjacency or feature matrix.
+// gcl:DIR — a prepared dataset (Plexus Sec. 5.4, parallel data loading),
+// written once by `gcnlab prepare --shards KxK --out DIR`. It is a Graph
+// (graph.hpp) for every strategy: a rank reads and merges only the adjacency
+// shards its blocks overlap, and only the rows of vertex data it holds, so no
+// rank ever holds the whole adjacency, feature matrix or any per-vertex array
+// of length n. K is independent of the rank count: any block a strategy asks
+// for is merged from the shards it overlaps.
 //
-//   DIR/meta.json          {"schema": "gcnlab.shards/1", name, spec, nodes, nnz (of A), features,
-//                           classes, directed, shards K, permutation, seed, synthetic_features,
-//                           feature_seed, class_signal, versions [[r, c], ...]}
+//   DIR/meta.json          {"schema": "gcnlab.shards/2", name, spec, nodes, nnz (of A), features, classes,
+//                           directed, shards K, synthetic_features, feature_seed, class_signal,
+//                           split_counts [none, train, val, test], layout {partitioner, parts, blocks,
+//                           permutation, seed, orderings, versions}, info {degree statistics},
+//                           partition {quality report, when partitioned}}
 //   DIR/order<id>.bin      i64[n]   ordering id: position q holds vertex order[q]
 //   DIR/adj-<r>-<c>-<i>-<j>.bin    shard (i, j) of Π_r Âᵀ Π_cᵀ cut into K x K blocks (block_range):
 //                          i64 rows, i64 cols, i64 nnz, i64[rows+1] rowptr, i32[nnz] local cols, f32[nnz] values
-//   DIR/x-<i>.bin          f32[rows x f]  features of row block i of ordering 0 (absent when synthetic)
-//   DIR/labels.bin i32[n], DIR/split.bin u8[n]   per vertex (O(n): every rank reads them)
-// Little-endian.
+//   DIR/x.bin              f32[n x f] features in original vertex order (absent when synthetic)
+//   DIR/labels.bin i32[n], DIR/split.bin u8[n]   in original vertex order
+// Little-endian. Vertex data is read by row (pread of the runs a rank needs).
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "common/data/dataset.hpp"
+#include "common/data/graph.hpp"
 #include "common/matrix/host_csr.hpp"
 
 namespace gcnlab {
 
-struct Dataset;
-struct Graph;
-
 struct ShardMeta {
-  std::string name, spec, permutation;
+  std::string name, spec;
   std::int64_t nodes = 0, nnz = 0, features = 0;
   int classes = 0, shards = 0;
   bool directed = false, synthetic_features = false;
-  std::uint64_t seed = 0, feature_seed = 0;
+  std::uint64_t feature_seed = 0;
   float class_signal = 0;
-  std::vector<std::array<int, 2>> versions;  // (row ordering, column ordering) of each stored Âᵀ version
+  std::array<std::int64_t, 4> split_counts{};  // per ew::Split
+  GraphLayout layout;
+  DatasetInfo info{};
+  nlohmann::json partition;  // quality report of the partition (null when none)
 };
 
-class ShardStore {
+class ShardStore final : public Graph {
  public:
-  explicit ShardStore(std::string dir);  // reads meta.json
+  explicit ShardStore(const std::string& dir);  // reads meta.json
   const ShardMeta& meta() const { return meta_; }
   const std::string& dir() const { return dir_; }
 
-  std::vector<std::int64_t> ordering(int id) const;
-  // Rows [r0, r1) of ordering r x columns [c0, c1) of ordering c of Âᵀ, local
-  // indices; merged from the overlapping shards of version (r, c).
-  HostCsr adjacency(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const;
-  // Features [c0, c1) of the given vertices (stored features only).
+  // Vertex data of the given vertices (original ids), in their order.
   void features(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const;
+  std::vector<std::int32_t> labels(const std::vector<std::int64_t>& vertices) const;
+  std::vector<std::uint8_t> split(const std::vector<std::int64_t>& vertices) const;
+
+  // Bytes this process has read from the directory so far (tests: no rank reads it all).
+  std::int64_t bytes_read() const { return bytes_read_; }
+
+ protected:
+  std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const override;
+  HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
 
  private:
+  ShardStore(const std::string& dir, ShardMeta meta);
+  std::string path(const std::string& file) const;
+  // Row v of a file of n rows of `width` T's, for each vertex, in the given order.
+  template <class T>
+  std::vector<T> rows_of(const std::string& file, const std::vector<std::int64_t>& vertices, std::int64_t width,
+                         std::int64_t c0, std::int64_t c1) const;
+
   std::string dir_;
   ShardMeta meta_;
+  mutable std::atomic<std::int64_t> bytes_read_{0};
 };
 
-// Writes `d` as K x K shards of the given Âᵀ versions; orderings[id] are the
-// orderings (positions of `g`, which must be unpermuted: g.order = identity).
-void write_shards(const Dataset& d, const Graph& g, const std::vector<std::vector<std::int64_t>>& orderings,
-                  const std::vector<std::array<int, 2>>& versions, int K, const std::string& permutation,
-                  std::uint64_t seed, const std::string& dir);
+// Writes `d`, laid out as `g` (prepare_graph), as K x K shards of every Âᵀ
+// version of g's layout. `partition`: the partition's quality report (or null).
+void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohmann::json& partition,
+                  const std::string& dir);
 
-// The vertex data of a shard directory (labels, split; features stay on disk)
-// with `shards` set, and its Graph: n vertices, identity order, no matrices.
+// The dataset of a shard directory: metadata only, `shards` set.
 Dataset read_shard_dataset(const std::string& dir);
-Graph shard_graph(const Dataset& d);
 
 bool is_shard_directory(const std::string& path);
 

@@ -7,7 +7,7 @@ namespace gcnlab {
 std::vector<Layout> block_row_layouts(const Graph& g, std::int64_t r0, std::int64_t r1,
                                       const std::vector<std::int64_t>& dims) {
   Layout mine;
-  mine.vertices.assign(g.order.begin() + r0, g.order.begin() + r1);
+  mine.vertices = g.vertices(r0, r1);
   std::vector<Layout> layouts;
   for (std::int64_t f : dims) {
     mine.cols = f;

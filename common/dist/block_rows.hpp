@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 

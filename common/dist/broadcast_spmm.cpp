@@ -33,17 +33,19 @@ void broadcast_spmm(Communicator& group, Backend& backend, const std::vector<Bro
 
 BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vector<std::int64_t>& offsets,
                                 std::int64_t r0, std::int64_t r1, int k0, int k1) {
-  auto split = [&](const HostCsr& a) {
-    const HostCsr rows = extract_rows(a, r0, r1);
+  // only the column blocks of this rank's stages are read
+  auto split = [&](Direction d) {
+    const HostCsr rows = g.block(d, r0, r1, offsets[k0], offsets[k1]);
     std::vector<Csr> blocks;
     for (int k = k0; k < k1; ++k)
-      blocks.push_back(upload(backend, extract_block(rows, 0, rows.rows, offsets[k], offsets[k + 1])));
+      blocks.push_back(
+          upload(backend, extract_block(rows, 0, rows.rows, offsets[k] - offsets[k0], offsets[k + 1] - offsets[k0])));
     return blocks;
   };
   BlockRowStages s;
-  s.forward_blocks = split(*g.a_hat_t);
-  if (g.directed) s.backward_blocks = split(*g.a_hat);
-  const std::vector<Csr>& backward = g.directed ? s.backward_blocks : s.forward_blocks;
+  s.forward_blocks = split(Direction::forward);
+  if (g.directed()) s.backward_blocks = split(Direction::backward);
+  const std::vector<Csr>& backward = g.directed() ? s.backward_blocks : s.forward_blocks;
   for (int k = k0; k < k1; ++k) {
     s.forward.push_back({k, offsets[k + 1] - offsets[k], &s.forward_blocks[k - k0]});
     s.backward.push_back({k, offsets[k + 1] - offsets[k], &backward[k - k0]});

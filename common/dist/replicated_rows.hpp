@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 

@@ -55,13 +55,13 @@ std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::features(std::int64_t 
 
 void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
-  GCNLAB_CHECK(g.n >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
-               g.n, X(), Z(), grid_.shape());
+  GCNLAB_CHECK(g.n() >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
+               g.n(), X(), Z(), grid_.shape());
   dims_ = dims;
-  directed_ = g.directed;
+  directed_ = g.directed();
 
   // R_i and its Z sub-blocks R_{i,k'} (positions)
-  const auto row_off = block_offsets(g.n, X());
+  const auto row_off = block_offsets(g.n(), X());
   auto sub = [&](int ii) {
     auto s = block_offsets(row_off[ii + 1] - row_off[ii], Z());
     for (auto& v : s) v += row_off[ii];
@@ -76,7 +76,7 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   layouts_.clear();
   for (std::int64_t f : dims) {
     Layout lay;
-    lay.vertices.assign(g.order.begin() + mine[k], g.order.begin() + mine[k + 1]);
+    lay.vertices = g.vertices(mine[k], mine[k + 1]);
     std::tie(lay.col0, lay.cols) = features(f, j);
     layouts_.push_back(std::move(lay));
   }
@@ -91,8 +91,8 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   }
   const std::int64_t slab = piece_start[X()];
   const auto cut = block_offsets(slab, Y());
-  const HostCsr rows_t = extract_rows(*g.a_hat_t, row_off[i], row_off[i + 1]);
-  const HostCsr rows_b = directed_ ? extract_rows(*g.a_hat, row_off[i], row_off[i + 1]) : HostCsr{};
+  const HostCsr rows_t = g.block(Direction::forward, row_off[i], row_off[i + 1], 0, g.n());
+  const HostCsr rows_b = directed_ ? g.block(Direction::backward, row_off[i], row_off[i + 1], 0, g.n()) : HostCsr{};
   auto count_nnz = [](const HostCsr& a, std::int64_t c0, std::int64_t c1) {
     std::int64_t nnz = 0;
     for (std::int64_t r = 0; r < a.rows; ++r) {

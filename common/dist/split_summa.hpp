@@ -29,7 +29,7 @@
 #include <functional>
 #include <memory>
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 
 namespace gcnlab {

@@ -46,8 +46,6 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   const auto t0 = Clock::now();
   dims_ = model_.dims(data.features, data.classes);
   const int L = model_.layers;
-  GCNLAB_CHECK(graph.a_hat_t || strategy_.reads_shards(),
-               "this strategy needs the whole graph; a sharded dataset (gcl:DIR) is read by plexus-3d only");
   strategy_.setup(graph, dims_);
 
   layers_.clear();
@@ -98,14 +96,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     backend_.fill(feature_v_, 0.f);
   }
   const Layout& out = strategy_.layout(L);
-  std::vector<std::int32_t> labels(out.vertices.size());
-  std::vector<std::uint8_t> split(out.vertices.size());
-  for (std::size_t i = 0; i < out.vertices.size(); ++i) {
-    labels[i] = data.labels[out.vertices[i]];
-    split[i] = data.split[out.vertices[i]];
-  }
-  labels_ = make_buffer<std::int32_t>(backend_, labels);
-  split_ = make_buffer<std::uint8_t>(backend_, split);
+  labels_ = make_buffer<std::int32_t>(backend_, data.labels_of(out.vertices));
+  split_ = make_buffer<std::uint8_t>(backend_, data.split_of(out.vertices));
   n_train_ = static_cast<double>(data.count(ew::kTrain));
   backend_.sync();
   setup_time_s_ = seconds_since(t0);

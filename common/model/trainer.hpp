@@ -11,7 +11,7 @@
 #include <functional>
 #include <vector>
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 #include "common/model/loss.hpp"

@@ -188,8 +188,8 @@ TEST_CASE("gcl round trip, and bad vertex data is rejected", "[data][gcl]") {
   CHECK(r.split == d.split);
   CHECK(r.directed);
   std::vector<float> a(5), b(5);
-  d.feature_row(17, 0, 5, a.data());
-  r.feature_row(17, 0, 5, b.data());
+  d.feature_rows({17}, 0, 5, a.data());
+  r.feature_rows({17}, 0, 5, b.data());
   CHECK(a == b);
 
   // stored (non-synthetic) features with a NaN, and a label out of range
@@ -233,7 +233,7 @@ TEST_CASE("generators are deterministic and shaped as specified", "[data][genera
 TEST_CASE("normalised adjacency: D^-1/2 (A + I) D^-1/2, Âᵀ for directed graphs", "[data][graph]") {
   const auto f = write_file("n.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n");
   const Dataset d = load_dataset("mtx:" + f);
-  const Graph g = normalized_graph(d);
+  const NormalizedAdjacency g = normalized_graph(d);
   // A + I rows: {0,1,2}, {1,2}, {2}: degrees 3, 2, 1
   const double deg[3] = {3, 2, 1};
   const HostCsr& a = *g.a_hat;

@@ -6,7 +6,7 @@
 
 #include "common/comm/process_grid.hpp"
 #include "common/data/graph.hpp"
-#include "partitioners/partition.hpp"
+#include "partitioners/prepare.hpp"
 
 #include <unistd.h>
 
@@ -139,7 +139,7 @@ TEST_CASE("2d and split-3d on square/cube grids follow CAGNET's bandwidth terms"
   spec.model.hidden = 8;                       // widths 10, 8, 4: all even
   const std::vector<std::int64_t> dims = {10, 8, 4};
   const RunResult r = run(MPI_COMM_WORLD, spec, data);
-  const Graph g = normalized_graph(data);
+  const NormalizedAdjacency g = normalized_graph(data);
   const int kSparse = static_cast<int>(Category::bcast_sparse), kRs = static_cast<int>(Category::reduce_scatter);
   for (const RankReport& rr : r.ranks) {
     const int i = rr.coords[0], j = rr.coords[1];
@@ -186,7 +186,9 @@ TEST_CASE("sa-1d moves exactly the needed rows: Σ_j |NnzCols(i, j)| f · 4", "[
       }(), data);
       // independent count from the graph and the partition
       const Partition part = make_partition(method, data.adj, p, 1);
-      const Graph g = apply_partition(normalized_graph(data), part);
+      const auto g = prepare_graph(data, {method, p, Permutation::none, 1}).graph;  // Â, Âᵀ in partition order
+      const HostCsr a_t = g->block(Direction::forward, 0, g->n(), 0, g->n());
+      const HostCsr a = g->block(Direction::backward, 0, g->n(), 0, g->n());
       const auto off = part.offsets();
       auto needed = [&](const HostCsr& a, int i) {  // distinct columns of block row i owned by other blocks
         std::set<std::int64_t> cols;
@@ -196,7 +198,7 @@ TEST_CASE("sa-1d moves exactly the needed rows: Σ_j |NnzCols(i, j)| f · 4", "[
         return static_cast<double>(cols.size());
       };
       for (const RankReport& rr : r.ranks) {
-        const double fwd = needed(*g.a_hat_t, rr.rank), bwd = needed(*g.a_hat, rr.rank);
+        const double fwd = needed(a_t, rr.rank), bwd = needed(a, rr.rank);
         double expected = 0;
         for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + bwd * kDims[l + 1]) * 4;
         CHECK(rr.per_epoch[static_cast<int>(Category::alltoall)].wire_bytes == expected);
@@ -216,7 +218,9 @@ TEST_CASE("sa-1.5d moves exactly the needed rows of its column's stages", "[byte
       spec.partitioner = "volume";
       const RunResult r = run(MPI_COMM_WORLD, spec, data);
       const Partition part = make_partition("volume", data.adj, R, 1);
-      const Graph g = apply_partition(normalized_graph(data), part);
+      const auto g = prepare_graph(data, {"volume", R, Permutation::none, 1}).graph;
+      const HostCsr a_t = g->block(Direction::forward, 0, g->n(), 0, g->n());
+      const HostCsr a = g->block(Direction::backward, 0, g->n(), 0, g->n());
       const auto off = part.offsets();
       auto needed = [&](const HostCsr& a, int i, int k) {  // distinct columns of A_ik, k != i
         std::set<std::int64_t> cols;
@@ -230,7 +234,7 @@ TEST_CASE("sa-1.5d moves exactly the needed rows of its column's stages", "[byte
         const int per = R / c, k0 = j * per, k1 = j == c - 1 ? R : (j + 1) * per;  // CAGNET's stage split
         double fwd = 0, bwd = 0;
         for (int k = k0; k < k1; ++k)
-          if (k != i) fwd += needed(*g.a_hat_t, i, k), bwd += needed(*g.a_hat, i, k);
+          if (k != i) fwd += needed(a_t, i, k), bwd += needed(a, i, k);
         double expected = 0;
         for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + bwd * kDims[l + 1]) * 4;
         CHECK(rr.per_epoch[static_cast<int>(Category::p2p)].wire_bytes == expected);

@@ -15,7 +15,6 @@
 #include "algorithms/plexus-3d/perf_model.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/data/graph.hpp"
-#include "common/data/shards.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -174,10 +173,9 @@ TEST_CASE("plexus layer axes rotate with period 3 and chain layer to layer", "[p
 
 TEST_CASE("double permutation balances the adjacency shards (Plexus Table 3)", "[plexus-3d][balance][slow]") {
   if (world_rank() != 0) return;  // a property of the data, computed without ranks
-  using plexus::Permutation;
   // R-MAT scale 16 (heavy-tailed, 28% isolated vertices), 8x8 shards of Â:
   // original >> single > double, and double within 5% of perfect.
-  const Graph g = normalized_graph(load_dataset("rmat:scale=16,edge-factor=16,features=4,classes=4,seed=1"));
+  const NormalizedAdjacency g = normalized_graph(load_dataset("rmat:scale=16,edge-factor=16,features=4,classes=4,seed=1"));
   const double original = plexus::shard_imbalance(*g.a_hat_t, Permutation::none, 1, 8, 8);
   const double single = plexus::shard_imbalance(*g.a_hat_t, Permutation::single, 1, 8, 8);
   const double dual = plexus::shard_imbalance(*g.a_hat_t, Permutation::dual, 1, 8, 8);
@@ -191,8 +189,8 @@ TEST_CASE("double permutation balances the adjacency shards (Plexus Table 3)", "
 }
 
 TEST_CASE("permutations are permutations and differ between P_r and P_c", "[plexus-3d][unit]") {
-  const Graph g = normalized_graph(load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=4,seed=3"));
-  const auto orders = plexus::make_orderings(*g.a_hat_t, plexus::Permutation::dual, 9);
+  const NormalizedAdjacency g = normalized_graph(load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=4,seed=3"));
+  const auto orders = make_orderings(*g.a_hat_t, Permutation::dual, 9);
   REQUIRE(orders.size() == 2);
   for (const auto& o : orders) {
     std::vector<std::int64_t> sorted = o;
@@ -201,8 +199,8 @@ TEST_CASE("permutations are permutations and differ between P_r and P_c", "[plex
   }
   CHECK(orders[0] != orders[1]);
   // the same seed gives the same orderings on every rank; another seed does not
-  CHECK(plexus::make_orderings(*g.a_hat_t, plexus::Permutation::dual, 9) == orders);
-  CHECK(plexus::make_orderings(*g.a_hat_t, plexus::Permutation::dual, 10) != orders);
+  CHECK(make_orderings(*g.a_hat_t, Permutation::dual, 9) == orders);
+  CHECK(make_orderings(*g.a_hat_t, Permutation::dual, 10) != orders);
 }
 
 TEST_CASE("plan: every factorisation, best first; all ranks on Y for a wide layer ranks below the best",
@@ -251,45 +249,4 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   CHECK(plexus::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
   CHECK(plexus::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));
   CHECK(plexus::spearman({1, 2, 3}, {5, 5, 5}) == 0);
-}
-
-TEST_CASE("plexus-3d reads sharded datasets (Sec. 5.4) and trains the same model", "[plexus-3d][shards]") {
-  // Stored features (Cora when available, else a stored copy of an SBM) and a
-  // synthetic-feature graph; K = 3 shards do not match any grid dimension, so
-  // every rank merges pieces of several shards.
-  std::vector<std::string> specs = {kDirected};
-  if (const char* dir = std::getenv("GCNLAB_DATA_DIR"))
-    if (std::filesystem::exists(std::string(dir) + "/planetoid/ind.cora.x"))
-      specs.push_back(std::string("planetoid:") + dir + "/planetoid/cora");
-  int pid = getpid();  // rank 0's: one directory for the job
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  const std::string tmp = fmt::format("{}/gcnlab-shards-{}", std::filesystem::temp_directory_path().string(), pid);
-  for (const std::string& spec : specs)
-    for (const std::string permutation : {"double", "single", "none"}) {
-      const Dataset data = load_dataset(spec);
-      const std::string dir = fmt::format("{}-{}", tmp, permutation);
-      if (world_rank() == 0) {
-        const Graph g = normalized_graph(data);
-        const auto p = plexus::parse_permutation(permutation);
-        write_shards(data, g, plexus::make_orderings(*g.a_hat_t, p, 7), plexus::adjacency_versions(p), 3, permutation, 7,
-                     dir);
-      }
-      MPI_Barrier(MPI_COMM_WORLD);
-      const Dataset sharded = load_dataset("gcl:" + dir);
-      REQUIRE(sharded.shards != nullptr);
-      CHECK(sharded.nnz() == data.nnz());
-      RunSpec s = plexus_spec(3, 0.5f, false);
-      s.algo = "serial";
-      const RunResult serial = run(MPI_COMM_SELF, s, data);
-      for (const auto& grid : grids_for("plexus-3d", world_size())) {
-        INFO(spec << " grid " << format_grid(grid) << " permutation " << permutation);
-        RunSpec spec_p = plexus_spec(3, 0.5f, false);
-        spec_p.algo = "plexus-3d";
-        spec_p.grid = grid;
-        spec_p.permutation = permutation;
-        require_same_model(serial, run(MPI_COMM_WORLD, spec_p, sharded));
-      }
-      MPI_Barrier(MPI_COMM_WORLD);
-      if (world_rank() == 0) std::filesystem::remove_all(dir);
-    }
 }

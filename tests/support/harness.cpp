@@ -1,12 +1,11 @@
+#include "algorithms/registry.hpp"
 #include "backends/factory.hpp"
 #include "tests/support/harness.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "common/data/graph.hpp"
-#include "common/data/shards.hpp"
-#include "partitioners/partition.hpp"
+#include "partitioners/prepare.hpp"
 
 namespace gcnlab::test {
 
@@ -38,9 +37,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {
-  if (data.shards) return trainer_->setup(data, shard_graph(data), initial);
-  const Partition part = make_partition(spec_.partitioner, data.adj, strategy_->partition_parts(), spec_.model.seed);
-  trainer_->setup(data, apply_partition(normalized_graph(data), part), initial);
+  trainer_->setup(data, *graph_for(data, *strategy_, spec_.partitioner, spec_.model.seed).graph, initial);
 }
 
 RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data) {

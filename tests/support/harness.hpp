@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/strategy.hpp"
+#include "common/model/strategy.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/trainer.hpp"

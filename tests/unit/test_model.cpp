@@ -142,14 +142,14 @@ TEST_CASE("full GCN gradients against finite differences", "[model][gradcheck]")
 
   Reference ref;
   ref.n = data.nodes();
-  const Graph g = normalized_graph(data);
+  const NormalizedAdjacency g = normalized_graph(data);
   ref.at.assign(ref.n, std::vector<double>(ref.n, 0));
   for (std::int64_t i = 0; i < ref.n; ++i)
     for (std::int64_t k = g.a_hat_t->rowptr[i]; k < g.a_hat_t->rowptr[i + 1]; ++k) ref.at[i][g.a_hat_t->col[k]] = g.a_hat_t->val[k];
   ref.x.assign(ref.n, std::vector<double>(data.features));
   for (std::int64_t v = 0; v < ref.n; ++v) {
     std::vector<float> row(data.features);
-    data.feature_row(v, 0, data.features, row.data());
+    data.feature_rows({v}, 0, data.features, row.data());
     ref.x[v].assign(row.begin(), row.end());
   }
   ref.y = data.labels;

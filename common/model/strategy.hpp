@@ -63,7 +63,7 @@ class Strategy {
   // block rows (1d: P, 1.5d: P/c); strategies that only use the ordering keep the default.
   virtual int partition_parts() const = 0;
 
-  // Distributes Â/Âᵀ for widths dims = f_0..f_L; afterwards the rank holds only its shards.
+  // Reads this rank's blocks of Â/Âᵀ from the prepared graph for widths dims = f_0..f_L.
   virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
 
   virtual const Layout& layout(int l) const = 0;
@@ -74,8 +74,8 @@ class Strategy {
   // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
   virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
 
-  // Whether setup() can read a sharded dataset (Graph::shards) instead of the whole graph.
-  virtual bool reads_shards() const { return false; }
+  // The vertex permutation (Plexus Sec. 5.1) its graph must be prepared with: none | single | double.
+  virtual std::string permutation() const { return "none"; }
 
   // Ranks that split the classes of the logits' rows (null: each rank holds whole rows).
   virtual Communicator* class_group() { return nullptr; }
@@ -87,9 +87,5 @@ class Strategy {
   // Analytic wire bytes per category for this rank and one epoch (forward + backward).
   virtual ByteModel byte_model() const = 0;
 };
-
-// The registry: --algo NAME -> a strategy for this job.
-std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx);
-std::vector<std::string> strategy_names();
 
 }  // namespace gcnlab

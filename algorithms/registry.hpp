@@ -1,0 +1,15 @@
+#pragma once
+// The registry: --algo NAME -> a strategy for this job.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx);
+std::vector<std::string> strategy_names();
+
+}  // namespace gcnlab

@@ -188,6 +188,8 @@ dataset SPEC:
   rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
   planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
   mtx:FILE.mtx[,features=128,classes=32,seed=1]
+  edges:FILE[.gz][,directed=0,base=0,nodes=N,features=128,classes=32,seed=1]   SNAP-style edge list
+  ogb:DIR[,split=NAME,directed=0]           OGB node-property directory (raw/*.csv.gz, split/NAME/)
   gcl:FILE.gcl                              written by gcnlab prepare
   gcl:DIR                                   written by gcnlab prepare --shards (every strategy)
 )",

@@ -167,9 +167,11 @@ Dataset load_dataset(const std::string& spec_text) {
     const std::string& path = spec.args.at("path");
     d = is_shard_directory(path) ? read_shard_dataset(path) : read_gcl(path);
   } else if (spec.kind == "ogb")
-    fail("dataset kind 'ogb' is not supported yet (use gcl:, mtx:, planetoid:, sbm: or rmat:)");
+    d = read_ogb(spec);
+  else if (spec.kind == "edges")
+    d = read_edge_list(spec);
   else
-    fail("unknown dataset kind '{}' in '{}' (expected sbm, rmat, planetoid, mtx or gcl)", spec.kind,
+    fail("unknown dataset kind '{}' in '{}' (expected sbm, rmat, planetoid, mtx, edges, ogb or gcl)", spec.kind,
          spec_text);
   d.spec = spec_text;
   validate(d);

@@ -78,6 +78,8 @@ Dataset generate_sbm(const DatasetSpec& spec);
 Dataset generate_rmat(const DatasetSpec& spec);
 Dataset read_matrix_market(const DatasetSpec& spec);
 Dataset read_planetoid(const DatasetSpec& spec);
+Dataset read_edge_list(const DatasetSpec& spec);  // edges:FILE (edge_list.cpp)
+Dataset read_ogb(const DatasetSpec& spec);        // ogb:DIR (edge_list.cpp)
 Dataset read_gcl(const std::string& path);
 void write_gcl(const Dataset& d, const std::string& path);
 

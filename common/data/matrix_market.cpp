@@ -5,8 +5,6 @@
 // normalisation). Symmetric and skew-symmetric files, and general files whose
 // structure is symmetric, are undirected graphs. Vertex data is synthetic.
 
-#include <zlib.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,53 +12,17 @@
 #include <sstream>
 
 #include "common/data/dataset.hpp"
+#include "common/data/line_reader.hpp"
 #include "common/data/spec_args.hpp"
 
 namespace gcnlab {
 
 namespace {
 
-// Reads lines of a plain or gzip-compressed file.
-class LineReader {
- public:
-  explicit LineReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
-    GCNLAB_CHECK(file_ != nullptr, "cannot open '{}': {}", path, std::strerror(errno));
-    gzbuffer(file_, 1 << 20);
-  }
-  ~LineReader() {
-    if (file_) gzclose(file_);
-  }
-  bool next(std::string& line) {
-    line.clear();
-    char buf[4096];
-    while (gzgets(file_, buf, sizeof buf)) {
-      line += buf;
-      if (!line.empty() && line.back() == '\n') break;
-    }
-    if (line.empty()) {
-      int err = 0;
-      const char* msg = gzerror(file_, &err);
-      GCNLAB_CHECK(err == Z_OK || err == Z_STREAM_END, "error reading '{}': {}", path_, msg);
-      return false;
-    }
-    ++number_;
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    return true;
-  }
-  long number() const { return number_; }
-
- private:
-  std::string path_;
-  gzFile file_;
-  long number_ = 0;
-};
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
-
-bool blank(const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; }
 
 }  // namespace
 

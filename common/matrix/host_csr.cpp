@@ -32,6 +32,41 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
   return m;
 }
 
+HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize) {
+  HostCsr m;
+  m.rows = m.cols = n;
+  m.rowptr.assign(n + 1, 0);
+  for (const auto& [u, v] : edges) {
+    GCNLAB_ASSERT(u >= 0 && u < n && v >= 0 && v < n);
+    if (u == v) continue;
+    ++m.rowptr[u + 1];
+    if (symmetrize) ++m.rowptr[v + 1];
+  }
+  for (std::int64_t i = 0; i < n; ++i) m.rowptr[i + 1] += m.rowptr[i];
+  m.col.resize(m.rowptr[n]);
+  std::vector<std::int64_t> next(m.rowptr.begin(), m.rowptr.end() - 1);
+  for (const auto& [u, v] : edges) {
+    if (u == v) continue;
+    m.col[next[u]++] = v;
+    if (symmetrize) m.col[next[v]++] = u;
+  }
+  std::vector<std::int64_t>().swap(next);
+  // sort each row, drop duplicates, compact in place
+  std::int64_t out = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto first = m.col.begin() + m.rowptr[i], last = m.col.begin() + m.rowptr[i + 1];
+    std::sort(first, last);
+    const auto end = std::unique(first, last);
+    m.rowptr[i] = out;
+    out = std::copy(first, end, m.col.begin() + out) - m.col.begin();
+  }
+  m.rowptr[n] = out;
+  m.col.resize(out);
+  m.col.shrink_to_fit();
+  m.val.assign(out, 1.f);
+  return m;
+}
+
 HostCsr transpose(const HostCsr& a) {
   HostCsr t;
   t.rows = a.cols;

@@ -3,6 +3,7 @@
 // graphs. Global column ids are 64-bit; the backend's Csr (csr.hpp) stores
 // 32-bit local column ids, checked on upload.
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct Coo {
 // `sum_duplicates`, else merged keeping one value; rows' columns sorted.
 HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entries,
                      bool sum_duplicates);
+
+// Adjacency of n vertices from directed edges (u, v), values 1: self-loops
+// dropped, duplicates merged, each edge also v -> u with `symmetrize`.
+// Counting sort straight into the CSR, so the peak is the edge list plus the
+// result (the loaders' streaming path for large graphs).
+HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize);
 
 HostCsr transpose(const HostCsr& a);
 

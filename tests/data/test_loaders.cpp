@@ -244,3 +244,92 @@ TEST_CASE("normalised adjacency: D^-1/2 (A + I) D^-1/2, Âᵀ for directed graph
   CHECK(*g.a_hat_t == transpose(a));
   CHECK(g.a_hat_t != g.a_hat);
 }
+
+namespace {
+
+std::string write_gz(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  fs::create_directories(p.parent_path());
+  gzFile f = gzopen(p.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  return p.string();
+}
+
+// A 5-vertex OGB directory in OGB's raw layout: a directed path 0->1->2->3->4
+// plus 4->0, 3 features, 2 classes, vertex 4 unlabeled ("nan") and in no split.
+std::string write_ogb(const std::string& name, const std::string& edges = "0,1\n1,2\n2,3\n3,4\n4,0\n") {
+  write_gz(name + "/raw/edge.csv.gz", edges);
+  write_gz(name + "/raw/node-feat.csv.gz", "0.5,1,-1\n1,2,3\n0,0,0\n-0.25,1e-3,2\n1,1,1\n");
+  write_gz(name + "/raw/node-label.csv.gz", "0\n1\n1\n0\nnan\n");
+  write_gz(name + "/raw/num-node-list.csv.gz", "5\n");
+  write_gz(name + "/split/time/train.csv.gz", "0\n1\n");
+  write_gz(name + "/split/time/valid.csv.gz", "2\n");
+  write_gz(name + "/split/time/test.csv.gz", "3\n");
+  return (temp_dir() / name).string();
+}
+
+}  // namespace
+
+TEST_CASE("edges: SNAP edge lists, plain and gzip, 0- and 1-based, directed or symmetrised", "[data][edges]") {
+  const std::string text = "# Directed graph: toy\n# FromNodeId\tToNodeId\n0\t1\n1 2\n2,0\n2\t2\n\n0\t1\n";
+  const auto plain = write_file("toy.txt", text);
+  const Dataset u = load_dataset("edges:" + plain + ",features=4,classes=2");
+  CHECK(u.name == "toy");
+  CHECK(u.nodes() == 3);
+  CHECK_FALSE(u.directed);
+  // symmetrised, self-loop and duplicate dropped: {0,1}, {1,2}, {0,2} both ways
+  CHECK(edges_of(u.adj) == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}});
+  const Dataset d = load_dataset("edges:" + write_gz("toy.txt.gz", text) + ",directed=1,nodes=4");
+  CHECK(d.directed);
+  CHECK(d.nodes() == 4);
+  CHECK(edges_of(d.adj) == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 2}, {2, 0}});
+  const Dataset one = load_dataset("edges:" + write_file("one.txt", "1 2\n2 3\n") + ",base=1");
+  CHECK(one.nodes() == 3);
+  CHECK(edges_of(one.adj) == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 0}, {1, 2}, {2, 1}});
+}
+
+TEST_CASE("edges: malformed lines and ids out of range name the line", "[data][edges][errors]") {
+  CHECK_THROWS_WITH(load_dataset("edges:" + write_file("bad1.txt", "0 1\n1 x\n")),
+                    Catch::Contains("line 2") && Catch::Contains("malformed edge '1 x'"));
+  CHECK_THROWS_WITH(load_dataset("edges:" + write_file("bad2.txt", "0 1\n1 5\n") + ",nodes=4"),
+                    Catch::Contains("line 2") && Catch::Contains("vertex id 5 is out of range"));
+  CHECK_THROWS_WITH(load_dataset("edges:" + write_file("bad3.txt", "1 2\n0 1\n") + ",base=1"),
+                    Catch::Contains("line 2") && Catch::Contains("below the first id 1"));
+  CHECK_THROWS_WITH(load_dataset("edges:" + (temp_dir() / "absent.txt").string()), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("ogb: OGB's raw layout (csv.gz), features, labels with nan, the split", "[data][ogb]") {
+  const Dataset d = load_dataset("ogb:" + write_ogb("ogbn_toy"));
+  CHECK(d.name == "ogbn_toy");
+  CHECK(d.nodes() == 5);
+  CHECK(d.features == 3);
+  CHECK(d.classes == 2);
+  CHECK_FALSE(d.directed);
+  CHECK(d.adj.nnz() == 10);  // 5 edges, both ways
+  CHECK(d.x[3 * 3 + 1] == Approx(1e-3));
+  CHECK(d.labels == std::vector<std::int32_t>{0, 1, 1, 0, -1});
+  CHECK(d.count(ew::kTrain) == 2);
+  CHECK(d.count(ew::kVal) == 1);
+  CHECK(d.count(ew::kTest) == 1);
+  const Dataset directed = load_dataset("ogb:" + write_ogb("ogbn_toy") + ",directed=1,split=time");
+  CHECK(directed.directed);
+  CHECK(directed.adj.nnz() == 5);
+}
+
+TEST_CASE("ogb: a missing file, a malformed CSV line, an edge out of range", "[data][ogb][errors]") {
+  const std::string dir = write_ogb("ogbn_missing");
+  fs::remove(dir + "/raw/node-label.csv.gz");
+  CHECK_THROWS_WITH(load_dataset("ogb:" + dir), Catch::Contains("node-label.csv.gz' is missing"));
+  const std::string bad = write_ogb("ogbn_bad", "0,1\n1;2\n");
+  CHECK_THROWS_WITH(load_dataset("ogb:" + bad), Catch::Contains("edge.csv.gz' line 2") && Catch::Contains("malformed edge"));
+  const std::string range = write_ogb("ogbn_range", "0,1\n1,7\n");
+  CHECK_THROWS_WITH(load_dataset("ogb:" + range), Catch::Contains("line 2") && Catch::Contains("vertex id 7 is out of range"));
+  write_gz("ogbn_feat/raw/node-feat.csv.gz", "1,2,3\n1,oops,3\n");
+  write_ogb("ogbn_feat2");
+  fs::copy_file(temp_dir() / "ogbn_feat/raw/node-feat.csv.gz", temp_dir() / "ogbn_feat2/raw/node-feat.csv.gz",
+                fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH(load_dataset("ogb:" + (temp_dir() / "ogbn_feat2").string()),
+                    Catch::Contains("node-feat.csv.gz' line 2") && Catch::Contains("column 2"));
+}

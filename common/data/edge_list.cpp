@@ -1,0 +1,208 @@
+// Text graph formats users have (plain or gzip, read line by line):
+//
+// edges:FILE[,directed=0,base=0,nodes=N,features=128,classes=32,seed=1]
+//   SNAP-style edge lists: one edge "u v" per line (tabs, spaces or a comma;
+//   further columns such as weights or timestamps are ignored), lines starting
+//   with '#' or '%' are comments. Ids are `base`-based (0 or 1); n = `nodes`
+//   when given (ids beyond it are an error), else the largest id + 1.
+//   directed=0 (default) symmetrises. Vertex data is synthetic, as for mtx:.
+//
+// ogb:DIR[,split=NAME,directed=0]
+//   An OGB node-property-prediction directory in OGB's own raw layout:
+//     DIR/raw/edge.csv.gz            "u,v" per line, 0-based
+//     DIR/raw/node-feat.csv.gz       one row of comma-separated floats per vertex
+//     DIR/raw/node-label.csv.gz      one label per vertex ("nan" = unlabeled)
+//     DIR/raw/num-node-list.csv.gz   the number of vertices (optional)
+//     DIR/split/NAME/{train,valid,test}.csv.gz   vertex ids, one per line
+//   NAME defaults to the only folder under split/. directed=0 (default)
+//   symmetrises, as GCN baselines on OGB do (ogbn-arxiv: to_undirected;
+//   ogbn-products: OGB's add_inverse_edge).
+//
+// Both stream: the peak is the edge list plus the final CSR (csr_from_edges),
+// and features are parsed straight into the feature matrix.
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/data/dataset.hpp"
+#include "common/data/line_reader.hpp"
+#include "common/data/spec_args.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool comment(const std::string& line) { return blank(line) || line[0] == '#' || line[0] == '%'; }
+
+// An integer at p (after spaces, tabs or one comma); advances p.
+bool parse_id(const char*& p, long long& out) {
+  while (*p == ' ' || *p == '\t') ++p;
+  if (*p == ',') ++p;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoll(p, &end, 10);
+  if (end == p || errno != 0) return false;
+  p = end;
+  return *p == '\0' || *p == ' ' || *p == '\t' || *p == ',';
+}
+
+std::string base_name(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  if (name.empty()) name = fs::path(path).parent_path().filename().string();
+  for (const char* ext : {".gz", ".txt", ".tsv", ".csv", ".edges", ".el"})
+    if (name.size() > std::strlen(ext) && name.compare(name.size() - std::strlen(ext), std::string::npos, ext) == 0)
+      name.resize(name.size() - std::strlen(ext));
+  return name;
+}
+
+// Edges of a text edge list; ids shifted by -base and checked against n (when n >= 0).
+std::vector<std::array<std::int64_t, 2>> read_edges(const std::string& path, long long base, long long n,
+                                                    long long& max_id) {
+  LineReader in(path);
+  std::vector<std::array<std::int64_t, 2>> edges;
+  std::string line;
+  max_id = -1;
+  while (in.next(line)) {
+    if (comment(line)) continue;
+    const char* p = line.c_str();
+    long long u = 0, v = 0;
+    GCNLAB_CHECK(parse_id(p, u) && parse_id(p, v), "'{}' line {}: malformed edge '{}' (expected two vertex ids)",
+                 path, in.number(), line);
+    for (long long id : {u, v}) {
+      GCNLAB_CHECK(id >= base, "'{}' line {}: vertex id {} is below the first id {} (base={})", path, in.number(), id,
+                   base, base);
+      GCNLAB_CHECK(n < 0 || id - base < n, "'{}' line {}: vertex id {} is out of range ({} vertices, base={})", path,
+                   in.number(), id, n, base);
+    }
+    edges.push_back({u - base, v - base});
+    max_id = std::max<long long>({max_id, u - base, v - base});
+  }
+  return edges;
+}
+
+// One integer per line (ids or labels); "nan" (OGB's unlabeled) reads as -1 when allowed.
+std::vector<std::int64_t> read_column(const std::string& path, bool nan_allowed) {
+  LineReader in(path);
+  std::vector<std::int64_t> v;
+  std::string line;
+  while (in.next(line)) {
+    if (blank(line)) continue;
+    if (nan_allowed && (line == "nan" || line == "NaN")) {
+      v.push_back(-1);
+      continue;
+    }
+    const char* p = line.c_str();
+    long long x = 0;
+    GCNLAB_CHECK(parse_id(p, x) && blank(p), "'{}' line {}: '{}' is not an integer", path, in.number(), line);
+    if (nan_allowed && x < 0) x = -1;
+    v.push_back(x);
+  }
+  return v;
+}
+
+std::string require_file(const std::string& dir, const std::string& file) {
+  const std::string path = (fs::path(dir) / file).string();
+  GCNLAB_CHECK(fs::exists(path),
+               "ogb: '{}' is missing (expected OGB's raw layout: raw/edge.csv.gz, raw/node-feat.csv.gz, "
+               "raw/node-label.csv.gz, split/NAME/{{train,valid,test}}.csv.gz)",
+               path);
+  return path;
+}
+
+}  // namespace
+
+Dataset read_edge_list(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"directed", "base", "nodes", "features", "classes", "seed"});
+  const std::string path = a.str("path");
+  const long long base = a.integer("base", 0);
+  GCNLAB_CHECK(base == 0 || base == 1, "edges: base must be 0 or 1");
+  long long max_id = -1;
+  const long long nodes = a.integer("nodes", -1, 1);
+  const auto edges = read_edges(path, base, nodes, max_id);
+  const std::int64_t n = nodes > 0 ? nodes : max_id + 1;
+  GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
+  Dataset d;
+  d.name = base_name(path);
+  d.directed = a.integer("directed", 0) != 0;
+  d.adj = csr_from_edges(n, edges, !d.directed);
+  add_synthetic_vertex_data(d, a.integer("features", 128, 1), static_cast<int>(a.integer("classes", 32, 1)),
+                            a.integer("seed", 1));
+  return d;
+}
+
+Dataset read_ogb(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"split", "directed"});
+  const std::string dir = a.str("path");
+  GCNLAB_CHECK(fs::is_directory(dir), "ogb: '{}' is not a directory", dir);
+  Dataset d;
+  d.name = base_name(dir);
+  d.directed = a.integer("directed", 0) != 0;
+
+  // features first: they fix n (or num-node-list does)
+  {
+    LineReader in(require_file(dir, "raw/node-feat.csv.gz"));
+    std::string line;
+    while (in.next(line)) {
+      const char* p = line.c_str();
+      std::int64_t cols = 0;
+      while (*p) {
+        char* end = nullptr;
+        const float x = std::strtof(p, &end);
+        GCNLAB_CHECK(end != p && std::isfinite(x), "'{}' line {}: malformed feature value in column {}", in.path(),
+                     in.number(), cols + 1);
+        d.x.push_back(x);
+        ++cols;
+        p = end;
+        while (*p == ' ' || *p == '\t') ++p;
+        if (*p == ',') ++p;
+      }
+      if (d.features == 0) d.features = cols;
+      GCNLAB_CHECK(cols == d.features, "'{}' line {}: {} features, the first line has {}", in.path(), in.number(), cols,
+                   d.features);
+    }
+  }
+  GCNLAB_CHECK(d.features > 0, "ogb: '{}/raw/node-feat.csv.gz' is empty", dir);
+  std::int64_t n = static_cast<std::int64_t>(d.x.size()) / d.features;
+  if (fs::exists(fs::path(dir) / "raw/num-node-list.csv.gz")) {
+    const auto counts = read_column((fs::path(dir) / "raw/num-node-list.csv.gz").string(), false);
+    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "ogb: num-node-list.csv.gz says {} vertices, node-feat has {}",
+                 counts.empty() ? 0 : counts[0], n);
+  }
+
+  long long max_id = -1;
+  const auto edges = read_edges(require_file(dir, "raw/edge.csv.gz"), 0, n, max_id);
+  d.adj = csr_from_edges(n, edges, !d.directed);
+
+  const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
+  GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
+               labels.size(), n);
+  d.labels.assign(labels.begin(), labels.end());
+  d.classes = static_cast<int>(*std::max_element(labels.begin(), labels.end()) + 1);
+
+  std::string split = a.has("split") ? a.str("split") : "";
+  if (split.empty()) {
+    const fs::path root = fs::path(dir) / "split";
+    GCNLAB_CHECK(fs::is_directory(root), "ogb: '{}' is missing (expected split/NAME/train.csv.gz)", root.string());
+    for (const auto& e : fs::directory_iterator(root)) {
+      if (!e.is_directory()) continue;
+      GCNLAB_CHECK(split.empty(), "ogb: '{}' holds several splits; choose one with ogb:DIR,split=NAME", root.string());
+      split = e.path().filename().string();
+    }
+  }
+  d.split.assign(n, ew::kNone);
+  for (const auto& [file, kind] : {std::pair{"train", ew::kTrain}, {"valid", ew::kVal}, {"test", ew::kTest}}) {
+    const std::string path = require_file(dir, fmt::format("split/{}/{}.csv.gz", split, file));
+    for (std::int64_t v : read_column(path, false)) {
+      GCNLAB_CHECK(v >= 0 && v < n, "'{}': vertex {} is out of range [0, {})", path, v, n);
+      d.split[v] = kind;
+    }
+  }
+  return d;
+}
+
+}  // namespace gcnlab

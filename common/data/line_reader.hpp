@@ -1,0 +1,58 @@
+#pragma once
+// Line-by-line reading of plain or gzip-compressed text files (zlib reads
+// both), with line numbers for error messages. Shared by the text loaders
+// (Matrix Market, edge lists, OGB's CSV files).
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+    GCNLAB_CHECK(file_ != nullptr, "cannot open '{}': {}", path, std::strerror(errno));
+    gzbuffer(file_, 1 << 20);
+  }
+  ~LineReader() {
+    if (file_) gzclose(file_);
+  }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The next line without its end-of-line characters; false at the end.
+  bool next(std::string& line) {
+    line.clear();
+    char buf[4096];
+    while (gzgets(file_, buf, sizeof buf)) {
+      line += buf;
+      if (!line.empty() && line.back() == '\n') break;
+    }
+    if (line.empty()) {
+      int err = 0;
+      const char* msg = gzerror(file_, &err);
+      GCNLAB_CHECK(err == Z_OK || err == Z_STREAM_END, "error reading '{}': {}", path_, msg);
+      return false;
+    }
+    ++number_;
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    return true;
+  }
+  long number() const { return number_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  gzFile file_;
+  long number_ = 0;
+};
+
+inline bool blank(const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; }
+inline bool blank(const char* s) { return blank(std::string(s)); }
+
+}  // namespace gcnlab

@@ -24,12 +24,21 @@ grep -q "bcast_dense\|spmm" "$WORK/log" || fail "no breakdown table"
   || fail "plan"
 grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
 "$GCNLAB" info --dataset "$DS" --shards 4x4 | grep -q "original .* single .* double" || fail "info --shards"
+# a prepared directory (METIS into 3 parts): 1d on 3 ranks reads it; info prints the same facts as the source
+"$GCNLAB" prepare --dataset "$DS" --shards 4x4 --partitioner metis --parts 3 --out "$WORK/prep" 2>/dev/null \
+  || fail "prepare --shards"
+"$MPIEXEC" -np 3 "$GCNLAB" train --algo 1d --dataset "gcl:$WORK/prep" "${COMMON[@]:2}" --out "$WORK/prep.json" 2>/dev/null \
+  || fail "run from a prepared directory"
+"$GCNLAB" info --dataset "$DS" | grep -v "^dataset" >"$WORK/info-src"
+"$GCNLAB" info --dataset "gcl:$WORK/prep" | grep -v "^dataset\|^prepared" >"$WORK/info-prep"
+diff "$WORK/info-src" "$WORK/info-prep" || fail "info on a prepared directory differs from the source"
+"$GCNLAB" info --dataset "gcl:$WORK/prep" | grep -q "partitioner metis (3 parts)" || fail "info: prepared layout"
 
 "$PYTHON" - "$SCHEMA" "$WORK" <<'PY' || fail "results checks"
 import json, sys
 import jsonschema, numpy as np
 schema = json.load(open(sys.argv[1])); work = sys.argv[2]
-runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus"]}
+runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus", "prep"]}
 for name, r in runs.items():
     jsonschema.validate(r, schema)
     assert len(r["epochs"]) == 4 and r["config"]["ranks"] == len(r["per_rank"]), name
@@ -53,6 +62,8 @@ loss = lambda r: np.array([e["loss"] for e in r["epochs"]])
 assert np.allclose(loss(runs["serial"]), loss(runs["1d"]), rtol=1e-4), "1d differs from serial"
 assert np.array_equal(loss(runs["serial"]), loss(runs["again"])), "--weights-in run differs"
 assert np.allclose(loss(runs["1d"]), loss(runs["gcl"]), rtol=1e-4), "gcl run differs"
+assert np.allclose(loss(runs["serial"]), loss(runs["prep"]), rtol=1e-4), "run from a prepared directory differs"
+assert runs["prep"]["config"]["partitioner"] == "metis" and runs["prep"]["config"]["partition"]["parts"] == 3
 assert np.allclose(loss(runs["serial"]), loss(runs["plexus"]), rtol=1e-4), "plexus-3d differs from serial"
 c = runs["plexus"]["config"]
 assert np.prod(c["grid"]) == 2 and len(c["grid"]) == 3 and c["permutation"] == "double" and c["agg_blocks"] == 2, c

@@ -59,6 +59,10 @@ void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, Vi
   weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
 }
 
+MemoryNeed OneHalfDStrategy::memory_need() const {
+  return broadcast_spmm_memory(stages_, offsets_, static_cast<std::int64_t>(layouts_[0].vertices.size()), dims_);
+}
+
 ByteModel OneHalfDStrategy::byte_model() const {
   ByteModel m{};
   const int c = grid_.dim("c"), R = grid_.dim("r");

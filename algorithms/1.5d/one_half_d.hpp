@@ -45,6 +45,7 @@ class OneHalfDStrategy final : public Strategy {
   bool counts_metrics() const override { return grid_.coord("c") == 0; }
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
 
  private:
   ProcessGrid grid_;

@@ -52,6 +52,10 @@ void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View d
   weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
 }
 
+MemoryNeed OneDStrategy::memory_need() const {
+  return broadcast_spmm_memory(stages_, offsets_, static_cast<std::int64_t>(layouts_[0].vertices.size()), dims_);
+}
+
 ByteModel OneDStrategy::byte_model() const {
   ByteModel m{};
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {

@@ -35,6 +35,7 @@ class OneDStrategy final : public Strategy {
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
 
  private:
   Communicator& world_;

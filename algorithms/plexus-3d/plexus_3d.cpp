@@ -129,6 +129,27 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   choose_gemm_orders();
 }
 
+MemoryNeed Plexus3DStrategy::memory_need() const {
+  // Sec. 4: per distinct shard A^(l) its aggregation row blocks and transpose; per
+  // layer H (kept for dW) and the all-gathered W; the all-gathered F of layer 0,
+  // the dH / dW partial buffers and (learned features) dX's partial.
+  MemoryNeed m;
+  for (const Shard& s : shards_) {
+    for (const Csr& a : s.row_blocks) m.graph += csr_bytes(a);
+    m.graph += csr_bytes(s.transposed);
+  }
+  std::int64_t floats = 0, dh = 0, dw = 0;
+  for (const LayerBlocks& b : blocks_) {
+    floats += b.rows_out.count * b.cols_in.count + (g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0);
+    dh = std::max(dh, b.rows_out.count * b.cols_in.count);
+    dw = std::max(dw, b.cols_in.count * b.cols_out.count);
+  }
+  const LayerBlocks& b0 = blocks_.front();
+  floats += b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) + dh + 2 * dw;
+  m.buffers = bytes_of<float>(floats);
+  return m;
+}
+
 void Plexus3DStrategy::weight_gradient(int l, ConstView g, View dw) {
   auto t = ledger_.time(Category::gemm);
   if (dw_order_[l] == GemmOrder::direct) {
@@ -179,10 +200,10 @@ Plexus3DStrategy::Shard Plexus3DStrategy::make_shard(const HostCsr& a) {
   const int K = static_cast<int>(std::min<std::int64_t>(agg_blocks_, std::max<std::int64_t>(a.rows, 1)));
   for (int kb = 0; kb < K; ++kb) {  // the aggregation's row blocks (Sec. 5.2)
     const Range r = block_range(a.rows, K, kb);
-    s.row_blocks.push_back(upload(backend_, extract_rows(a, r.first, r.end())));
+    s.row_blocks.push_back(upload(backend_, extract_rows(a, r.first, r.end()), RowStorage::sparse_if_smaller));
     s.block_rows.push_back(r.count);
   }
-  s.transposed = upload(backend_, transpose(a));
+  s.transposed = upload(backend_, transpose(a), RowStorage::sparse_if_smaller);
   return s;
 }
 

@@ -51,6 +51,7 @@ class Plexus3DStrategy final : public Strategy {
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
 
  private:
   struct Shard {

@@ -46,11 +46,12 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g,
     Stage st;
     st.k = k;
     if (k == i) {  // the own block reads H_i in place; this rank is the root and serves the others
-      st.block = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[i], offsets_[i + 1]));
+      st.block = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[i], offsets_[i + 1]),
+                        RowStorage::sparse_if_smaller);
       st.send_counts = req.counts;
       st.send_rows = make_buffer<std::int64_t>(backend_, req.rows);
     } else {
-      st.block = upload(backend_, need.compact[k]);
+      st.block = upload(backend_, need.compact[k], RowStorage::sparse_if_smaller);
       st.recv_rows = static_cast<std::int64_t>(need.rows[k].size());
     }
     stages.push_back(std::move(st));
@@ -79,6 +80,24 @@ void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(max_send * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(max_recv * fmax));
   work_ = Dense(backend_, offsets_[i + 1] - offsets_[i], fmax);
+}
+
+MemoryNeed SaOneHalfDStrategy::memory_need() const {
+  // Per stage: Â(ᵀ)_ik compacted onto NnzCols(i, k); the root's list of rows to send (SA Alg. 2).
+  MemoryNeed m;
+  std::int64_t max_send = 0, max_recv = 0;
+  for (const auto* stages : {&fwd_, &bwd_})
+    for (const Stage& st : *stages) {
+      std::int64_t sent = 0;
+      for (std::int64_t c : st.send_counts) sent += c;
+      m.graph += csr_bytes(st.block) + bytes_of<std::int64_t>(sent);
+      max_send = std::max(max_send, sent);
+      max_recv = std::max(max_recv, st.recv_rows);
+    }
+  const int i = grid_.coord("r");
+  const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
+  m.buffers = bytes_of<float>((max_send + max_recv + offsets_[i + 1] - offsets_[i]) * fmax);
+  return m;
 }
 
 void SaOneHalfDStrategy::spmm(std::vector<Stage>& stages, ConstView x, View y) {

@@ -29,8 +29,9 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
   const NeededRows need = needed_rows(rows, offsets_);
   Exchange e;
   // the own block reads X in place: keep its plain local columns
-  e.diagonal = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[me], offsets_[me + 1]));
-  e.remote = upload(backend_, concat_compact(need, me));
+  e.diagonal = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[me], offsets_[me + 1]),
+                      RowStorage::sparse_if_smaller);
+  e.remote = upload(backend_, concat_compact(need, me), RowStorage::sparse_if_smaller);
 
   // Tell every owner which of its rows this rank needs (once, setup phase).
   std::vector<std::vector<std::int64_t>> wanted = need.rows;
@@ -67,6 +68,21 @@ void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(sent(fwd_), sent(b)) * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
   work_ = Dense(backend_, offsets_[me + 1] - offsets_[me], fmax);
+}
+
+MemoryNeed SaOneDStrategy::memory_need() const {
+  // Per direction: Â(ᵀ)_ii, the compacted remote part, the rows this rank sends (SA Alg. 1).
+  MemoryNeed m;
+  const Exchange& b = directed_ ? bwd_ : fwd_;
+  for (const Exchange* e : directed_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
+    m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->send_displs.back() +
+                                                                                     e->send_counts.back());
+  const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
+  const std::int64_t sent = std::max(fwd_.send_displs.back() + fwd_.send_counts.back(),
+                                     b.send_displs.back() + b.send_counts.back());
+  m.buffers = bytes_of<float>((sent + std::max(fwd_.recv_rows, b.recv_rows) + offsets_[world_.rank() + 1] -
+                               offsets_[world_.rank()]) * fmax);
+  return m;
 }
 
 void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {

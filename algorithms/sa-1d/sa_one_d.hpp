@@ -36,6 +36,7 @@ class SaOneDStrategy final : public Strategy {
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
 
  private:
   // One direction (Âᵀ forward, Â backward): what to send, what arrives, the local blocks.

@@ -32,6 +32,13 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
 }
 
+MemoryNeed SerialStrategy::memory_need() const {
+  MemoryNeed m;
+  m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0);
+  m.buffers = bytes_of<float>(n_ * *std::max_element(dims_.begin(), dims_.end()));
+  return m;
+}
+
 void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
   View t{work_.data(), n_, dims_[l], dims_[l]};
   {

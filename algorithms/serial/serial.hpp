@@ -23,6 +23,7 @@ class SerialStrategy final : public Strategy {
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
   ByteModel byte_model() const override { return {}; }
+  MemoryNeed memory_need() const override;
 
  private:
   Backend& backend_;

@@ -299,10 +299,13 @@ int train(Args& args, Communicator& world) {
                          "received per rank: max/total)\n{}",
                          r.timed_epochs, breakdown_table(r)));
   log(world, fmt::format("epoch time {:.2f} ms, final loss {:.6f}, test accuracy {:.2f}%, nnz per rank max/mean {:.3f}, "
-                         "peak memory per rank {:.1f} MiB (backend), {:.1f} MiB (process)",
+                         "peak memory per rank {:.1f} MiB (backend; analytic {:.1f} MiB, measured/analytic max {:.3f}), "
+                         "{:.1f} MiB (process)",
                          j["summary"]["epoch_time_s"].get<double>() * 1e3, r.epochs.back().loss,
                          100 * r.epochs.back().test_acc, j["load_balance"]["nnz_max_over_mean"].get<double>(),
                          j["memory"]["peak_bytes_max"].get<double>() / (1 << 20),
+                         j["memory"]["analytic_bytes_max"].get<double>() / (1 << 20),
+                         j["memory"]["peak_over_analytic_max"].get<double>(),
                          j["memory"]["host_peak_bytes_max"].get<double>() / (1 << 20)));
   collectively(world, [&] {
     if (world.rank() != 0) return;

@@ -61,18 +61,28 @@ void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
   const std::int64_t* rowptr = a.rowptr.data();
   const std::int32_t* col = a.col.data();
   const float* val = a.val.data();
+  const std::int32_t* ids = a.row_ids.data();
   const std::int64_t f = y.cols;
-  // Rows are independent; dynamic chunks absorb skewed degrees. The output
-  // row stays in L1 while the nonzeros' X rows stream through.
-#pragma omp parallel for schedule(dynamic, 32)
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    float* yi = y.data + i * y.ld;
+  auto scale = [&](float* yi) {
     if (beta == 0.f) {
       for (std::int64_t j = 0; j < f; ++j) yi[j] = 0.f;
     } else if (beta != 1.f) {
       for (std::int64_t j = 0; j < f; ++j) yi[j] *= beta;
     }
-    for (std::int64_t k = rowptr[i]; k < rowptr[i + 1]; ++k) {
+  };
+  // Compressed rows: the rows without nonzeros only see beta.
+  if (a.compressed && beta != 1.f) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < a.rows; ++i) scale(y.data + i * y.ld);
+  }
+  // Rows are independent; dynamic chunks absorb skewed degrees. The output
+  // row stays in L1 while the nonzeros' X rows stream through.
+  const std::int64_t stored = a.stored_rows();
+#pragma omp parallel for schedule(dynamic, 32)
+  for (std::int64_t s = 0; s < stored; ++s) {
+    float* yi = y.data + (a.compressed ? ids[s] : s) * y.ld;
+    if (!a.compressed) scale(yi);
+    for (std::int64_t k = rowptr[s]; k < rowptr[s + 1]; ++k) {
       const float v = val[k];
       const float* xr = x.data + static_cast<std::int64_t>(col[k]) * x.ld;
 #pragma omp simd

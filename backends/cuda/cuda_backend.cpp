@@ -146,6 +146,13 @@ void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
     else if (beta != 1.f) cuda::scale(stream_, y.rows, y.cols, y.data, y.ld, beta);
     return;
   }
+  if (a.compressed) {  // hypersparse: only the stored rows, added after beta has been applied
+    if (beta == 0.f) fill(y, 0.f);
+    else if (beta != 1.f) cuda::scale(stream_, y.rows, y.cols, y.data, y.ld, beta);
+    cuda::spmm_rows(stream_, a.stored_rows(), y.cols, a.row_ids.data(), a.rowptr.data(), a.col.data(), a.val.data(),
+                    x.data, x.ld, y.data, y.ld);
+    return;
+  }
   GCNLAB_CHECK(a.nnz < (std::int64_t{1} << 31), "sparse block with {} nonzeros exceeds 32-bit cuSPARSE indices", a.nnz);
   auto* plan = static_cast<SpmmPlan*>(a.plan.get());
   if (!plan) {

@@ -77,6 +77,24 @@ struct Scale {
   __device__ void operator()(std::int64_t i, std::int64_t j) const { y[i * ld + j] *= beta; }
 };
 
+// y[row_ids[s]] += Σ_k val[k] x[col[k]] for stored row s of a compressed-row CSR;
+// one thread per (stored row, column), so a warp reads consecutive columns.
+struct SpmmRows {
+  const std::int32_t* ids;
+  const std::int64_t* rowptr;
+  const std::int32_t* col;
+  const float* val;
+  const float* x;
+  std::int64_t ldx;
+  float* y;
+  std::int64_t ldy;
+  __device__ void operator()(std::int64_t s, std::int64_t j) const {
+    float acc = 0.f;
+    for (std::int64_t k = rowptr[s]; k < rowptr[s + 1]; ++k) acc += val[k] * x[col[k] * ldx + j];
+    y[ids[s] * ldy + j] += acc;
+  }
+};
+
 }  // namespace
 
 void fill(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Fill& f) { launch_2d(s, r, c, f); }
@@ -97,6 +115,11 @@ void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, d
 }
 void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out) {
   launch_1d(s, n, Narrow{in, out});
+}
+void spmm_rows(cudaStream_t s, std::int64_t stored, std::int64_t f, const std::int32_t* ids, const std::int64_t* rowptr,
+               const std::int32_t* col, const float* val, const float* x, std::int64_t ldx, float* y,
+               std::int64_t ldy) {
+  launch_2d(s, stored, f, SpmmRows{ids, rowptr, col, val, x, ldx, y, ldy});
 }
 void scale(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* y, std::int64_t ld, float beta) {
   launch_2d(s, rows, cols, Scale{y, ld, beta});

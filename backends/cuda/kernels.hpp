@@ -30,6 +30,10 @@ void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, d
                   int* counted);
 // out[i] = in[i] (64-bit row offsets -> 32-bit for cuSPARSE, which needs equal index types).
 void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out);
+// y[ids[s]] += A[s] x for the `stored` rows of a compressed-row CSR (common/matrix/csr.hpp).
+void spmm_rows(cudaStream_t s, std::int64_t stored, std::int64_t f, const std::int32_t* ids, const std::int64_t* rowptr,
+               const std::int32_t* col, const float* val, const float* x, std::int64_t ldx, float* y,
+               std::int64_t ldy);
 // y *= beta
 void scale(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* y, std::int64_t ld, float beta);
 

@@ -47,7 +47,7 @@ void Dataset::synthetic_row(std::int64_t v, std::int32_t y, std::int64_t c0, std
   }
 }
 
-void Dataset::feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1,
+void Dataset::feature_rows(std::span<const std::int64_t> vertices, std::int64_t c0, std::int64_t c1,
                            float* out) const {
   const std::int64_t w = c1 - c0;
   if (synthetic_features) {
@@ -61,14 +61,14 @@ void Dataset::feature_rows(const std::vector<std::int64_t>& vertices, std::int64
   }
 }
 
-std::vector<std::int32_t> Dataset::labels_of(const std::vector<std::int64_t>& vertices) const {
+std::vector<std::int32_t> Dataset::labels_of(std::span<const std::int64_t> vertices) const {
   if (shards) return shards->labels(vertices);
   std::vector<std::int32_t> y(vertices.size());
   for (std::size_t i = 0; i < vertices.size(); ++i) y[i] = labels[vertices[i]];
   return y;
 }
 
-std::vector<std::uint8_t> Dataset::split_of(const std::vector<std::int64_t>& vertices) const {
+std::vector<std::uint8_t> Dataset::split_of(std::span<const std::int64_t> vertices) const {
   if (shards) return shards->split(vertices);
   std::vector<std::uint8_t> s(vertices.size());
   for (std::size_t i = 0; i < vertices.size(); ++i) s[i] = split[vertices[i]];

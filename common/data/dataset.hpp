@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "common/backend/elementwise.hpp"
@@ -44,9 +45,9 @@ struct Dataset {
   std::int64_t nnz() const;  // of A
 
   // Features [c0, c1) of each vertex, row after row.
-  void feature_rows(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const;
-  std::vector<std::int32_t> labels_of(const std::vector<std::int64_t>& vertices) const;
-  std::vector<std::uint8_t> split_of(const std::vector<std::int64_t>& vertices) const;
+  void feature_rows(std::span<const std::int64_t> vertices, std::int64_t c0, std::int64_t c1, float* out) const;
+  std::vector<std::int32_t> labels_of(std::span<const std::int64_t> vertices) const;
+  std::vector<std::uint8_t> split_of(std::span<const std::int64_t> vertices) const;
   std::int64_t count(ew::Split s) const;
 
  private:

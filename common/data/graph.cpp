@@ -50,6 +50,11 @@ std::vector<std::int64_t> Graph::vertices(int id, std::int64_t q0, std::int64_t 
 HostCsr Graph::block(Direction d, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
                      std::int64_t c1) const {
   GCNLAB_ASSERT(0 <= r0 && r0 <= r1 && r1 <= n_ && 0 <= c0 && c0 <= c1 && c1 <= n_);
+  check_version(d, r, c);
+  return d == Direction::forward ? read_block_t(r, r0, r1, c, c0, c1) : read_block(r, r0, r1, c, c0, c1);
+}
+
+void Graph::check_version(Direction d, int r, int c) const {
   // Â's (r, c) block is the transpose of Âᵀ's (c, r) block.
   const std::array<int, 2> version = d == Direction::forward ? std::array<int, 2>{r, c} : std::array<int, 2>{c, r};
   const auto& v = layout_.versions;
@@ -57,7 +62,21 @@ HostCsr Graph::block(Direction d, int r, std::int64_t r0, std::int64_t r1, int c
                "the graph holds no adjacency with rows in ordering {} and columns in ordering {} (prepared with "
                "--permutation {}; prepare it with the permutation this strategy uses)",
                version[0], version[1], layout_.permutation);
-  return d == Direction::forward ? read_block_t(r, r0, r1, c, c0, c1) : read_block(r, r0, r1, c, c0, c1);
+}
+
+void Graph::column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
+                          const BlockSink& sink) const {
+  GCNLAB_ASSERT(0 <= r0 && r0 <= r1 && r1 <= n_);
+  for (std::size_t k = 0; k < columns.size(); ++k)
+    GCNLAB_ASSERT(columns[k].first <= columns[k].second && columns[k].second <= n_ &&
+                  (k == 0 ? columns[k].first >= 0 : columns[k].first >= columns[k - 1].second));
+  check_version(d, 0, 0);
+  read_column_blocks(d, r0, r1, columns, sink);
+}
+
+void Graph::read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
+                               const BlockSink& sink) const {
+  for (std::size_t k = 0; k < columns.size(); ++k) sink(k, block(d, r0, r1, columns[k].first, columns[k].second));
 }
 
 HostCsr Graph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {

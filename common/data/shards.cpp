@@ -4,6 +4,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -223,7 +227,44 @@ std::vector<std::int64_t> ShardStore::read_vertices(int id, std::int64_t q0, std
   return v;
 }
 
+// Keeps the shards one assemble_t call used, for the next: neighbouring column
+// blocks share the shards that straddle their boundary, which are read once.
+class ShardStore::ShardCache {
+ public:
+  using Read = std::function<std::shared_ptr<const Shard>()>;
+  std::shared_ptr<const Shard> get(const std::pair<int, int>& key, const Read& read) {
+    auto& slot = current_[key];
+    if (!slot) {
+      const auto it = previous_.find(key);
+      slot = it != previous_.end() ? it->second : read();
+    }
+    return slot;
+  }
+  void next() { previous_ = std::exchange(current_, {}); }
+
+ private:
+  std::map<std::pair<int, int>, std::shared_ptr<const Shard>> previous_, current_;
+};
+
 HostCsr ShardStore::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {
+  return assemble_t(r, r0, r1, c, c0, c1, nullptr);
+}
+
+void ShardStore::read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1,
+                                    std::span<const ColumnRange> columns, const BlockSink& sink) const {
+  ShardCache cache;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const auto [c0, c1] = columns[k];
+    if (d == Direction::forward || !directed())
+      sink(k, assemble_t(0, r0, r1, 0, c0, c1, &cache));
+    else  // Â's block is the transpose of Âᵀ's (columns, rows) block
+      sink(k, transpose(assemble_t(0, c0, c1, 0, r0, r1, &cache)));
+    cache.next();
+  }
+}
+
+HostCsr ShardStore::assemble_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1,
+                               ShardCache* cache) const {
   const int K = meta_.shards;
   const std::int64_t n = meta_.nodes;
   HostCsr out;
@@ -234,19 +275,23 @@ HostCsr ShardStore::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c,
     const auto [ri0, ri1] = part(n, K, i);
     if (ri1 <= r0 || ri0 >= r1) continue;
     // the column shards of this row block that overlap [c0, c1), left to right
-    std::vector<std::pair<std::int64_t, Shard>> row_of_shards;
+    std::vector<std::pair<std::int64_t, std::shared_ptr<const Shard>>> row_of_shards;
     for (int j = 0; j < K; ++j) {
       const auto [cj0, cj1] = part(n, K, j);
       if (cj1 <= c0 || cj0 >= c1) continue;
-      row_of_shards.emplace_back(cj0, read_shard(File(path(adj_name(r, c, i, j)), bytes_read_), ri1 - ri0, cj1 - cj0));
+      auto read = [&, cj1 = cj1] {
+        return std::make_shared<const Shard>(
+            read_shard(File(path(adj_name(r, c, i, j)), bytes_read_), ri1 - ri0, cj1 - cj0));
+      };
+      row_of_shards.emplace_back(cj0, cache ? cache->get({i, j}, read) : read());
     }
     for (std::int64_t q = std::max(r0, ri0); q < std::min(r1, ri1); ++q) {
-      for (const auto& [cj0, s] : row_of_shards)
-        for (std::int64_t e = s.rowptr[q - ri0]; e < s.rowptr[q - ri0 + 1]; ++e) {
-          const std::int64_t col = cj0 + s.col[e];
+      for (const auto& [cj0, shard] : row_of_shards)
+        for (std::int64_t e = shard->rowptr[q - ri0]; e < shard->rowptr[q - ri0 + 1]; ++e) {
+          const std::int64_t col = cj0 + shard->col[e];
           if (col < c0 || col >= c1) continue;
           out.col.push_back(col - c0);
-          out.val.push_back(s.val[e]);
+          out.val.push_back(shard->val[e]);
         }
       out.rowptr.push_back(static_cast<std::int64_t>(out.col.size()));
     }
@@ -256,7 +301,7 @@ HostCsr ShardStore::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c,
 }
 
 template <class T>
-std::vector<T> ShardStore::rows_of(const std::string& file, const std::vector<std::int64_t>& vertices,
+std::vector<T> ShardStore::rows_of(const std::string& file, std::span<const std::int64_t> vertices,
                                    std::int64_t width, std::int64_t c0, std::int64_t c1) const {
   // Visit the vertices in file order and read each run of consecutive rows at once.
   const File in(path(file), bytes_read_);
@@ -283,13 +328,13 @@ std::vector<T> ShardStore::rows_of(const std::string& file, const std::vector<st
   return out;
 }
 
-void ShardStore::features(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const {
+void ShardStore::features(std::span<const std::int64_t> vertices, std::int64_t c0, std::int64_t c1, float* out) const {
   GCNLAB_ASSERT(!meta_.synthetic_features);
   const auto x = rows_of<float>("x.bin", vertices, meta_.features, c0, c1);
   std::copy(x.begin(), x.end(), out);
 }
 
-std::vector<std::int32_t> ShardStore::labels(const std::vector<std::int64_t>& vertices) const {
+std::vector<std::int32_t> ShardStore::labels(std::span<const std::int64_t> vertices) const {
   auto y = rows_of<std::int32_t>("labels.bin", vertices, 1, 0, 1);
   for (std::size_t k = 0; k < y.size(); ++k)
     GCNLAB_CHECK(y[k] >= -1 && y[k] < meta_.classes, "'{}': label {} of vertex {} is out of range [0, {})",
@@ -297,7 +342,7 @@ std::vector<std::int32_t> ShardStore::labels(const std::vector<std::int64_t>& ve
   return y;
 }
 
-std::vector<std::uint8_t> ShardStore::split(const std::vector<std::int64_t>& vertices) const {
+std::vector<std::uint8_t> ShardStore::split(std::span<const std::int64_t> vertices) const {
   auto s = rows_of<std::uint8_t>("split.bin", vertices, 1, 0, 1);
   for (std::size_t k = 0; k < s.size(); ++k)
     GCNLAB_CHECK(s[k] <= ew::kTest, "'{}': split {} of vertex {} is not none/train/val/test", path("split.bin"), s[k],

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,9 +55,9 @@ class ShardStore final : public Graph {
   const std::string& dir() const { return dir_; }
 
   // Vertex data of the given vertices (original ids), in their order.
-  void features(const std::vector<std::int64_t>& vertices, std::int64_t c0, std::int64_t c1, float* out) const;
-  std::vector<std::int32_t> labels(const std::vector<std::int64_t>& vertices) const;
-  std::vector<std::uint8_t> split(const std::vector<std::int64_t>& vertices) const;
+  void features(std::span<const std::int64_t> vertices, std::int64_t c0, std::int64_t c1, float* out) const;
+  std::vector<std::int32_t> labels(std::span<const std::int64_t> vertices) const;
+  std::vector<std::uint8_t> split(std::span<const std::int64_t> vertices) const;
 
   // Bytes this process has read from the directory so far (tests: no rank reads it all).
   std::int64_t bytes_read() const { return bytes_read_; }
@@ -64,13 +65,18 @@ class ShardStore final : public Graph {
  protected:
   std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const override;
   HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
+  void read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
+                          const BlockSink& sink) const override;
 
  private:
+  class ShardCache;  // the shards of the previous block, which its right neighbour may share
+  HostCsr assemble_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1,
+                     ShardCache* cache) const;
   ShardStore(const std::string& dir, ShardMeta meta);
   std::string path(const std::string& file) const;
   // Row v of a file of n rows of `width` T's, for each vertex, in the given order.
   template <class T>
-  std::vector<T> rows_of(const std::string& file, const std::vector<std::int64_t>& vertices, std::int64_t width,
+  std::vector<T> rows_of(const std::string& file, std::span<const std::int64_t> vertices, std::int64_t width,
                          std::int64_t c0, std::int64_t c1) const;
 
   std::string dir_;

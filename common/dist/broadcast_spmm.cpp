@@ -1,5 +1,7 @@
 #include "common/dist/broadcast_spmm.hpp"
 
+#include <algorithm>
+
 #include "common/comm/wire.hpp"
 
 namespace gcnlab {
@@ -33,13 +35,15 @@ void broadcast_spmm(Communicator& group, Backend& backend, const std::vector<Bro
 
 BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vector<std::int64_t>& offsets,
                                 std::int64_t r0, std::int64_t r1, int k0, int k1) {
-  // only the column blocks of this rank's stages are read
+  // One stage's block at a time (the host copy of a block row is never whole),
+  // hypersparse blocks with compressed rows.
+  std::vector<Graph::ColumnRange> columns;
+  for (int k = k0; k < k1; ++k) columns.emplace_back(offsets[k], offsets[k + 1]);
   auto split = [&](Direction d) {
-    const HostCsr rows = g.block(d, r0, r1, offsets[k0], offsets[k1]);
     std::vector<Csr> blocks;
-    for (int k = k0; k < k1; ++k)
-      blocks.push_back(
-          upload(backend, extract_block(rows, 0, rows.rows, offsets[k] - offsets[k0], offsets[k + 1] - offsets[k0])));
+    g.column_blocks(d, r0, r1, columns, [&](std::size_t, HostCsr b) {
+      blocks.push_back(upload(backend, b, RowStorage::sparse_if_smaller));
+    });
     return blocks;
   };
   BlockRowStages s;
@@ -52,6 +56,24 @@ BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vec
     s.nnz += s.forward_blocks[k - k0].nnz;
   }
   return s;
+}
+
+double BlockRowStages::bytes() const {
+  double b = 0;
+  for (const auto* blocks : {&forward_blocks, &backward_blocks})
+    for (const Csr& a : *blocks) b += csr_bytes(a);
+  return b;
+}
+
+MemoryNeed broadcast_spmm_memory(const BlockRowStages& stages, const std::vector<std::int64_t>& offsets,
+                                 std::int64_t local_rows, const std::vector<std::int64_t>& dims) {
+  const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
+  std::int64_t widest = 0;
+  for (std::size_t k = 0; k + 1 < offsets.size(); ++k) widest = std::max(widest, offsets[k + 1] - offsets[k]);
+  MemoryNeed m;
+  m.graph = stages.bytes();
+  m.buffers = bytes_of<float>((widest + local_rows) * fmax);
+  return m;
 }
 
 double broadcast_spmm_bytes(const Communicator& group, const std::vector<BroadcastStage>& stages, std::int64_t f) {

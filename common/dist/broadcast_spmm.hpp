@@ -14,6 +14,7 @@
 #include "common/backend/backend.hpp"
 #include "common/comm/communicator.hpp"
 #include "common/data/graph.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 
@@ -30,6 +31,7 @@ struct BlockRowStages {
   std::vector<Csr> forward_blocks, backward_blocks;  // backward_blocks empty when undirected
   std::vector<BroadcastStage> forward, backward;     // point into the blocks
   std::int64_t nnz = 0;                              // nonzeros of the forward blocks
+  double bytes() const;                              // storage of all blocks (csr_bytes)
 };
 BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vector<std::int64_t>& offsets,
                                 std::int64_t r0, std::int64_t r1, int k0, int k1);
@@ -38,6 +40,11 @@ BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vec
 // With no stages Y is zeroed.
 void broadcast_spmm(Communicator& group, Backend& backend, const std::vector<BroadcastStage>& stages,
                     ConstView local, View y, Buffer<float>& scratch);
+
+// 1d / 1.5d memory: the stages' blocks; a receive block of the largest block
+// row and the local product (local_rows) at the widest f.
+MemoryNeed broadcast_spmm_memory(const BlockRowStages& stages, const std::vector<std::int64_t>& offsets,
+                                 std::int64_t local_rows, const std::vector<std::int64_t>& dims);
 
 // Wire bytes this rank receives in broadcast_spmm for a dense width f.
 double broadcast_spmm_bytes(const Communicator& group, const std::vector<BroadcastStage>& stages, std::int64_t f);

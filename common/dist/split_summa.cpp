@@ -91,20 +91,12 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   }
   const std::int64_t slab = piece_start[X()];
   const auto cut = block_offsets(slab, Y());
-  const HostCsr rows_t = g.block(Direction::forward, row_off[i], row_off[i + 1], 0, g.n());
-  const HostCsr rows_b = directed_ ? g.block(Direction::backward, row_off[i], row_off[i + 1], 0, g.n()) : HostCsr{};
-  auto count_nnz = [](const HostCsr& a, std::int64_t c0, std::int64_t c1) {
-    std::int64_t nnz = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) {
-      const auto first = a.col.begin() + a.rowptr[r], last = a.col.begin() + a.rowptr[r + 1];
-      nnz += std::lower_bound(first, last, c1) - std::lower_bound(first, last, c0);
-    }
-    return nnz;
-  };
+  // This rank reads only the pieces it owns (its column slice C_{j,k} of R_i);
+  // the row learns the other pieces' nnz in one all-reduce (setup phase).
   stages_.clear();
   pieces_fwd_.clear();
   pieces_bwd_.clear();
-  nnz_local_ = 0;
+  std::vector<Graph::ColumnRange> owned;  // graph positions of this rank's pieces, ascending
   int ii = 0, jj = 0;
   for (std::int64_t t = 0; t < slab;) {
     while (piece_start[ii + 1] <= t) ++ii;
@@ -117,36 +109,68 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
     st.len = end - t;
     st.dense_root = ii;
     st.sparse_root = jj;
-    st.nnz_fwd = count_nnz(rows_t, st.pos0, st.pos0 + st.len);
-    st.nnz_bwd = directed_ ? count_nnz(rows_b, st.pos0, st.pos0 + st.len) : st.nnz_fwd;
     if (jj == j) {
-      st.owned = static_cast<int>(pieces_fwd_.size());
-      pieces_fwd_.push_back(upload(backend_, extract_block(rows_t, 0, rows_t.rows, st.pos0, st.pos0 + st.len)));
-      if (directed_)
-        pieces_bwd_.push_back(upload(backend_, extract_block(rows_b, 0, rows_b.rows, st.pos0, st.pos0 + st.len)));
-      nnz_local_ += st.nnz_fwd;
+      st.owned = static_cast<int>(owned.size());
+      owned.emplace_back(st.pos0, st.pos0 + st.len);
     }
     stages_.push_back(st);
     t = end;
   }
-
-  // Scratch sized once: the largest received sparse piece, dense piece and column block.
-  std::int64_t max_nnz = 0, max_len = 0, fmax_j = 0, fmax_any = 0;
+  auto read = [&](Direction d, std::vector<Csr>& pieces) {
+    g.column_blocks(d, row_off[i], row_off[i + 1], owned,
+                    [&](std::size_t, HostCsr b) { pieces.push_back(upload(backend_, b)); });
+  };
+  read(Direction::forward, pieces_fwd_);
+  if (directed_) read(Direction::backward, pieces_bwd_);
+  nnz_local_ = 0;
+  std::vector<std::int64_t> piece_nnz;  // forward and backward nnz per stage, 0 where not owned
   for (const Stage& st : stages_) {
-    max_len = std::max(max_len, st.len);
-    if (st.owned < 0) max_nnz = std::max({max_nnz, st.nnz_fwd, st.nnz_bwd});
+    const bool mine = st.owned >= 0;
+    const std::int64_t fwd = mine ? pieces_fwd_[st.owned].nnz : 0;
+    piece_nnz.push_back(fwd);
+    piece_nnz.push_back(mine && directed_ ? pieces_bwd_[st.owned].nnz : fwd);
+    nnz_local_ += fwd;
   }
-  for (std::int64_t f : dims)
-    for (int jp = 0; jp < Y(); ++jp) {
-      fmax_any = std::max(fmax_any, features(f, jp).second);
-      if (jp == j) fmax_j = std::max(fmax_j, features(f, jp).second);
-    }
+  row_.allreduce(std::span<std::int64_t>(piece_nnz), ReduceOp::sum, Category::allreduce);
+  for (std::size_t s = 0; s < stages_.size(); ++s)
+    std::tie(stages_[s].nnz_fwd, stages_[s].nnz_bwd) = std::pair{piece_nnz[2 * s], piece_nnz[2 * s + 1]};
+
+  const auto [max_nnz, max_len, fmax_j, fmax_any] = scratch_sizes();
   sparse_scratch_.rowptr = Buffer<std::int64_t>(backend_, static_cast<std::size_t>(rows_i_ + 1));
   sparse_scratch_.col = Buffer<std::int32_t>(backend_, static_cast<std::size_t>(max_nnz));
   sparse_scratch_.val = Buffer<float>(backend_, static_cast<std::size_t>(max_nnz));
   dense_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)));
   if (Z() > 1) partial_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_i_ * fmax_j));
   work_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_ik_ * fmax_j));
+}
+
+SplitSummaStrategy::ScratchSizes SplitSummaStrategy::scratch_sizes() const {
+  // The largest received sparse piece, dense piece and column block.
+  ScratchSizes s;
+  for (const Stage& st : stages_) {
+    s.max_len = std::max(s.max_len, st.len);
+    if (st.owned < 0) s.max_nnz = std::max({s.max_nnz, st.nnz_fwd, st.nnz_bwd});
+  }
+  for (std::int64_t f : dims_)
+    for (int jp = 0; jp < Y(); ++jp) {
+      s.fmax_any = std::max(s.fmax_any, features(f, jp).second);
+      if (jp == grid_.coord("y")) s.fmax_j = std::max(s.fmax_j, features(f, jp).second);
+    }
+  return s;
+}
+
+MemoryNeed SplitSummaStrategy::memory_need() const {
+  // The owned pieces of Âᵀ[R_i, C_{j,k}] (and Â); a received piece with a full
+  // row-offset array (the broadcast layout); the dense piece or column block;
+  // the partial sums over R_i (Z > 1) and the local product T.
+  MemoryNeed m;
+  for (const auto* pieces : {&pieces_fwd_, &pieces_bwd_})
+    for (const Csr& a : *pieces) m.graph += csr_bytes(a);
+  const auto [max_nnz, max_len, fmax_j, fmax_any] = scratch_sizes();
+  m.buffers = bytes_of<std::int64_t>(rows_i_ + 1) + bytes_of<float>(max_nnz) + bytes_of<std::int32_t>(max_nnz) +
+              bytes_of<float>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)) +
+              bytes_of<float>((Z() > 1 ? rows_i_ : 0) * fmax_j + rows_ik_ * fmax_j);
+  return m;
 }
 
 std::string SplitSummaStrategy::layout_description() const {

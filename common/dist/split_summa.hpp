@@ -51,6 +51,7 @@ class SplitSummaStrategy : public Strategy {
   Communicator* class_group() override { return &row_; }
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
 
  protected:
   std::string layout_description() const;
@@ -75,6 +76,10 @@ class SplitSummaStrategy : public Strategy {
   void for_each_column_block(ConstView local, std::int64_t f, const std::function<void(int, ConstView)>& fn);
   std::pair<std::int64_t, std::int64_t> features(std::int64_t f, int j) const;  // F_j = [first, first+count)
   double column_block_bytes(std::int64_t f) const;
+  struct ScratchSizes {
+    std::int64_t max_nnz = 0, max_len = 0, fmax_j = 0, fmax_any = 0;
+  };
+  ScratchSizes scratch_sizes() const;
 
   Communicator& world_;
   Communicator& row_;    // along y: P(i, :, k)

@@ -33,6 +33,24 @@ struct Layout {
 // Modelled wire bytes per category for one rank and one epoch.
 using ByteModel = std::array<double, kNumCategories>;
 
+// Backend bytes one rank holds during training (device memory on GPUs), by
+// owner. Analytic: each term is the size formula of a data structure (a sparse
+// block from its rows and nnz, a buffer from its rows and widths), so that the
+// allocator's measured peak can be checked against it (measured / analytic in
+// every results file; transient setup copies and backend work areas are the gap).
+struct MemoryNeed {
+  double graph = 0;        // the strategy's sparse blocks and index lists
+  double buffers = 0;      // its communication and work buffers
+  double activations = 0;  // the trainer's activations, gradients, row ids, labels, loss workspace
+  double weights = 0;      // W blocks, dW and optimiser state
+  double total() const { return graph + buffers + activations + weights; }
+};
+
+template <class T>
+double bytes_of(std::int64_t count) {
+  return static_cast<double>(count) * sizeof(T);
+}
+
 struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
@@ -86,6 +104,8 @@ class Strategy {
   virtual std::int64_t nnz_local() const = 0;
   // Analytic wire bytes per category for this rank and one epoch (forward + backward).
   virtual ByteModel byte_model() const = 0;
+  // Analytic backend bytes of this rank's graph blocks and buffers (graph + buffers terms).
+  virtual MemoryNeed memory_need() const = 0;
 };
 
 }  // namespace gcnlab

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "common/comm/wire.hpp"
 
@@ -84,11 +85,17 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     backend_.fill(s.v, 0.f);
   }
 
-  // Vertex data for this rank only: feature columns of layout(0), labels of layout(L).
+  // Vertex data for this rank only: feature columns of layout(0), labels of
+  // layout(L). Features go up in chunks of rows, so the host copy stays small.
   const Layout& in = strategy_.layout(0);
-  std::vector<float> h0(in.vertices.size() * in.cols);
-  data.feature_rows(in.vertices, in.col0, in.col0 + in.cols, h0.data());
-  layers_[0].h.upload(h0);
+  constexpr std::size_t kChunk = 1 << 14;
+  std::vector<float> h0;
+  for (std::size_t r0 = 0; r0 < in.vertices.size(); r0 += kChunk) {
+    const std::span<const std::int64_t> rows(in.vertices.data() + r0, std::min(kChunk, in.vertices.size() - r0));
+    h0.resize(rows.size() * in.cols);
+    data.feature_rows(rows, in.col0, in.col0 + in.cols, h0.data());
+    backend_.copy_to_device(layers_[0].h.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
+  }
   if (model_.learn_features) {
     feature_m_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
     feature_v_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
@@ -245,14 +252,17 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
   const auto coords = strategy_.coords();
-  // per rank: [coords(8), nnz, peak, host peak, 4 x per_epoch, 4 x setup, model] per category
-  constexpr int kCoords = 8, kHead = kCoords + 3;
+  // per rank: [coords(8), nnz, peak, host peak, memory need (4)] [4 x per_epoch, 4 x setup, model] per category
+  constexpr int kCoords = 8, kHead = kCoords + 7;
   const int width = kHead + 9 * kNumCategories;
   std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
   for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
   mine[kCoords] = static_cast<double>(strategy_.nnz_local());
   mine[kCoords + 1] = static_cast<double>(backend_.peak_bytes());
   mine[kCoords + 2] = host_peak_bytes();
+  const MemoryNeed need = memory_need();
+  std::tie(mine[kCoords + 3], mine[kCoords + 4], mine[kCoords + 5], mine[kCoords + 6]) =
+      std::tuple{need.graph, need.buffers, need.activations, need.weights};
   for (int c = 0; c < kNumCategories; ++c) {
     double* p = mine.data() + kHead + 9 * c;
     const double te = std::max(r.timed_epochs, 1);
@@ -271,6 +281,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     rr.nnz_local = static_cast<std::int64_t>(p[kCoords]);
     rr.peak_bytes = p[kCoords + 1];
     rr.host_peak_bytes = p[kCoords + 2];
+    rr.memory = {p[kCoords + 3], p[kCoords + 4], p[kCoords + 5], p[kCoords + 6]};
     for (int c = 0; c < kNumCategories; ++c) {
       const double* q = p + kHead + 9 * c;
       rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3]))};
@@ -290,6 +301,27 @@ ByteModel Trainer::byte_model() const {
       wire::allreduce(kMetrics * sizeof(double), world_.size()) +
       softmax_cross_entropy_bytes(strategy_.class_group(),
                                   static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
+  return m;
+}
+
+MemoryNeed Trainer::memory_need() const {
+  MemoryNeed m = strategy_.memory_need();
+  // per layer (setup): H, dropout(H), dX, Z, G and the dropout keys; W, dW, Adam m and v
+  for (int l = 0; l < model_.layers; ++l) {
+    const Layout& in = strategy_.layout(l);
+    const Layout& out = strategy_.layout(l + 1);
+    const auto rows_in = static_cast<std::int64_t>(in.vertices.size());
+    const auto rows_out = static_cast<std::int64_t>(out.vertices.size());
+    const int copies = 1 + (model_.dropout > 0) + (l > 0 || model_.learn_features);
+    m.activations += bytes_of<float>(copies * rows_in * in.cols + 2 * rows_out * out.cols) +
+                     bytes_of<std::int64_t>(rows_in);
+    const Block b = strategy_.weight_block(l);
+    m.weights += bytes_of<float>(4 * b.rows * b.cols);
+  }
+  if (model_.learn_features) m.weights += bytes_of<float>(2 * layers_[0].h.rows() * layers_[0].h.cols());
+  // labels, split and the loss workspace (row max and sum) of the logits' rows
+  const auto rows = static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size());
+  m.activations += bytes_of<std::int32_t>(rows) + bytes_of<std::uint8_t>(rows) + bytes_of<float>(2 * rows);
   return m;
 }
 

@@ -32,6 +32,7 @@ struct RankReport {
   std::int64_t nnz_local = 0;
   double peak_bytes = 0;       // backend allocations (device memory on GPUs)
   double host_peak_bytes = 0;  // the process's peak resident set (includes loading the data)
+  MemoryNeed memory;           // analytic backend bytes (strategy + trainer)
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase
   ByteModel model{};            // analytic wire bytes per epoch
@@ -61,6 +62,8 @@ class Trainer {
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
+  // Strategy's graph and buffers + the trainer's activations and weights (this rank).
+  MemoryNeed memory_need() const;
 
   // Full weight matrices assembled from every rank's blocks (collective).
   Weights gather_weights() { return gather(&LayerState::w); }

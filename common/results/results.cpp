@@ -131,6 +131,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                              {"nnz_local", rr.nnz_local},
                              {"peak_bytes", rr.peak_bytes},
                              {"host_peak_bytes", rr.host_peak_bytes},
+                             {"memory_need", {{"graph", rr.memory.graph},
+                                              {"buffers", rr.memory.buffers},
+                                              {"activations", rr.memory.activations},
+                                              {"weights", rr.memory.weights},
+                                              {"total", rr.memory.total()}}},
                              {"time_s", time},
                              {"wire_bytes", wire},
                              {"model_wire_bytes", model},
@@ -141,10 +146,17 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                        {"nnz_max_over_mean", nnz.mean > 0 ? nnz.max / nnz.mean : 0.0}};
   const Across peak = across(r, [](const RankReport& rr) { return rr.peak_bytes; });
   const Across host = across(r, [](const RankReport& rr) { return rr.host_peak_bytes; });
+  const Across need = across(r, [](const RankReport& rr) { return rr.memory.total(); });
+  const Across ratio = across(r, [](const RankReport& rr) {
+    return rr.memory.total() > 0 ? rr.peak_bytes / rr.memory.total() : 0.0;
+  });
   j["memory"] = {{"peak_bytes_max", peak.max},
                  {"peak_bytes_mean", peak.mean},
                  {"host_peak_bytes_max", host.max},
-                 {"host_peak_bytes_mean", host.mean}};
+                 {"host_peak_bytes_mean", host.mean},
+                 {"analytic_bytes_max", need.max},
+                 {"analytic_bytes_mean", need.mean},
+                 {"peak_over_analytic_max", ratio.max}};
 
   double epoch_time = 0;
   int timed = 0;

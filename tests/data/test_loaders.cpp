@@ -188,8 +188,8 @@ TEST_CASE("gcl round trip, and bad vertex data is rejected", "[data][gcl]") {
   CHECK(r.split == d.split);
   CHECK(r.directed);
   std::vector<float> a(5), b(5);
-  d.feature_rows({17}, 0, 5, a.data());
-  r.feature_rows({17}, 0, 5, b.data());
+  d.feature_rows(std::vector<std::int64_t>{17}, 0, 5, a.data());
+  r.feature_rows(std::vector<std::int64_t>{17}, 0, 5, b.data());
   CHECK(a == b);
 
   // stored (non-synthetic) features with a NaN, and a label out of range

@@ -31,18 +31,24 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
   for (std::int64_t i = 1; i < n; ++i)
     for (int k = 0; k < 5; ++k) e.push_back({i, static_cast<std::int64_t>(gen() % n), 0.5f});
   const HostCsr h = csr_from_coo(n, n, e, true);
+  std::vector<Coo> few;  // every 7th row: stored with compressed rows (the cuSPARSE-free path)
+  for (const Coo& c : e)
+    if (c.row % 7 == 3) few.push_back(c);
+  const HostCsr hyper = csr_from_coo(n, n, few, true);
   const auto x = random_vector(n * f, 1), y0 = random_vector(n * f, 2), w = random_vector(f * 7, 3);
-  for (float beta : {0.f, 1.f}) {
-    std::vector<float> out[2];
-    int k = 0;
-    for (Backend* be : {cpu.get(), gpu.get()}) {
-      const Csr a = upload(*be, h);
-      Dense dx = make_dense(*be, n, f, x), dy = make_dense(*be, n, f, y0);
-      be->spmm(a, dx, dy, beta);
-      out[k++] = dy.download();
+  for (const HostCsr* m : {&h, &hyper})
+    for (float beta : {0.f, 1.f, 0.5f}) {
+      std::vector<float> out[2];
+      int k = 0;
+      for (Backend* be : {cpu.get(), gpu.get()}) {
+        const Csr a = upload(*be, *m, RowStorage::sparse_if_smaller);
+        REQUIRE(a.compressed == (m == &hyper));
+        Dense dx = make_dense(*be, n, f, x), dy = make_dense(*be, n, f, y0);
+        be->spmm(a, dx, dy, beta);
+        out[k++] = dy.download();
+      }
+      require_close(out[0], out[1]);
     }
-    require_close(out[0], out[1]);
-  }
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {
       std::vector<float> out[2];

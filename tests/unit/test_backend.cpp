@@ -33,24 +33,30 @@ std::unique_ptr<Backend> cpu() { return make_backend("cpu", {2}); }
 
 }  // namespace
 
-TEST_CASE("spmm matches a naive loop", "[backend][spmm]") {
+TEST_CASE("spmm matches a naive loop, with full and compressed rows", "[backend][spmm]") {
   auto be = cpu();
-  for (auto [rows, cols, f] : {std::tuple{37, 23, 5}, std::tuple{8, 40, 1}, std::tuple{50, 50, 17}}) {
-    const HostCsr h = random_csr(rows, cols, 0.2, rows * 31 + cols);
-    const Csr a = upload(*be, h);
-    const auto x = random_vector(cols * f, 1), y0 = random_vector(rows * f, 2);
-    for (float beta : {0.f, 1.f, 0.5f}) {
-      Dense dx = make_dense(*be, cols, f, x), dy = make_dense(*be, rows, f, y0);
-      be->spmm(a, dx, dy, beta);
-      const auto y = dy.download();
-      for (std::int64_t i = 0; i < rows; ++i)
-        for (std::int64_t j = 0; j < f; ++j) {
-          double ref = beta * y0[i * f + j];
-          for (std::int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; ++k) ref += h.val[k] * x[h.col[k] * f + j];
-          REQUIRE(y[i * f + j] == Approx(ref).margin(1e-5));
-        }
+  // the last shape is hypersparse: most rows empty, stored with compressed rows
+  for (auto [rows, cols, f, density] : {std::tuple{37, 23, 5, 0.2}, std::tuple{8, 40, 1, 0.2}, std::tuple{50, 50, 17, 0.2},
+                                        std::tuple{300, 40, 6, 0.004}})
+    for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
+      const HostCsr h = random_csr(rows, cols, density, rows * 31 + cols);
+      const std::size_t before = be->current_bytes();
+      const Csr a = upload(*be, h, storage);
+      CHECK(a.compressed == (storage == RowStorage::sparse_if_smaller && density < 0.01));
+      CHECK(static_cast<double>(be->current_bytes() - before) == csr_bytes(a));
+      const auto x = random_vector(cols * f, 1), y0 = random_vector(rows * f, 2);
+      for (float beta : {0.f, 1.f, 0.5f}) {
+        Dense dx = make_dense(*be, cols, f, x), dy = make_dense(*be, rows, f, y0);
+        be->spmm(a, dx, dy, beta);
+        const auto y = dy.download();
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < f; ++j) {
+            double ref = beta * y0[i * f + j];
+            for (std::int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; ++k) ref += h.val[k] * x[h.col[k] * f + j];
+            REQUIRE(y[i * f + j] == Approx(ref).margin(1e-5));
+          }
+      }
     }
-  }
 }
 
 TEST_CASE("spmm writes into a column block of a wider matrix (view with ld)", "[backend][spmm]") {

@@ -149,7 +149,7 @@ TEST_CASE("full GCN gradients against finite differences", "[model][gradcheck]")
   ref.x.assign(ref.n, std::vector<double>(data.features));
   for (std::int64_t v = 0; v < ref.n; ++v) {
     std::vector<float> row(data.features);
-    data.feature_rows({v}, 0, data.features, row.data());
+    data.feature_rows(std::span<const std::int64_t>(&v, 1), 0, data.features, row.data());
     ref.x[v].assign(row.begin(), row.end());
   }
   ref.y = data.labels;

@@ -1,6 +1,7 @@
 #include "algorithms/sa-1.5d/sa_one_half_d.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
@@ -69,12 +70,7 @@ void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   fwd_ = build(g, Direction::forward);
   if (directed_) bwd_ = build(g, Direction::backward);
   nnz_local_ = 0;
-  std::int64_t max_send = 0, max_recv = 0;
-  for (const auto* stages : {&fwd_, &bwd_})
-    for (const Stage& st : *stages) {
-      max_send = std::max(max_send, static_cast<std::int64_t>(st.send_rows.size()));
-      max_recv = std::max(max_recv, st.recv_rows);
-    }
+  const auto [max_send, max_recv] = largest_exchange();
   for (const Stage& st : fwd_) nnz_local_ += st.block.nnz;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(max_send * fmax));
@@ -82,18 +78,26 @@ void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   work_ = Dense(backend_, offsets_[i + 1] - offsets_[i], fmax);
 }
 
-MemoryNeed SaOneHalfDStrategy::memory_need() const {
-  // Per stage: Â(ᵀ)_ik compacted onto NnzCols(i, k); the root's list of rows to send (SA Alg. 2).
-  MemoryNeed m;
+std::int64_t SaOneHalfDStrategy::Stage::sent_rows() const {
+  return std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
+}
+
+std::pair<std::int64_t, std::int64_t> SaOneHalfDStrategy::largest_exchange() const {
   std::int64_t max_send = 0, max_recv = 0;
   for (const auto* stages : {&fwd_, &bwd_})
     for (const Stage& st : *stages) {
-      std::int64_t sent = 0;
-      for (std::int64_t c : st.send_counts) sent += c;
-      m.graph += csr_bytes(st.block) + bytes_of<std::int64_t>(sent);
-      max_send = std::max(max_send, sent);
+      max_send = std::max(max_send, st.sent_rows());
       max_recv = std::max(max_recv, st.recv_rows);
     }
+  return {max_send, max_recv};
+}
+
+MemoryNeed SaOneHalfDStrategy::memory_need() const {
+  // Per stage: Â(ᵀ)_ik compacted onto NnzCols(i, k); the root's list of rows to send (SA Alg. 2).
+  MemoryNeed m;
+  for (const auto* stages : {&fwd_, &bwd_})
+    for (const Stage& st : *stages) m.graph += csr_bytes(st.block) + bytes_of<std::int64_t>(st.sent_rows());
+  const auto [max_send, max_recv] = largest_exchange();
   const int i = grid_.coord("r");
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
   m.buffers = bytes_of<float>((max_send + max_recv + offsets_[i + 1] - offsets_[i]) * fmax);

@@ -14,6 +14,8 @@
 // Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| f_l + |NnzCols'(i,k)| f_{l+1})·4,
 // allreduce as 1.5d: Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}]·4.
 
+#include <utility>
+
 #include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
 
@@ -44,8 +46,11 @@ class SaOneHalfDStrategy final : public Strategy {
     std::int64_t recv_rows = 0;              // |NnzCols(i, k)| (0 when k == i)
     std::vector<std::int64_t> send_counts;   // root only: rows for each column rank l
     Buffer<std::int64_t> send_rows;          // root only: local rows to pack, grouped by l
+    std::int64_t sent_rows() const;
   };
   std::vector<Stage> build(const Graph& g, Direction d);
+  // The most rows one stage sends and receives (the sizes of send_ and recv_).
+  std::pair<std::int64_t, std::int64_t> largest_exchange() const;
   void spmm(std::vector<Stage>& stages, ConstView x, View y);
 
   ProcessGrid grid_;

@@ -64,8 +64,7 @@ void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
   const Exchange& b = directed_ ? bwd_ : fwd_;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
-  const auto sent = [](const Exchange& e) { return static_cast<std::int64_t>(e.send_rows.size()); };
-  send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(sent(fwd_), sent(b)) * fmax));
+  send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.sent_rows(), b.sent_rows()) * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
   work_ = Dense(backend_, offsets_[me + 1] - offsets_[me], fmax);
 }
@@ -75,12 +74,9 @@ MemoryNeed SaOneDStrategy::memory_need() const {
   MemoryNeed m;
   const Exchange& b = directed_ ? bwd_ : fwd_;
   for (const Exchange* e : directed_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
-    m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->send_displs.back() +
-                                                                                     e->send_counts.back());
+    m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->sent_rows());
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
-  const std::int64_t sent = std::max(fwd_.send_displs.back() + fwd_.send_counts.back(),
-                                     b.send_displs.back() + b.send_counts.back());
-  m.buffers = bytes_of<float>((sent + std::max(fwd_.recv_rows, b.recv_rows) + offsets_[world_.rank() + 1] -
+  m.buffers = bytes_of<float>((std::max(fwd_.sent_rows(), b.sent_rows()) + std::max(fwd_.recv_rows, b.recv_rows) + offsets_[world_.rank() + 1] -
                                offsets_[world_.rank()]) * fmax);
   return m;
 }

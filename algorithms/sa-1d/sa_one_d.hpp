@@ -45,6 +45,7 @@ class SaOneDStrategy final : public Strategy {
     Buffer<std::int64_t> send_rows;  // local rows to pack, grouped by destination
     Csr diagonal, remote;            // Â(ᵀ)_ii and the remapped off-diagonal part
     std::int64_t recv_rows = 0;
+    std::int64_t sent_rows() const { return send_displs.back() + send_counts.back(); }
   };
   Exchange build(const Graph& g, Direction d);
   void spmm(const Exchange& e, ConstView x, View y);

@@ -76,7 +76,7 @@ void Graph::column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::sp
 
 void Graph::read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                                const BlockSink& sink) const {
-  for (std::size_t k = 0; k < columns.size(); ++k) sink(k, block(d, r0, r1, columns[k].first, columns[k].second));
+  for (const auto& [c0, c1] : columns) sink(block(d, r0, r1, c0, c1));
 }
 
 HostCsr Graph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {

@@ -63,10 +63,10 @@ class Graph {
     return block(d, 0, r0, r1, 0, c0, c1);
   }
   // Rows [r0, r1) of ordering 0 x each of the column ranges [c0, c1) (ascending,
-  // disjoint): block k goes to sink(k, block), left to right, so the caller holds
+  // disjoint): each block goes to sink(block), left to right, so the caller holds
   // one block at a time and a source reads what neighbouring blocks share once.
   using ColumnRange = std::pair<std::int64_t, std::int64_t>;
-  using BlockSink = std::function<void(std::size_t, HostCsr)>;
+  using BlockSink = std::function<void(HostCsr)>;
   void column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                      const BlockSink& sink) const;
 
@@ -77,7 +77,7 @@ class Graph {
   virtual HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const = 0;
   // Â; the default transposes the stored Âᵀ version (c, r).
   virtual HostCsr read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const;
-  // The default reads one block() per cut.
+  // The default reads one block() per range.
   virtual void read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                                   const BlockSink& sink) const;
 

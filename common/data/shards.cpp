@@ -253,12 +253,11 @@ HostCsr ShardStore::read_block_t(int r, std::int64_t r0, std::int64_t r1, int c,
 void ShardStore::read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1,
                                     std::span<const ColumnRange> columns, const BlockSink& sink) const {
   ShardCache cache;
-  for (std::size_t k = 0; k < columns.size(); ++k) {
-    const auto [c0, c1] = columns[k];
+  for (const auto& [c0, c1] : columns) {
     if (d == Direction::forward || !directed())
-      sink(k, assemble_t(0, r0, r1, 0, c0, c1, &cache));
+      sink(assemble_t(0, r0, r1, 0, c0, c1, &cache));
     else  // Â's block is the transpose of Âᵀ's (columns, rows) block
-      sink(k, transpose(assemble_t(0, c0, c1, 0, r0, r1, &cache)));
+      sink(transpose(assemble_t(0, c0, c1, 0, r0, r1, &cache)));
     cache.next();
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/comm/wire.hpp"
+#include "partitioners/block.hpp"
 
 namespace gcnlab {
 
@@ -41,7 +42,7 @@ BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vec
   for (int k = k0; k < k1; ++k) columns.emplace_back(offsets[k], offsets[k + 1]);
   auto split = [&](Direction d) {
     std::vector<Csr> blocks;
-    g.column_blocks(d, r0, r1, columns, [&](std::size_t, HostCsr b) {
+    g.column_blocks(d, r0, r1, columns, [&](HostCsr b) {
       blocks.push_back(upload(backend, b, RowStorage::sparse_if_smaller));
     });
     return blocks;
@@ -68,11 +69,9 @@ double BlockRowStages::bytes() const {
 MemoryNeed broadcast_spmm_memory(const BlockRowStages& stages, const std::vector<std::int64_t>& offsets,
                                  std::int64_t local_rows, const std::vector<std::int64_t>& dims) {
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
-  std::int64_t widest = 0;
-  for (std::size_t k = 0; k + 1 < offsets.size(); ++k) widest = std::max(widest, offsets[k + 1] - offsets[k]);
   MemoryNeed m;
   m.graph = stages.bytes();
-  m.buffers = bytes_of<float>((widest + local_rows) * fmax);
+  m.buffers = bytes_of<float>((block_extent(offsets).second + local_rows) * fmax);
   return m;
 }
 

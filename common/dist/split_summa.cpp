@@ -118,7 +118,7 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   }
   auto read = [&](Direction d, std::vector<Csr>& pieces) {
     g.column_blocks(d, row_off[i], row_off[i + 1], owned,
-                    [&](std::size_t, HostCsr b) { pieces.push_back(upload(backend_, b)); });
+                    [&](HostCsr b) { pieces.push_back(upload(backend_, b)); });
   };
   read(Direction::forward, pieces_fwd_);
   if (directed_) read(Direction::backward, pieces_bwd_);

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libopenmpi-dev openmpi-bin
   libmetis-dev libfmt-dev catch2 nlohmann-json3-dev
-  libopenblas-dev zlib1g-dev
+  libopenblas-dev libopenblas0-openmp zlib1g-dev
   python3-numpy python3-matplotlib python3-pandas python3-jsonschema
 )
 

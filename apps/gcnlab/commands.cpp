@@ -156,6 +156,10 @@ usage:
   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
   gcnlab plan --calibrate RUN.json... --out PROFILE.json      (plexus-3d runs; fits a machine profile)
   gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
+  gcnlab bench spmm|gemm|elementwise --dataset SPEC [--f 16,64,128] [--threads N] [--reps R] [--warmup W]
+               [--shape whole|1d:P] (spmm: the whole Âᵀ or one 1d rank's P column blocks)
+  gcnlab bench epoch [train options] (--epochs timed epochs after one untimed; experiments/bench.sh
+               runs them all beside plain PyTorch; one key=value line per measurement)
 
 train options:
   --algo NAME            {}
@@ -196,18 +200,14 @@ dataset SPEC:
                      GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset);
 }
 
-int train(Args& args, Communicator& world) {
-  RunInfo info;
-  ModelConfig model;
-  TrainConfig tc;
-  StrategyOptions sopts;
-  std::optional<std::string> out, weights_out, weights_in;
-  bool dry_run = false;
+TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
+  TrainRun run;
+  RunInfo& info = run.info;
+  ModelConfig& model = run.model;
+  TrainConfig& tc = run.train;
+  StrategyOptions& sopts = run.strategy_options;
   std::string dataset_spec;
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
-  std::unique_ptr<Strategy> strategy;
-  std::unique_ptr<Trainer> trainer;
+  std::optional<std::string> weights_in;
   std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
 
   collectively(world, [&] {
@@ -219,7 +219,7 @@ int train(Args& args, Communicator& world) {
     const std::string machine = args.value_or("--machine", "local");
     sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
     dataset_spec = args.value_or("--dataset", kDefaultDataset);
-    tc.epochs = static_cast<int>(args.integer("--epochs", 100, 1));
+    tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
     tc.eval_each_epoch = !args.flag("--no-eval");
     model.layers = static_cast<int>(args.integer("--layers", 3, 1));
     model.hidden = args.integer("--hidden", 128, 1);
@@ -242,49 +242,59 @@ int train(Args& args, Communicator& world) {
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
-    dry_run = args.flag("--dry-run");
-    out = args.value("--out");
-    weights_out = args.value("--weights-out");
+    run.dry_run = args.flag("--dry-run");
+    run.out = args.value("--out");
+    run.weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");
     args.finish();
     GCNLAB_CHECK(!auto_grid_wanted || sopts.algo == "plexus-3d", "--grid auto is for plexus-3d (its performance model)");
     data_slot = load_dataset(dataset_spec);
     if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
-    backend = make_backend(info.backend, {info.threads, local_rank});
-    attach_ledger(*backend, world.ledger());
-    device_world = make_device_communicator(*backend, dynamic_cast<MpiCommunicator&>(world));
-    Communicator& comm = device_world ? *device_world : world;
-    strategy = make_strategy(sopts, {comm, *backend});
-    trainer = std::make_unique<Trainer>(*strategy, comm, *backend, model, tc);
+    run.backend = make_backend(info.backend, {info.threads, local_rank});
+    attach_ledger(*run.backend, world.ledger());
+    run.device_world = make_device_communicator(*run.backend, dynamic_cast<MpiCommunicator&>(world));
+    Communicator& comm = run.comm(world);
+    run.strategy = make_strategy(sopts, {comm, *run.backend});
+    run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, model, tc);
   });
 
   collectively(world, [&] {
     // An in-memory dataset is prepared here (whole graph in this scope only); a
     // prepared directory is read block by block: after setup a rank holds only its shards.
     const Dataset& data = *data_slot;
-    const RunGraph graph = graph_for(data, *strategy, info.partitioner, model.seed);
+    const RunGraph graph = graph_for(data, *run.strategy, info.partitioner, model.seed);
     if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
     info.partition_quality = graph.partition;
     info = describe_dataset(info, data);
     std::optional<Weights> initial;
     if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
-    trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
+    run.trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
   });
   data_slot.reset();
 
   info.algo = sopts.algo;
   if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;
-  info.grid = strategy->grid();
+  info.grid = run.strategy->grid();
   info.ranks = world.size();
   info.model = model;
   info.train = tc;
-  info.describe = strategy->describe();
+  info.describe = run.strategy->describe();
+  return run;
+}
+
+int train(Args& args, Communicator& world) {
+  TrainRun run = start_train(args, world);
+  const RunInfo& info = run.info;
+  const auto& out = run.out;
+  const auto& weights_out = run.weights_out;
+  Strategy* strategy = run.strategy.get();
+  Trainer* trainer = run.trainer.get();
   log(world, fmt::format("gcnlab {}: {} on {} ({} nodes, {} nnz, {} features, {} classes), {} rank(s) x {} thread(s)",
                          GCNLAB_VERSION, info.algo, info.dataset_name, info.nodes, info.nnz, info.features,
                          info.classes, world.size(), info.threads));
   log(world, info.describe);
 
-  if (dry_run) {
+  if (run.dry_run) {
     print_byte_model(world, *strategy, *trainer);
     return 0;
   }

@@ -5,12 +5,18 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+#include <optional>
+
 #include "apps/gcnlab/options.hpp"
+#include "backends/factory.hpp"
 #include "common/comm/communicator.hpp"
+#include "common/model/strategy.hpp"
+#include "common/model/trainer.hpp"
+#include "common/results/results.hpp"
 
 namespace gcnlab {
 struct Dataset;
-struct ModelConfig;
 }  // namespace gcnlab
 
 namespace gcnlab::cli {
@@ -24,7 +30,27 @@ struct ReportedError {};
 // ReportedError (so no rank is left waiting in a collective).
 void collectively(Communicator& world, const std::function<void()>& fn);
 
+// A training run set up from the train options: dataset loaded, strategy and
+// trainer set up on every rank (this rank's shards only), no epoch run yet.
+struct TrainRun {
+  RunInfo info;
+  ModelConfig model;
+  TrainConfig train;
+  StrategyOptions strategy_options;
+  bool dry_run = false;
+  std::optional<std::string> out, weights_out;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Trainer> trainer;
+
+  // The communicator the strategy runs on.
+  Communicator& comm(Communicator& world) { return device_world ? *device_world : world; }
+};
+TrainRun start_train(Args& args, Communicator& world, int default_epochs = 100);
+
 int train(Args& args, Communicator& world);
+int bench(const std::string& kind, Args& args, Communicator& world);  // bench.cpp: spmm | gemm | epoch
 int info(Args& args, Communicator& world);
 int prepare(Args& args, Communicator& world);
 int partition(Args& args, Communicator& world);

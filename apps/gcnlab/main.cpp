@@ -20,6 +20,12 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     const std::string command = args.empty() ? "--help" : args.front();
     if (!args.empty()) args.erase(args.begin());
+    // bench KIND [options]
+    std::string kind;
+    if (command == "bench" && !args.empty() && args.front().rfind("--", 0) != 0) {
+      kind = args.front();
+      args.erase(args.begin());
+    }
     gcnlab::cli::Args a(args);
     using gcnlab::cli::collectively;
     if (command == "train") rc = gcnlab::cli::train(a, world);
@@ -28,11 +34,12 @@ int main(int argc, char** argv) {
     else if (command == "compare") rc = gcnlab::cli::compare(a, world);
     else if (command == "partition") rc = gcnlab::cli::partition(a, world);
     else if (command == "plan") rc = gcnlab::cli::plan(a, world);
+    else if (command == "bench") rc = gcnlab::cli::bench(kind, a, world);
     else if (command == "--help" || command == "-h" || command == "help") {
       if (world.rank() == 0) std::fputs(gcnlab::cli::usage().c_str(), stdout);
     } else {
       collectively(world, [&] {
-        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan or compare; see gcnlab --help)", command);
+        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan, bench or compare; see gcnlab --help)", command);
       });
     }
   } catch (const gcnlab::cli::ReportedError&) {

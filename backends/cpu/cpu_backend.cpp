@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 
+#include "backends/cpu/spmm.hpp"
+
 #include <cblas.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -17,6 +19,13 @@ void for_each_2d(std::int64_t rows, std::int64_t cols, const F& f) {
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) f(i, j);
+}
+
+// Row functors (ew::Dropout::row and kin): one call per row.
+template <class F>
+void for_each_row(std::int64_t rows, std::int64_t cols, const F& f) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < rows; ++i) f.row(i, cols);
 }
 
 template <class F>
@@ -56,40 +65,7 @@ void CpuBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
-void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
-  GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
-  const std::int64_t* rowptr = a.rowptr.data();
-  const std::int32_t* col = a.col.data();
-  const float* val = a.val.data();
-  const std::int32_t* ids = a.row_ids.data();
-  const std::int64_t f = y.cols;
-  auto scale = [&](float* yi) {
-    if (beta == 0.f) {
-      for (std::int64_t j = 0; j < f; ++j) yi[j] = 0.f;
-    } else if (beta != 1.f) {
-      for (std::int64_t j = 0; j < f; ++j) yi[j] *= beta;
-    }
-  };
-  // Compressed rows: the rows without nonzeros only see beta.
-  if (a.compressed && beta != 1.f) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < a.rows; ++i) scale(y.data + i * y.ld);
-  }
-  // Rows are independent; dynamic chunks absorb skewed degrees. The output
-  // row stays in L1 while the nonzeros' X rows stream through.
-  const std::int64_t stored = a.stored_rows();
-#pragma omp parallel for schedule(dynamic, 32)
-  for (std::int64_t s = 0; s < stored; ++s) {
-    float* yi = y.data + (a.compressed ? ids[s] : s) * y.ld;
-    if (!a.compressed) scale(yi);
-    for (std::int64_t k = rowptr[s]; k < rowptr[s + 1]; ++k) {
-      const float v = val[k];
-      const float* xr = x.data + static_cast<std::int64_t>(col[k]) * x.ld;
-#pragma omp simd
-      for (std::int64_t j = 0; j < f; ++j) yi[j] += v * xr[j];
-    }
-  }
-}
+void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta) { cpu::spmm(a, x, y, beta); }
 
 void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t m = op_a == Op::N ? a.rows : a.cols;
@@ -145,9 +121,20 @@ void CpuBackend::relu_backward(ConstView dh, ConstView z, View g) {
 void CpuBackend::dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
                          const DropoutParams& p) {
   GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
-  const float scale = p.p < 1.f ? 1.f / (1.f - p.p) : 0.f;
-  for_each_2d(y.rows, y.cols,
-              ew::Dropout{x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, scale});
+  for_each_row(y.rows, y.cols,
+               ew::Dropout{x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()});
+}
+
+void CpuBackend::relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                              const DropoutParams& p) {
+  GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols);
+  for_each_row(x.rows, x.cols,
+               ew::ReluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
+}
+
+void CpuBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) {
+  GCNLAB_ASSERT(dx.rows == g.rows && x.rows == g.rows && dx.cols == g.cols && x.cols == g.cols);
+  for_each_2d(g.rows, g.cols, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {

@@ -30,6 +30,9 @@ class CpuBackend final : public Backend {
   void relu_backward(ConstView dh, ConstView z, View g) override;
   void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
                const DropoutParams& p) override;
+  void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                    const DropoutParams& p) override;
+  void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;
 

@@ -219,8 +219,15 @@ void CudaBackend::relu_backward(ConstView dh, ConstView z, View g) {
   cuda::relu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
 }
 void CudaBackend::dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p) {
-  const float scale = p.p < 1.f ? 1.f / (1.f - p.p) : 0.f;
-  cuda::dropout(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, scale});
+  cuda::dropout(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()});
+}
+void CudaBackend::relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                               const DropoutParams& p) {
+  cuda::relu_dropout(stream_, x.rows, x.cols,
+                     {{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
+}
+void CudaBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) {
+  cuda::dropout_relu_backward(stream_, g.rows, g.cols, {dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 void CudaBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
   cuda::adam(stream_, w.size(), {w.data, g.data, m.data, v.data, p});

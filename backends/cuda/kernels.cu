@@ -105,6 +105,10 @@ void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Gathe
 void relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu& f) { launch_2d(s, r, c, f); }
 void relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::ReluBackward& f) { launch_2d(s, r, c, f); }
 void dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Dropout& f) { launch_2d(s, r, c, f); }
+void relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::ReluDropout& f) { launch_2d(s, r, c, f); }
+void dropout_relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutReluBackward& f) {
+  launch_2d(s, r, c, f);
+}
 void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f) { launch_1d(s, n, f); }
 void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f) { launch_1d(s, n, f); }
 void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f) { launch_1d(s, rows, f); }

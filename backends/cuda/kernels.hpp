@@ -21,6 +21,8 @@ void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew:
 void relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Relu& f);
 void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluBackward& f);
 void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);
+void relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluDropout& f);
+void dropout_relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutReluBackward& f);
 void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f);
 void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f);
 void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f);

@@ -21,6 +21,7 @@ enum class Op { N, T };
 struct DropoutParams {
   std::uint64_t seed, stream;
   float p;
+  float scale() const { return p < 1.f ? 1.f / (1.f - p) : 0.f; }
 };
 
 // Sums of one softmax cross-entropy pass, indexed by ew::Split.
@@ -53,10 +54,15 @@ class Backend : public Allocator {
   // `row_ids` is a backend array of x.rows global vertex ids.
   virtual void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,
                        const DropoutParams& p) = 0;
+  // x = dropout(ReLU(z)) (ew::ReluDropout); g = x != 0 ? dx * scale : 0 (ew::DropoutReluBackward).
+  virtual void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                            const DropoutParams& p) = 0;
+  virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;
 
-  // Softmax cross-entropy pieces (see ew::SoftmaxXent); vectors have z.rows entries.
+  // Softmax cross-entropy pieces (see ew::SoftmaxXent); vectors have z.rows entries;
+  // softmax_xent with max = sum = null computes them itself (whole rows local).
   virtual void row_max(ConstView z, float* max) = 0;
   virtual void row_sum_exp(ConstView z, const float* max, float* sum) = 0;
   virtual XentSums softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,

@@ -46,26 +46,62 @@ struct Relu {
   }
 };
 
-// G = dH * ReLU'(Z)
+// G = dH * ReLU'(Z). Both operands are loaded unconditionally: a load under
+// the condition would keep the compiler from vectorising the loop.
 struct ReluBackward {
   const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; float* g; std::int64_t ldg;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    g[i * ldg + j] = z[i * ldz + j] > 0.f ? dh[i * lddh + j] : 0.f;
+    const float d = dh[i * lddh + j], v = z[i * ldz + j];
+    g[i * ldg + j] = v > 0.f ? d : 0.f;
   }
 };
 
 // Inverted dropout with a P-independent mask: element (v, c) of the global
 // matrix is kept iff uniform(seed, stream, v, c) >= p. `row_ids` maps local
 // rows to global (original) vertex ids, `col0` is the first global column.
-// Applying the same functor to a gradient is the backward pass.
+// Element functors with a row form as well: row(i, cols) draws the row's key
+// once (one mix per element instead of four); the CPU backend runs rows, the
+// CUDA backend elements; both give the same mask.
 struct Dropout {
   const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
   const std::int64_t* row_ids; std::int64_t col0;
   std::uint64_t seed, stream; float p, scale;
+  GCNLAB_HD float apply(std::uint64_t key, std::int64_t j, float v) const {
+    return rng::uniform_in_row(key, static_cast<std::uint64_t>(col0 + j)) >= p ? v * scale : 0.f;
+  }
+  GCNLAB_HD std::uint64_t key(std::int64_t i) const {
+    return rng::row_key(seed, stream, static_cast<std::uint64_t>(row_ids[i]));
+  }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = apply(key(i), j, x[i * ldx + j]); }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = key(i);
+    for (std::int64_t j = 0; j < cols; ++j) y[i * ldy + j] = apply(k, j, x[i * ldx + j]);
+  }
+};
+
+// X = dropout(ReLU(Z)) in one pass (the next layer's input; H = ReLU(Z) is not
+// stored during training). Same mask as Dropout.
+struct ReluDropout {
+  Dropout d;  // d.x is Z
+  GCNLAB_HD static float relu(float v) { return v > 0.f ? v : 0.f; }
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    const bool keep = rng::uniform(seed, stream, static_cast<std::uint64_t>(row_ids[i]),
-                                   static_cast<std::uint64_t>(col0 + j)) >= p;
-    y[i * ldy + j] = keep ? x[i * ldx + j] * scale : 0.f;
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, relu(d.x[i * d.ldx + j]));
+  }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = d.key(i);
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, relu(d.x[i * d.ldx + j]));
+  }
+};
+
+// The backward pass of X = dropout(ReLU(Z)) from X itself: X(i, j) != 0 iff the
+// element was kept and Z(i, j) > 0 (a positive float times scale >= 1 is not
+// zero), so G = X != 0 ? dX * scale : 0 is exactly ReLU'(Z) * mask * scale * dX
+// without redrawing the mask or reading Z.
+struct DropoutReluBackward {
+  const float* dx; std::int64_t lddx; const float* x; std::int64_t ldx; float* g; std::int64_t ldg; float scale;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    const float d = dx[i * lddx + j] * scale, v = x[i * ldx + j];
+    g[i * ldg + j] = v != 0.f ? d : 0.f;
   }
 };
 
@@ -101,20 +137,22 @@ struct Sgd {
 
 struct RowMax {
   const float* z; std::int64_t ld, cols; float* out;
-  GCNLAB_HD void operator()(std::int64_t i) const {
+  GCNLAB_HD float row(std::int64_t i) const {
     float m = -INFINITY;
     for (std::int64_t j = 0; j < cols; ++j) m = fmaxf(m, z[i * ld + j]);
-    out[i] = m;
+    return m;
   }
+  GCNLAB_HD void operator()(std::int64_t i) const { out[i] = row(i); }
 };
 
 struct RowSumExp {
   const float* z; std::int64_t ld, cols; const float* max; float* out;
-  GCNLAB_HD void operator()(std::int64_t i) const {
+  GCNLAB_HD float row(std::int64_t i, float m) const {
     float s = 0.f;
-    for (std::int64_t j = 0; j < cols; ++j) s += expf(z[i * ld + j] - max[i]);
-    out[i] = s;
+    for (std::int64_t j = 0; j < cols; ++j) s += expf(z[i * ld + j] - m);
+    return s;
   }
+  GCNLAB_HD void operator()(std::int64_t i) const { out[i] = row(i, max[i]); }
 };
 
 // Per row: gradient of the mean cross-entropy over the global training rows
@@ -131,19 +169,30 @@ struct SoftmaxXent {
   const float* z; std::int64_t ldz, cols, col0; const float* max; const float* sum;
   const std::int32_t* label; const std::uint8_t* split; float scale;
   float* g; std::int64_t ldg;
+  // max and sum: the row max and row sum of exponentials over all classes, or
+  // null when the whole row is local (the pass computes them: one pass per row).
   GCNLAB_HD XentRow operator()(std::int64_t i) const {
     XentRow r{0.0, 0, 0};
+    const float* zi = z + i * ldz;
     const std::int64_t y = label[i] - col0;
     const bool train = split[i] == kTrain;
-    for (std::int64_t j = 0; j < cols; ++j) {
-      const float p = expf(z[i * ldz + j] - max[i]) / sum[i];
-      g[i * ldg + j] = train ? (p - (j == y ? 1.f : 0.f)) * scale : 0.f;
+    float* gi = g + i * ldg;
+    float m = 0.f, s = 0.f;
+    if (max) {
+      m = max[i], s = sum[i];
+      for (std::int64_t j = 0; j < cols; ++j) gi[j] = expf(zi[j] - m);
+    } else {  // exponentials once, kept in G while the sum forms
+      m = RowMax{z, ldz, cols, nullptr}.row(i);
+      for (std::int64_t j = 0; j < cols; ++j) s += gi[j] = expf(zi[j] - m);
     }
+    const float inv = train ? scale / s : 0.f;
+    for (std::int64_t j = 0; j < cols; ++j) gi[j] *= inv;
+    if (train && y >= 0 && y < cols) gi[y] -= scale;
     if (y >= 0 && y < cols && split[i] != kNone) {
-      const float zy = z[i * ldz + y];
+      const float zy = zi[y];
       r.counted = 1;
-      r.correct = zy >= max[i] ? 1 : 0;
-      if (train) r.loss = -(static_cast<double>(zy) - max[i] - log(static_cast<double>(sum[i])));
+      r.correct = zy >= m ? 1 : 0;
+      if (train) r.loss = -(static_cast<double>(zy) - m - log(static_cast<double>(s)));
     }
     return r;
   }

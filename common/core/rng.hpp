@@ -20,15 +20,26 @@ GCNLAB_HD std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-GCNLAB_HD std::uint64_t key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row,
-                            std::uint64_t col) {
-  return mix(mix(mix(mix(seed) ^ stream) ^ row) ^ col);
+// The key is a chain along (seed, stream, row, col); its first three links are
+// the row's key, so a pass over a row mixes once per element (row_key once,
+// then uniform_in_row per column) and gets the same values as uniform().
+GCNLAB_HD std::uint64_t row_key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row) {
+  return mix(mix(mix(seed) ^ stream) ^ row);
 }
 
-// Uniform in [0, 1) with 24 random bits (exact in float).
+GCNLAB_HD std::uint64_t key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row,
+                            std::uint64_t col) {
+  return mix(row_key(seed, stream, row) ^ col);
+}
+
+// Uniform in [0, 1) with 24 random bits (exact in float), from a row key.
+GCNLAB_HD float uniform_in_row(std::uint64_t row_key, std::uint64_t col) {
+  return static_cast<float>(mix(row_key ^ col) >> 40) * (1.0f / 16777216.0f);
+}
+
 GCNLAB_HD float uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t row,
                         std::uint64_t col) {
-  return static_cast<float>(key(seed, stream, row, col) >> 40) * (1.0f / 16777216.0f);
+  return uniform_in_row(row_key(seed, stream, row), col);
 }
 
 // Uniform in [0, 1) with 53 random bits.

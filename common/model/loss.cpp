@@ -13,16 +13,20 @@ XentSums softmax_cross_entropy(Backend& backend, Ledger& ledger, Communicator* c
     ws.sum = Buffer<float>(backend, rows);
   }
   const bool split_classes = class_group && class_group->size() > 1;
+  if (!split_classes) {  // whole rows local: max, sum and gradient in one pass per row
+    auto s = ledger.time(Category::loss);
+    return backend.softmax_xent(z, col0, nullptr, nullptr, labels, split, static_cast<float>(1.0 / n_train), g);
+  }
   {
     auto s = ledger.time(Category::loss);
     backend.row_max(z, ws.max.data());
   }
-  if (split_classes) class_group->allreduce(ws.max.span(), ReduceOp::max, Category::allreduce);
+  class_group->allreduce(ws.max.span(), ReduceOp::max, Category::allreduce);
   {
     auto s = ledger.time(Category::loss);
     backend.row_sum_exp(z, ws.max.data(), ws.sum.data());
   }
-  if (split_classes) class_group->allreduce(ws.sum.span(), ReduceOp::sum, Category::allreduce);
+  class_group->allreduce(ws.sum.span(), ReduceOp::sum, Category::allreduce);
   auto s = ledger.time(Category::loss);
   return backend.softmax_xent(z, col0, ws.max.data(), ws.sum.data(), labels, split,
                               static_cast<float>(1.0 / n_train), g);

@@ -3,7 +3,8 @@
 // vertices, on logits whose class dimension may be split across a group of
 // ranks: the row max and the row sum of exponentials are all-reduced over
 // that group between the three local passes (ew::RowMax, ew::RowSumExp,
-// ew::SoftmaxXent). Labels are read, never written.
+// ew::SoftmaxXent). When the rows are whole on this rank it is one pass.
+// Labels are read, never written.
 
 #include "common/backend/backend.hpp"
 #include "common/comm/communicator.hpp"

@@ -112,27 +112,30 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 
 ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x.view() : layers_[l].h.view(); }
 
+DropoutParams Trainer::dropout_params(int epoch, int l) const {
+  return {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + static_cast<std::uint64_t>(l),
+          model_.dropout};
+}
+
 void Trainer::forward(int epoch, bool training) {
   const int L = model_.layers;
+  const bool drop = training && model_.dropout > 0;
+  if (drop) {  // X_0 = dropout(H_0); the later inputs come out of the fused ReLU below
+    auto t = ledger_.time(Category::elementwise);
+    backend_.dropout(layers_[0].h, layers_[0].x, layers_[0].row_ids.data(), strategy_.layout(0).col0,
+                     dropout_params(epoch, 0));
+  }
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
-    ConstView x = s.h;
-    if (model_.dropout > 0) {
-      {
-        auto t = ledger_.time(Category::elementwise);
-        if (training)
-          backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0,
-                           {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + l,
-                            model_.dropout});
-        else
-          backend_.copy(s.h, s.x);
-      }
-      x = s.x;
-    }
-    strategy_.forward(l, x, s.w, s.z);
+    strategy_.forward(l, drop ? s.x.view() : s.h.view(), s.w, s.z);
     if (l + 1 < L) {
       auto t = ledger_.time(Category::elementwise);
-      backend_.relu(s.z, layers_[l + 1].h);
+      LayerState& next = layers_[l + 1];
+      if (drop)
+        backend_.relu_dropout(s.z, next.x, next.row_ids.data(), strategy_.layout(l + 1).col0,
+                              dropout_params(epoch, l + 1));
+      else
+        backend_.relu(s.z, next.h);
     }
   }
 }
@@ -145,6 +148,7 @@ XentSums Trainer::loss() {
 }
 
 void Trainer::backward(int epoch) {
+  const float scale = 1.f / (1.f - model_.dropout);
   for (int l = model_.layers - 1; l >= 0; --l) {
     LayerState& s = layers_[l];
     const bool input_gradient = l > 0 || model_.learn_features;
@@ -152,10 +156,14 @@ void Trainer::backward(int epoch) {
     strategy_.backward(l, input(l), s.g, s.w, s.dw, input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
     auto t = ledger_.time(Category::elementwise);
-    if (model_.dropout > 0)  // the same mask and scale as the forward pass
-      backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(l).col0,
-                       {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + l, model_.dropout});
-    if (l > 0) backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
+    if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
+      if (model_.dropout > 0)
+        backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(0).col0, dropout_params(epoch, 0));
+    } else if (model_.dropout > 0) {
+      backend_.dropout_relu_backward(s.dx, s.x, scale, layers_[l - 1].g);
+    } else {
+      backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
+    }
   }
 }
 

@@ -4,6 +4,9 @@
 //   forward   X_l = dropout(H_l);  Z_l = Âᵀ X_l W_l  (strategy);  H_{l+1} = ReLU(Z_l)
 //   loss      masked softmax cross-entropy over the global training vertices
 //   backward  dW_l, dX_l (strategy);  dH_l = dropout'(dX_l);  G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
+// Element-wise work is fused where it touches the same matrix: X_{l+1} =
+// dropout(ReLU(Z_l)) in one pass (H_{l+1} is written only by the evaluation
+// pass), and G_{l-1} from dX_l and X_l in one pass (ew::DropoutReluBackward).
 //   update    dW += λ W (L2 weight decay);  Adam or SGD
 // and accounts every epoch per category (Phase::epoch), the dropout-free
 // evaluation pass separately (Phase::eval).
@@ -90,6 +93,7 @@ class Trainer {
   std::array<double, 7> reduce_metrics(const XentSums& s);
   Weights gather(Dense LayerState::*member);
   ConstView input(int l) const;
+  DropoutParams dropout_params(int epoch, int l) const;
 
   Strategy& strategy_;
   Communicator& world_;

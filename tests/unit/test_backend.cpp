@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
 #include "common/model/init.hpp"
@@ -29,12 +30,12 @@ HostCsr random_csr(std::int64_t rows, std::int64_t cols, double density, unsigne
   return csr_from_coo(rows, cols, std::move(e), false);
 }
 
-std::unique_ptr<Backend> cpu() { return make_backend("cpu", {2}); }
+std::unique_ptr<Backend> cpu_backend() { return make_backend("cpu", {2}); }
 
 }  // namespace
 
 TEST_CASE("spmm matches a naive loop, with full and compressed rows", "[backend][spmm]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   // the last shape is hypersparse: most rows empty, stored with compressed rows
   for (auto [rows, cols, f, density] : {std::tuple{37, 23, 5, 0.2}, std::tuple{8, 40, 1, 0.2}, std::tuple{50, 50, 17, 0.2},
                                         std::tuple{300, 40, 6, 0.004}})
@@ -59,8 +60,94 @@ TEST_CASE("spmm matches a naive loop, with full and compressed rows", "[backend]
     }
 }
 
+namespace {
+
+// Y = A X + beta Y by a plain host loop in double.
+std::vector<double> spmm_naive(const HostCsr& h, const std::vector<float>& x, std::int64_t ldx,
+                               const std::vector<float>& y0, std::int64_t ldy, std::int64_t f, float beta) {
+  std::vector<double> y(static_cast<std::size_t>(h.rows * f));
+  for (std::int64_t i = 0; i < h.rows; ++i)
+    for (std::int64_t j = 0; j < f; ++j) {
+      double r = beta == 0.f ? 0.0 : beta * static_cast<double>(y0[i * ldy + j]);
+      for (std::int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; ++k) r += h.val[k] * static_cast<double>(x[h.col[k] * ldx + j]);
+      y[i * f + j] = r;
+    }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[backend][spmm]") {
+  // Widths around each specialisation boundary (16-float vectors, the 8- or
+  // 4-vector register block, the plain-loop remainder), matrices large enough
+  // for many thread chunks, hub rows, empty rows, hypersparse blocks stored with
+  // compressed rows, beta 0 / 1 / other, contiguous and strided (unaligned) views.
+  auto be = cpu_backend();
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const std::int64_t rows = 700, cols = 300;
+  // power-law-ish rows: a few hubs, many short rows, a run of empty rows
+  std::vector<Coo> e;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (i >= 200 && i < 260) continue;
+    const std::int64_t deg = i % 97 == 0 ? 250 : i % 3;
+    for (std::int64_t d = 0; d < deg; ++d) e.push_back({i, (i * 7 + d * 13) % cols, u(gen)});
+  }
+  const HostCsr dense_rows = csr_from_coo(rows, cols, e, false);
+  std::vector<Coo> sparse;
+  for (std::int64_t i = 3; i < rows; i += 151)
+    for (std::int64_t d = 0; d < 40; ++d) sparse.push_back({i, (i + d * 5) % cols, u(gen)});
+  const HostCsr hyper = csr_from_coo(rows, cols, sparse, false);
+
+  for (const HostCsr* h : {&dense_rows, &hyper})
+    for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
+      const Csr a = upload(*be, *h, storage);
+      for (std::int64_t f : {1, 7, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 112, 127, 128, 129, 143, 144, 200, 256, 300})
+        for (std::int64_t pad : {0, 3}) {  // pad: views into wider matrices, rows not 64-byte aligned
+          const std::int64_t ldx = f + pad, ldy = f + pad;
+          const auto x = random_vector(cols * ldx, 11), y0 = random_vector(rows * ldy, 12);
+          for (float beta : {0.f, 1.f, -0.75f}) {
+            Dense dx = make_dense(*be, cols, ldx, x), dy = make_dense(*be, rows, ldy, y0);
+            be->spmm(a, ConstView{dx.data(), cols, f, ldx}, View{dy.data(), rows, f, ldy}, beta);
+            const auto y = dy.download();
+            const auto ref = spmm_naive(*h, x, ldx, y0, ldy, f, beta);
+            // the plain row loop (the benchmarks' reference) must agree too
+            Dense dz = make_dense(*be, rows, ldy, y0);
+            cpu::spmm_row_loop(a, ConstView{dx.data(), cols, f, ldx}, View{dz.data(), rows, f, ldy}, beta);
+            const auto z = dz.download();
+            double err = 0, err_loop = 0;
+            bool padding_kept = true;
+            for (std::int64_t i = 0; i < rows; ++i) {
+              for (std::int64_t j = 0; j < f; ++j) {
+                err = std::max(err, std::abs(y[i * ldy + j] - ref[i * f + j]));
+                err_loop = std::max(err_loop, std::abs(z[i * ldy + j] - ref[i * f + j]));
+              }
+              for (std::int64_t j = f; j < ldy; ++j) padding_kept &= y[i * ldy + j] == y0[i * ldy + j];
+            }
+            INFO("f " << f << " pad " << pad << " beta " << beta << " compressed " << a.compressed << " nnz " << a.nnz);
+            REQUIRE(err < 1e-4);
+            REQUIRE(err_loop < 1e-4);
+            REQUIRE(padding_kept);
+          }
+        }
+    }
+}
+
+TEST_CASE("spmm on an empty block and on a block without nonzeros", "[backend][spmm]") {
+  auto be = cpu_backend();
+  for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
+    const Csr a = upload(*be, csr_from_coo(5000, 10, {}, false), storage);
+    Dense x = make_dense(*be, 10, 16, random_vector(160, 1));
+    for (float beta : {0.f, 1.f, 2.f}) {
+      Dense y = make_dense(*be, 5000, 16, std::vector<float>(5000 * 16, 3.f));
+      be->spmm(a, x, y, beta);
+      for (float v : y.download()) REQUIRE(v == 3.f * beta);
+    }
+  }
+}
+
 TEST_CASE("spmm writes into a column block of a wider matrix (view with ld)", "[backend][spmm]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   const HostCsr h = random_csr(9, 6, 0.5, 3);
   const Csr a = upload(*be, h);
   const auto x = random_vector(6 * 4, 4);
@@ -82,7 +169,7 @@ TEST_CASE("spmm writes into a column block of a wider matrix (view with ld)", "[
 }
 
 TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   const std::int64_t m = 7, n = 5, k = 9;
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {
@@ -107,7 +194,7 @@ TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {
 }
 
 TEST_CASE("gemm with an empty inner dimension scales C", "[backend][gemm]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   Dense a(*be, 3, 0), b(*be, 0, 2);
   Dense c = make_dense(*be, 3, 2, std::vector<float>(6, 2.f));
   be->gemm(Op::N, Op::N, 1.f, a, b, 0.5f, c);
@@ -115,7 +202,7 @@ TEST_CASE("gemm with an empty inner dimension scales C", "[backend][gemm]") {
 }
 
 TEST_CASE("element-wise functors", "[backend][elementwise]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   const auto z = random_vector(6 * 4, 8), d = random_vector(6 * 4, 9);
   Dense dz = make_dense(*be, 6, 4, z), dd = make_dense(*be, 6, 4, d), out(*be, 6, 4);
   be->relu(dz, out);
@@ -138,8 +225,71 @@ TEST_CASE("element-wise functors", "[backend][elementwise]") {
     for (int j = 0; j < 4; ++j) REQUIRE(h[j * 6 + i] == z[i * 4 + j]);
 }
 
+TEST_CASE("fused element-wise passes equal the unfused ones exactly", "[backend][elementwise][dropout]") {
+  auto be = cpu_backend();
+  const std::int64_t n = 300, f = 37;
+  const auto z = random_vector(n * f, 21), d = random_vector(n * f, 22);
+  std::vector<std::int64_t> ids(n);
+  for (std::int64_t i = 0; i < n; ++i) ids[i] = 3 * i + 1;
+  Buffer<std::int64_t> dids = make_buffer<std::int64_t>(*be, ids);
+  Dense dz = make_dense(*be, n, f, z), dd = make_dense(*be, n, f, d);
+  Dense h(*be, n, f), x(*be, n, f), x2(*be, n, f), dh(*be, n, f), g(*be, n, f), g2(*be, n, f);
+  for (float p : {0.1f, 0.5f, 0.9f}) {
+    const DropoutParams dp{7, 99, p};
+    // forward: dropout(relu(z)) in one pass
+    be->relu(dz, h);
+    be->dropout(h, x, dids.data(), 5, dp);
+    be->relu_dropout(dz, x2, dids.data(), 5, dp);
+    REQUIRE(x2.download() == x.download());
+    // backward: relu'(z) * dropout'(d) from x alone
+    be->dropout(dd, dh, dids.data(), 5, dp);
+    be->relu_backward(dh, dz, g);
+    be->dropout_relu_backward(dd, x, dp.scale(), g2);
+    REQUIRE(g2.download() == g.download());
+  }
+  // the row form (CPU) draws the same mask as the element form (CUDA)
+  const DropoutParams dp{3, 4, 0.4f};
+  be->dropout(dz, x, dids.data(), 2, dp);
+  const auto got = x.download();
+  std::vector<float> want(n * f);
+  const ew::Dropout el{z.data(), f, want.data(), f, ids.data(), 2, dp.seed, dp.stream, dp.p, dp.scale()};
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < f; ++j) el(i, j);
+  REQUIRE(got == want);
+  // a pinned value: masks do not change between versions (rng::key is the chain it was)
+  CHECK(rng::key(1, 2, 3, 4) == rng::mix(rng::mix(rng::mix(rng::mix(1) ^ 2) ^ 3) ^ 4));
+}
+
+TEST_CASE("softmax cross-entropy in one pass equals the three-pass form", "[backend][loss]") {
+  auto be = cpu_backend();
+  const std::int64_t n = 50, c = 7;
+  const auto z = random_vector(n * c, 31);
+  std::vector<std::int32_t> labels(n);
+  std::vector<std::uint8_t> split(n);
+  for (std::int64_t i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(i % c), split[i] = static_cast<std::uint8_t>(i % 4);
+  Dense dz = make_dense(*be, n, c, z), g1(*be, n, c), g3(*be, n, c);
+  Buffer<std::int32_t> dl = make_buffer<std::int32_t>(*be, labels);
+  Buffer<std::uint8_t> ds = make_buffer<std::uint8_t>(*be, split);
+  Buffer<float> mx(*be, n), sm(*be, n);
+  be->row_max(dz, mx.data());
+  be->row_sum_exp(dz, mx.data(), sm.data());
+  const XentSums three = be->softmax_xent(dz, 0, mx.data(), sm.data(), dl.data(), ds.data(), 0.1f, g3);
+  const XentSums one = be->softmax_xent(dz, 0, nullptr, nullptr, dl.data(), ds.data(), 0.1f, g1);
+  CHECK(one.loss == Approx(three.loss).epsilon(1e-6));
+  CHECK(one.correct == three.correct);
+  CHECK(one.counted == three.counted);
+  const auto a = g1.download(), b = g3.download();
+  for (std::size_t k = 0; k < a.size(); ++k) REQUIRE(a[k] == Approx(b[k]).margin(1e-7));
+  // gradient rows sum to zero for training rows (softmax minus one-hot)
+  for (std::int64_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < c; ++j) sum += a[i * c + j];
+    REQUIRE(sum == Approx(0).margin(1e-6));
+  }
+}
+
 TEST_CASE("dropout mask is a function of (seed, epoch, vertex, column) only", "[backend][dropout]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   const std::int64_t n = 200, f = 30;
   std::vector<float> x(n * f, 1.f);
   std::vector<std::int64_t> ids(n);
@@ -182,7 +332,7 @@ TEST_CASE("Glorot init: any block equals the slice of the global matrix", "[init
 }
 
 TEST_CASE("one Adam step against hand computation", "[optimizer]") {
-  auto be = cpu();
+  auto be = cpu_backend();
   const std::vector<float> w0 = {0.5f, -1.f, 2.f}, g = {0.1f, -0.2f, 0.f};
   Dense w = make_dense(*be, 1, 3, w0), dg = make_dense(*be, 1, 3, g);
   Dense m = make_dense(*be, 1, 3, std::vector<float>(3, 0.f)), v = make_dense(*be, 1, 3, std::vector<float>(3, 0.f));

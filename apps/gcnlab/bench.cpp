@@ -1,0 +1,288 @@
+// gcnlab bench: the local kernels and one training epoch, timed on this rank.
+//
+// Every measurement is one `key=value` line (kernel, shape, threads, median /
+// min / max over the repetitions after the warm-up, GFLOP/s and GB/s of the
+// compulsory traffic), so scripts can grep and plot them and a user can set
+// them beside another library's numbers (experiments/bench.sh runs the same
+// GCN in plain PyTorch on the same graph).
+//
+//   spmm   Y = Âᵀ X (beta 0) for each width f: the whole graph, or the P column
+//          blocks of one 1D block row (--shape 1d:P, hypersparse at large P)
+//   gemm   the three products of a layer of width f -> f: T W, Xᵀ U, U Wᵀ
+//   epoch  a full training epoch under any strategy (the train options), per
+//          category from the ledger
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "apps/gcnlab/commands.hpp"
+#include "backends/cpu/spmm.hpp"
+#include "common/data/dataset.hpp"
+#include "common/core/rng.hpp"
+#include "common/data/graph.hpp"
+#include "gcnlab_config.hpp"
+
+namespace gcnlab::cli {
+
+namespace {
+
+struct Stats {
+  double median = 0, min = 0, max = 0;  // seconds
+};
+
+Stats stats_of(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  return {n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t.front(), t.back()};
+}
+
+// Runs each fn warmup + reps times, interleaved (fn0, fn1, ..., fn0, ...) so
+// that the machine's noise falls on all of them alike; the times of the last reps.
+std::vector<Stats> time_interleaved(Backend& backend, int warmup, int reps,
+                                    const std::vector<std::function<void()>>& fns) {
+  std::vector<std::vector<double>> t(fns.size());
+  for (int r = 0; r < warmup + reps; ++r)
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      backend.sync();
+      const auto t0 = std::chrono::steady_clock::now();
+      fns[i]();
+      backend.sync();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (r >= warmup) t[i].push_back(s);
+    }
+  std::vector<Stats> out;
+  for (auto& ti : t) out.push_back(stats_of(std::move(ti)));
+  return out;
+}
+
+Stats time_reps(Backend& backend, int warmup, int reps, const std::function<void()>& fn) {
+  return time_interleaved(backend, warmup, reps, {fn}).front();
+}
+
+std::string timing(const Stats& s, double flops, double bytes) {
+  return fmt::format("median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} gflops={:.2f} gbs={:.2f}", s.median * 1e3,
+                     s.min * 1e3, s.max * 1e3, flops / s.median * 1e-9, bytes / s.median * 1e-9);
+}
+
+// "16,64,128"
+std::vector<std::int64_t> parse_widths(const std::string& text) {
+  std::vector<std::int64_t> f;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    GCNLAB_CHECK(used == item.size() && !item.empty() && v >= 1, "--f takes widths >= 1 like 16,64,128 (got '{}')", text);
+    f.push_back(v);
+    at = comma + 1;
+  }
+  return f;
+}
+
+// A matrix of pseudo-random values in [-1, 1) (the values do not matter, but
+// denormals and zeros would flatter or penalise a kernel).
+Dense random_dense(Backend& b, std::int64_t rows, std::int64_t cols, std::uint64_t stream) {
+  std::vector<float> h(static_cast<std::size_t>(rows * cols));
+  for (std::size_t k = 0; k < h.size(); ++k) h[k] = 2.f * rng::uniform(1, stream, k, 0) - 1.f;
+  return make_dense(b, rows, cols, h);
+}
+
+struct KernelBench {
+  std::string spec, shape = "whole", backend_name = "cpu";
+  std::vector<std::int64_t> widths{16, 64, 128};
+  int threads = 1, warmup = 2, reps = 10;
+};
+
+KernelBench parse_kernel_bench(Args& args, bool shapes) {
+  KernelBench k;
+  k.spec = args.value_or("--dataset", kDefaultDataset);
+  if (auto f = args.value("--f")) k.widths = parse_widths(*f);
+  if (shapes) k.shape = args.value_or("--shape", "whole");
+  k.backend_name = args.value_or("--backend", "cpu");
+  k.threads = static_cast<int>(args.integer("--threads", 1, 1));
+  k.warmup = static_cast<int>(args.integer("--warmup", 2, 0));
+  k.reps = static_cast<int>(args.integer("--reps", 10, 1));
+  args.finish();
+  return k;
+}
+
+// spmm: Âᵀ X for each width. --shape 1d:P: the P column blocks of block row 0
+// of P (what one 1d rank multiplies per layer), accumulated into one Y.
+void bench_spmm(const KernelBench& k) {
+  const Dataset data = load_dataset(k.spec);
+  NormalizedAdjacency adj = normalized_graph(data);
+  const std::int64_t n = adj.n;
+  std::vector<std::int64_t> identity(static_cast<std::size_t>(n));
+  std::iota(identity.begin(), identity.end(), 0);
+  const InMemoryGraph graph(std::move(adj), GraphLayout{}, {identity});
+
+  int p = 1;
+  if (k.shape != "whole") {
+    GCNLAB_CHECK(k.shape.rfind("1d:", 0) == 0, "--shape must be whole or 1d:P (got '{}')", k.shape);
+    p = parse_widths(k.shape.substr(3)).at(0);
+    GCNLAB_CHECK(p >= 1 && p <= n, "--shape 1d:P needs 1 <= P <= {}", n);
+  }
+  const auto bound = [&](int i) { return n * i / p; };
+  auto backend = make_backend(k.backend_name, {k.threads, 0});
+  std::vector<Csr> blocks;
+  std::int64_t nnz = 0, stored_rows = 0;
+  for (int j = 0; j < p; ++j) {
+    blocks.push_back(upload(*backend, graph.block(Direction::forward, 0, bound(1), bound(j), bound(j + 1)),
+                            p == 1 ? RowStorage::full : RowStorage::sparse_if_smaller));
+    nnz += blocks.back().nnz;
+    stored_rows += blocks.back().stored_rows();
+  }
+  const std::int64_t rows = bound(1);
+  for (const std::int64_t f : k.widths) {
+    const Dense x = random_dense(*backend, n, f, 7);
+    Dense y(*backend, rows, f);
+    using Kernel = std::function<void(const Csr&, ConstView, View, float)>;
+    const auto product = [&](const Kernel& kernel) {
+      return [&, kernel] {
+        for (int j = 0; j < p; ++j) {
+          const ConstView xj{x.data() + bound(j) * f, bound(j + 1) - bound(j), f, f};
+          kernel(blocks[j], xj, y, j == 0 ? 0.f : 1.f);
+        }
+      };
+    };
+    // The backend's kernel, and on the CPU the plain row loop beside it (the reference).
+    std::vector<std::function<void()>> fns{product([&](const Csr& a, ConstView xv, View yv, float beta) {
+      backend->spmm(a, xv, yv, beta);
+    })};
+    std::vector<std::string> names{"backend"};
+    if (k.backend_name == "cpu") fns.push_back(product(cpu::spmm_row_loop)), names.push_back("row-loop");
+    const std::vector<Stats> s = time_interleaved(*backend, k.warmup, k.reps, fns);
+    // Compulsory traffic: A once, every X row once, Y written once.
+    double bytes = 4.0 * f * (n + rows);
+    for (const Csr& b : blocks) bytes += csr_bytes(b);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      fmt::print("bench=spmm kernel={} backend={} graph={} shape={} rows={} cols={} nnz={} stored_rows={} f={} threads={} "
+                 "reps={} {}\n",
+                 names[i], k.backend_name, data.name, k.shape, rows, n, nnz, stored_rows, f, k.threads, k.reps,
+                 timing(s[i], 2.0 * nnz * f, bytes));
+    std::fflush(stdout);
+  }
+}
+
+// gemm: a layer f -> f on n rows: T W (n x f x f), Xᵀ U (f x n x f), U Wᵀ (n x f x f).
+void bench_gemm(const KernelBench& k) {
+  const Dataset data = load_dataset(k.spec);
+  const std::int64_t n = data.nodes();
+  auto backend = make_backend(k.backend_name, {k.threads, 0});
+  for (const std::int64_t f : k.widths) {
+    const Dense t = random_dense(*backend, n, f, 1), w = random_dense(*backend, f, f, 2);
+    Dense z(*backend, n, f), dw(*backend, f, f);
+    struct Case {
+      const char* name;
+      Op a, b;
+      ConstView av, bv;
+      View c;
+    };
+    const Case cases[] = {{"T*W", Op::N, Op::N, t, w, z}, {"Xt*U", Op::T, Op::N, t, z, dw}, {"U*Wt", Op::N, Op::T, z, w, z}};
+    for (const Case& c : cases) {
+      const Stats s = time_reps(*backend, k.warmup, k.reps, [&] { backend->gemm(c.a, c.b, 1.f, c.av, c.bv, 0.f, c.c); });
+      const double bytes = 4.0 * (c.av.size() + c.bv.size() + c.c.size());
+      fmt::print("bench=gemm backend={} graph={} op={} m={} n={} k={} threads={} reps={} {}\n", k.backend_name,
+                 data.name, c.name, c.c.rows, c.c.cols, c.a == Op::N ? c.av.cols : c.av.rows, k.threads, k.reps,
+                 timing(s, 2.0 * n * f * f, bytes));
+      std::fflush(stdout);
+    }
+  }
+}
+
+// elementwise: the model's element-wise passes and the loss on n x f (the
+// loss on n x 32 classes, every row a training row).
+void bench_elementwise(const KernelBench& k) {
+  const Dataset data = load_dataset(k.spec);
+  const std::int64_t n = data.nodes();
+  auto backend = make_backend(k.backend_name, {k.threads, 0});
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+  std::iota(ids.begin(), ids.end(), 0);
+  const Buffer<std::int64_t> row_ids = make_buffer<std::int64_t>(*backend, ids);
+  for (const std::int64_t f : k.widths) {
+    const Dense z = random_dense(*backend, n, f, 3), dx = random_dense(*backend, n, f, 4);
+    Dense h(*backend, n, f), x(*backend, n, f), g(*backend, n, f);
+    const DropoutParams drop{1, rng::kDropout, 0.5f};
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(i % f);
+    const Buffer<std::int32_t> label = make_buffer<std::int32_t>(*backend, labels);
+    const Buffer<std::uint8_t> split =
+        make_buffer<std::uint8_t>(*backend, std::vector<std::uint8_t>(static_cast<std::size_t>(n), ew::kTrain));
+    const std::vector<std::pair<std::string, std::function<void()>>> cases{
+        {"relu", [&] { backend->relu(z, h); }},
+        {"relu_backward", [&] { backend->relu_backward(dx, z, g); }},
+        {"dropout", [&] { backend->dropout(z, x, row_ids.data(), 0, drop); }},
+        {"relu_dropout", [&] { backend->relu_dropout(z, x, row_ids.data(), 0, drop); }},
+        {"dropout_relu_backward", [&] { backend->dropout_relu_backward(dx, x, drop.scale(), g); }},
+        {"softmax_xent", [&] {
+           backend->softmax_xent(z, 0, nullptr, nullptr, label.data(), split.data(), 1.f / static_cast<float>(n), g);
+         }},
+    };
+    for (const auto& [name, fn] : cases) {
+      const Stats s = time_reps(*backend, k.warmup, k.reps, fn);
+      const int streams = name == "relu_backward" || name == "dropout_relu_backward" ? 3 : 2;
+      fmt::print("bench=elementwise kernel={} backend={} graph={} n={} f={} threads={} reps={} {}\n", name,
+                 k.backend_name, data.name, n, f, k.threads, k.reps, timing(s, 0.0, 4.0 * streams * n * f));
+      std::fflush(stdout);
+    }
+  }
+}
+
+// epoch: the train options; one untimed epoch, then --epochs timed ones.
+void bench_epoch(Args& args, Communicator& world) {
+  TrainRun run = start_train(args, world, /*default_epochs=*/6);
+  GCNLAB_CHECK(!run.dry_run && !run.out && !run.weights_out, "bench epoch takes no --dry-run, --out or --weights-out");
+  const RunResult r = run.trainer->train({});
+  if (world.rank() != 0) return;
+  std::vector<double> t;
+  for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) t.push_back(r.epochs[e].time_s);
+  const Stats s = stats_of(t);
+  const RunInfo& i = run.info;
+  const std::string head = fmt::format("backend={} graph={} algo={} ranks={} threads={} n={} nnz={} dims={} dropout={}",
+                                       i.backend, i.dataset_name, i.algo, i.ranks, i.threads, i.nodes, i.nnz,
+                                       fmt::join(r.dims, "-"), i.model.dropout);
+  fmt::print("bench=epoch {} epochs={} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f}\n", head, t.size(),
+             s.median * 1e3, s.min * 1e3, s.max * 1e3);
+  // per category: the mean over timed epochs of the slowest rank
+  for (int c = 0; c < kNumCategories; ++c) {
+    double worst = 0;
+    for (const RankReport& rr : r.ranks) worst = std::max(worst, rr.per_epoch[c].time_s);
+    if (worst > 0)
+      fmt::print("bench=epoch-category {} category={} mean_ms={:.3f} share={:.3f}\n", head,
+                 to_string(static_cast<Category>(c)), worst * 1e3, worst / s.median);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int bench(const std::string& kind, Args& args, Communicator& world) {
+  collectively(world, [&] {
+    GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch",
+                 "bench needs one of spmm, gemm, elementwise, epoch first (got '{}'; see gcnlab --help)", kind);
+  });
+  if (kind == "epoch") {
+    bench_epoch(args, world);
+    return 0;
+  }
+  collectively(world, [&] {
+    GCNLAB_CHECK(world.size() == 1, "bench {} runs on one rank (the job has {})", kind, world.size());
+    const KernelBench k = parse_kernel_bench(args, kind == "spmm");
+    if (kind == "spmm") bench_spmm(k);
+    else if (kind == "gemm") bench_gemm(k);
+    else bench_elementwise(k);
+  });
+  return 0;
+}
+
+}  // namespace gcnlab::cli

@@ -1,0 +1,29 @@
+#pragma once
+// The CPU SpMM, Y = A X + beta Y, for every shape the strategies multiply:
+// whole graphs, block rows, hypersparse column blocks (compressed rows), any
+// width f. One entry point; the code path is chosen inside:
+//   - threads take contiguous row ranges balanced by nonzeros (plus one unit
+//     per row), in more chunks than threads, scheduled dynamically, so a
+//     power-law hub row does not leave one thread working alone;
+//   - the width is cut into column segments of 16-float vectors held in
+//     registers for a whole row (up to 8 vectors on AVX-512, 4 on AVX2), so an
+//     output row is written once and never read for beta = 0; a remainder
+//     narrower than 16 floats runs a plain loop;
+//   - narrow segments (f <= 64) accumulate two nonzeros at a time into two
+//     register sets, hiding the FMA latency the single chain would expose;
+//   - the X rows of the nonzeros a few steps ahead are prefetched, since the
+//     gathers are the kernel's memory traffic.
+// For the rows a compressed block does not store only beta applies.
+
+#include "common/matrix/csr.hpp"
+#include "common/matrix/dense.hpp"
+
+namespace gcnlab::cpu {
+
+void spmm(const Csr& a, ConstView x, View y, float beta);
+
+// The plain row loop (OpenMP over rows, a vectorised axpy per nonzero): what
+// the kernel is checked against in the tests and timed against in `gcnlab bench`.
+void spmm_row_loop(const Csr& a, ConstView x, View y, float beta);
+
+}  // namespace gcnlab::cpu

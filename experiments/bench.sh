@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Local kernel and epoch benchmarks, gcnlab beside its references, in one run:
+#   - SpMM: gcnlab's kernel, the plain OpenMP row loop and torch.sparse.mm
+#   - GEMM and the element-wise passes at 1 and T threads
+#   - a serial training epoch (dropout 0 and 0.5) against the same GCN in
+#     plain PyTorch (experiments/bench_pytorch.py) at the same thread counts
+# Every measurement is one key=value line in OUT/bench.txt; OUT/summary.md is
+# the README's table, computed from those lines.
+#
+#   experiments/bench.sh [--dataset SPEC] [--threads T] [--out DIR] [--quick]
+#
+# Default dataset: R-MAT scale 18 (262 144 vertices, 7.9 M nonzeros with
+# self-loops), 128 features, 32 classes; model 128-128-128-32. PyTorch is
+# optional (Debian: apt-get install python3-torch); without it those rows are
+# skipped with a note.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+gcnlab=${GCNLAB:-$root/build/gcnlab}
+dataset="rmat:scale=18,edge-factor=16,features=128,classes=32,seed=1"
+threads=$(nproc)
+out=$root/results/bench
+reps=10
+epochs=5
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dataset) dataset=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --quick) reps=3; epochs=2; shift ;;
+    *) echo "usage: experiments/bench.sh [--dataset SPEC] [--threads T] [--out DIR] [--quick]" >&2; exit 2 ;;
+  esac
+done
+[ -x "$gcnlab" ] || { echo "bench: $gcnlab not built (bash scripts/build.sh)" >&2; exit 1; }
+mkdir -p "$out"
+log=$out/bench.txt
+: > "$log"
+
+# One file for both programs: gcnlab's own binary format, read by the PyTorch script too.
+gcl=$out/dataset.gcl
+"$gcnlab" prepare --dataset "$dataset" --out "$gcl" 2>&1 | tail -1
+export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
+model=(--layers 3 --hidden 128 --epochs "$epochs" --no-eval)
+
+have_torch=0
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; else
+  echo "bench: PyTorch not installed (apt-get install python3-torch): its rows are skipped" | tee -a "$out/notes.txt"
+fi
+
+thread_counts=(1)
+[ "$threads" -gt 1 ] && thread_counts+=("$threads")
+for t in "${thread_counts[@]}"; do
+  echo "== $t thread(s)"
+  "$gcnlab" bench spmm --dataset "gcl:$gcl" --f 16,64,128 --threads "$t" --reps "$reps" | tee -a "$log"
+  "$gcnlab" bench gemm --dataset "gcl:$gcl" --f 128 --threads "$t" --reps "$reps" | tee -a "$log"
+  "$gcnlab" bench elementwise --dataset "gcl:$gcl" --f 128,32 --threads "$t" --reps "$reps" | tee -a "$log"
+  for d in 0 0.5; do
+    "$gcnlab" bench epoch --algo serial --dataset "gcl:$gcl" "${model[@]}" --dropout "$d" --threads "$t" | tee -a "$log"
+    if [ $have_torch = 1 ]; then
+      spmm=16,64,128
+      [ "$d" != 0 ] && spmm=""
+      /usr/bin/python3 "$root/experiments/bench_pytorch.py" "$gcl" --threads "$t" --dropout "$d" \
+        --epochs "$epochs" --reps "$reps" --spmm "$spmm" | tee -a "$log"
+    fi
+  done
+done
+
+/usr/bin/python3 - "$log" "$threads" > "$out/summary.md" <<'EOF'
+import re, sys
+rows = [dict(kv.split("=", 1) for kv in l.split()) for l in open(sys.argv[1]) if l.startswith("bench=")]
+T = sys.argv[2]
+def get(**want):
+    for r in rows:
+        if all(r.get(k) == str(v) for k, v in want.items()):
+            return r
+    return None
+def ms(r): return float(r["median_ms"]) if r else float("nan")
+out = []
+out.append("| measurement | 1 thread | %s threads | speed-up |" % T)
+out.append("|---|---|---|---|")
+for f in (16, 64, 128):
+    for kernel in ("backend", "row-loop", "torch.sparse.mm"):
+        a, b = get(bench="spmm", kernel=kernel, f=f, threads=1), get(bench="spmm", kernel=kernel, f=f, threads=T)
+        if a or b:
+            g = lambda r: f"{float(r['gflops']):.1f} GFLOP/s ({ms(r):.1f} ms)" if r else "-"
+            name = {"backend": "gcnlab", "row-loop": "plain row loop", "torch.sparse.mm": "torch.sparse.mm"}[kernel]
+            out.append(f"| SpMM f={f}, {name} | {g(a)} | {g(b)} | {ms(a) / ms(b):.2f}x |")
+for op in ("T*W", "Xt*U", "U*Wt"):
+    a, b = get(bench="gemm", op=op, threads=1), get(bench="gemm", op=op, threads=T)
+    if a and b:
+        out.append(f"| GEMM {op} (f=128) | {float(a['gflops']):.0f} GFLOP/s | {float(b['gflops']):.0f} GFLOP/s | {ms(a) / ms(b):.2f}x |")
+for k in ("relu_dropout", "dropout_relu_backward", "softmax_xent"):
+    for f in (128, 32):
+        a, b = get(bench="elementwise", kernel=k, f=f, threads=1), get(bench="elementwise", kernel=k, f=f, threads=T)
+        if a and b and not (k == "softmax_xent" and f == 128) and not (k != "softmax_xent" and f == 32):
+            out.append(f"| {k} (n x {f}) | {ms(a):.1f} ms | {ms(b):.1f} ms | {ms(a) / ms(b):.2f}x |")
+for d in ("0", "0.5"):
+    a, b = get(bench="epoch", algo="serial", dropout=d, threads=1), get(bench="epoch", algo="serial", dropout=d, threads=T)
+    out.append(f"| epoch, gcnlab serial, dropout {d} | {ms(a):.0f} ms | {ms(b):.0f} ms | {ms(a) / ms(b):.2f}x |")
+    pa, pb = get(bench="epoch", framework="pytorch", dropout=d, threads=1), get(bench="epoch", framework="pytorch", dropout=d, threads=T)
+    if pa or pb:
+        out.append(f"| epoch, plain PyTorch, dropout {d} | {ms(pa):.0f} ms | {ms(pb):.0f} ms | {ms(pa) / ms(pb):.2f}x |")
+        out.append(f"| PyTorch / gcnlab epoch time, dropout {d} | {ms(pa) / ms(a):.2f}x | {ms(pb) / ms(b):.2f}x | |")
+    shares = [r for r in rows if r["bench"] == "epoch-category" and r["dropout"] == d and r["threads"] == T]
+    ew = sum(float(r["mean_ms"]) for r in shares if r["category"] in ("elementwise", "loss"))
+    if shares:
+        out.append(f"| element-wise + loss share of the epoch, dropout {d} | | {100 * ew / ms(b):.1f} % | |")
+print("\n".join(out))
+EOF
+echo
+cat "$out/summary.md"
+echo "bench: lines in $log, table in $out/summary.md"

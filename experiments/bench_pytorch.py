@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""The same full-graph GCN as `gcnlab train --algo serial`, in plain PyTorch.
+
+Reads a dataset written by `gcnlab prepare --dataset SPEC --out FILE.gcl`, builds
+Â = D^-1/2 (A + I) D^-1/2 (gcnlab's normalisation), and trains the model
+gcnlab trains (L layers, Z_l = Âᵀ X_l W_l, ReLU, inverted dropout, masked
+softmax cross-entropy over the training vertices, Adam) with torch.sparse.mm
+and autograd, timing each epoch. Synthetic features (not stored in the file)
+are drawn at random: timings do not depend on the values.
+
+Prints the same `key=value` lines as `gcnlab bench`, so experiments/bench.sh
+can set them side by side:
+  bench=spmm kernel=torch.sparse.mm ... f=F threads=T median_ms=...
+  bench=epoch framework=pytorch ... median_ms=...
+
+Optional dependency: Debian's python3-torch (apt-get install python3-torch).
+"""
+
+import argparse
+import json
+import statistics
+import struct
+import sys
+import time
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - reported to the user
+    sys.exit("bench_pytorch: PyTorch is not installed (Debian: apt-get install python3-torch)")
+
+
+def read_gcl(path):
+    """The gcl format of common/data/gcl.cpp."""
+    with open(path, "rb") as f:
+        if f.read(8) != b"GCNLAB\x00\x01":
+            sys.exit(f"bench_pytorch: '{path}' is not a gcl file (gcnlab prepare --out FILE.gcl)")
+        (length,) = struct.unpack("<Q", f.read(8))
+        head = json.loads(f.read(length))
+        n, nnz, feats = head["nodes"], head["nnz"], head["features"]
+        rowptr = np.frombuffer(f.read(8 * (n + 1)), dtype="<i8")
+        col = np.frombuffer(f.read(8 * nnz), dtype="<i8")
+        x = None
+        if not head["synthetic_features"]:
+            x = np.frombuffer(f.read(4 * n * feats), dtype="<f4").reshape(n, feats)
+        labels = np.frombuffer(f.read(4 * n), dtype="<i4")
+        split = np.frombuffer(f.read(n), dtype="u1")
+    return head, rowptr, col, x, labels, split
+
+
+def normalized_adjacency_t(n, rowptr, col, directed):
+    """Âᵀ as a torch CSR tensor: Â = D^-1/2 (A + I) D^-1/2, D the row sums of A + I."""
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(rowptr))
+    r = np.concatenate([rows, np.arange(n, dtype=np.int64)])
+    c = np.concatenate([col, np.arange(n, dtype=np.int64)])
+    deg = np.bincount(r, minlength=n).astype(np.float64)
+    dinv = 1.0 / np.sqrt(deg)
+    v = (dinv[r] * dinv[c]).astype(np.float32)
+    # Âᵀ: swap rows and columns (the same matrix when undirected)
+    rt, ct = (c, r) if directed else (r, c)
+    coo = torch.sparse_coo_tensor(torch.from_numpy(np.stack([rt, ct])), torch.from_numpy(v), (n, n))
+    return coo.coalesce().to_sparse_csr()
+
+
+def timed(fn, warmup, reps):
+    times = []
+    for k in range(warmup + reps):
+        t0 = time.perf_counter()
+        fn()
+        if k >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def line(kind, fields, times, flops=None):
+    med = statistics.median(times)
+    out = f"bench={kind} " + " ".join(f"{k}={v}" for k, v in fields.items())
+    out += f" median_ms={med * 1e3:.3f} min_ms={min(times) * 1e3:.3f} max_ms={max(times) * 1e3:.3f}"
+    if flops is not None:
+        out += f" gflops={flops / med * 1e-9:.2f}"
+    print(out, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("gcl", help="a dataset written by gcnlab prepare --out FILE.gcl")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--epochs", type=int, default=5, help="timed epochs (after one warm-up)")
+    ap.add_argument("--spmm", default="16,64,128", help="widths for the torch.sparse.mm benchmark ('' to skip)")
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(1)
+    head, rowptr, col, x, labels, split = read_gcl(args.gcl)
+    n, feats, classes = head["nodes"], head["features"], head["classes"]
+    a_t = normalized_adjacency_t(n, rowptr, col, head["directed"])
+    nnz = a_t.values().numel()
+    common = {"graph": head["name"], "n": n, "nnz": nnz, "threads": args.threads}
+
+    for f in [int(w) for w in args.spmm.split(",") if w]:
+        xf = torch.rand(n, f) * 2 - 1
+        times = timed(lambda: torch.sparse.mm(a_t, xf), 2, args.reps)
+        line("spmm", {"kernel": "torch.sparse.mm", **common, "f": f}, times, 2.0 * nnz * f)
+
+    x = torch.from_numpy(np.array(x)) if x is not None else torch.rand(n, feats) * 2 - 1
+    y = torch.from_numpy(labels.astype(np.int64)).clamp(min=0)
+    train = torch.from_numpy(split == 1)
+    dims = [feats] + [args.hidden] * (args.layers - 1) + [classes]
+    weights = []
+    for l in range(args.layers):  # Glorot uniform, as gcnlab
+        bound = (6.0 / (dims[l] + dims[l + 1])) ** 0.5
+        weights.append(torch.nn.Parameter((torch.rand(dims[l], dims[l + 1]) * 2 - 1) * bound))
+    opt = torch.optim.Adam(weights, lr=args.lr)
+
+    def epoch():
+        opt.zero_grad()
+        h = x
+        for l, w in enumerate(weights):
+            if args.dropout > 0:
+                h = torch.nn.functional.dropout(h, args.dropout, training=True)
+            h = torch.sparse.mm(a_t, h) @ w  # (Âᵀ X) W, gcnlab's default order
+            if l + 1 < len(weights):
+                h = torch.relu(h)
+        loss = torch.nn.functional.cross_entropy(h[train], y[train])
+        loss.backward()
+        opt.step()
+        return loss
+
+    times = timed(epoch, 1, args.epochs)
+    line("epoch", {"framework": "pytorch", "torch": torch.__version__, **common,
+                   "dims": "-".join(map(str, dims)), "dropout": args.dropout, "epochs": args.epochs}, times)
+
+
+if __name__ == "__main__":
+    main()

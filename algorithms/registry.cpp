@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -18,24 +20,25 @@ namespace {
 struct Entry {
   const char* name;
   std::unique_ptr<Strategy> (*make)(const StrategyOptions&, const StrategyContext&);
+  bool any_order = false;  // --order transform: W applied before the SpMM (block-row strategies)
 };
 
 const Entry kStrategies[] = {
     {"serial", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SerialStrategy>(o, c);
-     }},
+     }, true},
     {"1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<OneDStrategy>(o, c);
-     }},
+     }, true},
     {"1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<OneHalfDStrategy>(o, c);
-     }},
+     }, true},
     {"sa-1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SaOneDStrategy>(o, c);
-     }},
+     }, true},
     {"sa-1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SaOneHalfDStrategy>(o, c);
-     }},
+     }, true},
     {"2d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<TwoDStrategy>(o, c);
      }},
@@ -55,9 +58,26 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
-std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {
+std::vector<std::string> order_strategies() {
+  std::vector<std::string> names;
   for (const auto& e : kStrategies)
-    if (opts.algo == e.name) return e.make(opts, ctx);
+    if (e.any_order) names.emplace_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {
+  for (const auto& e : kStrategies) {
+    if (opts.algo != e.name) continue;
+    if (!e.any_order) {
+      const auto orders = parse_orders(opts.order);
+      const bool aggregate = std::all_of(orders.begin(), orders.end(),
+                                         [](ProductOrder o) { return o == ProductOrder::aggregate_first; });
+      GCNLAB_CHECK(opts.order == "auto" || aggregate,
+                   "--algo {} computes (ÂᵀX)W in every layer, as its paper does: --order {} is for {}", opts.algo,
+                   opts.order, fmt::join(order_strategies(), ", "));
+    }
+    return e.make(opts, ctx);
+  }
   fail("unknown --algo '{}' (available: {})", opts.algo, fmt::join(strategy_names(), ", "));
 }
 

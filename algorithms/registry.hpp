@@ -9,6 +9,9 @@
 
 namespace gcnlab {
 
+// The strategies that take --order transform (W before the SpMM).
+std::vector<std::string> order_strategies();
+
 std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx);
 std::vector<std::string> strategy_names();
 

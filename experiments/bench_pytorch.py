@@ -134,7 +134,7 @@ def main():
 
     times = timed(epoch, 1, args.epochs)
     line("epoch", {"framework": "pytorch", "torch": torch.__version__, **common,
-                   "dims": "-".join(map(str, dims)), "dropout": args.dropout, "epochs": args.epochs}, times)
+                   "dims": "-".join(map(str, dims)), "dropout": f"{args.dropout:g}", "epochs": args.epochs}, times)
 
 
 if __name__ == "__main__":

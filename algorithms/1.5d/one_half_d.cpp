@@ -13,7 +13,10 @@ OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyCo
       row_(grid_.along({"c"})),
       col_(grid_.along({"r"})),
       backend_(ctx.backend),
-      ledger_(ctx.world.ledger()) {}
+      ledger_(ctx.world.ledger()) {
+  order_spec_ = opts.order;
+  parse_orders(order_spec_);  // the syntax now, the layers at setup
+}
 
 std::string OneHalfDStrategy::describe() const {
   const int R = grid_.dim("r"), c = grid_.dim("c");
@@ -28,6 +31,7 @@ std::string OneHalfDStrategy::describe() const {
 void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
   dims_ = dims;
+  orders_ = parse_orders(order_spec_, dims);
   directed_ = g.directed();
   GCNLAB_CHECK(g.n() >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n(), R);
   offsets_ = row_blocks(g, R);
@@ -46,10 +50,10 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
 }
 
 void OneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  broadcast_spmm(col_, backend_, stages_.forward, x, t, stage_);
-  row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
-  multiply_weights(backend_, ledger_, t, w, z);
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
+    broadcast_spmm(col_, backend_, stages_.forward, in, out, stage_);
+    row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
+  }, x, w, z, work_.data());
 }
 
 void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
@@ -68,8 +72,8 @@ ByteModel OneHalfDStrategy::byte_model() const {
   const int c = grid_.dim("c"), R = grid_.dim("r");
   const double rows = static_cast<double>(layouts_[0].vertices.size());
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, stages_.forward, dims_[l]) +
+    const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, stages_.forward, forward_width(orders_, dims_, l)) +
                                                   broadcast_spmm_bytes(col_, stages_.backward, dims_[l + 1]);
     m[static_cast<int>(Category::allreduce)] +=
         wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);

@@ -9,6 +9,8 @@ namespace gcnlab {
 
 OneDStrategy::OneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  order_spec_ = opts.order;
+  parse_orders(order_spec_);  // the syntax now, the layers at setup
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo 1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }
@@ -25,6 +27,7 @@ std::string OneDStrategy::describe() const {
 void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
+  orders_ = parse_orders(order_spec_, dims);
   directed_ = g.directed();
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(g.n() >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n(), p);
@@ -41,9 +44,9 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
 }
 
 void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  broadcast_spmm(world_, backend_, stages_.forward, x, t, stage_);
-  multiply_weights(backend_, ledger_, t, w, z);
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
+    broadcast_spmm(world_, backend_, stages_.forward, in, out, stage_);
+  }, x, w, z, work_.data());
 }
 
 void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
@@ -59,7 +62,7 @@ MemoryNeed OneDStrategy::memory_need() const {
 ByteModel OneDStrategy::byte_model() const {
   ByteModel m{};
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, stages_.forward, dims_[l]) +
+    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, stages_.forward, forward_width(orders_, dims_, l)) +
                                                   broadcast_spmm_bytes(world_, stages_.backward, dims_[l + 1]);
   }
   m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());

@@ -36,12 +36,15 @@ class OneDStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
+  std::vector<ProductOrder> orders(int) const override { return orders_; }
 
  private:
   Communicator& world_;
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  std::string order_spec_;             // --order
+  std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])
   std::vector<Layout> layouts_;
   bool directed_ = false;

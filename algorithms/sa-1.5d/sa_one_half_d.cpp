@@ -16,7 +16,10 @@ SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const Strate
       row_(grid_.along({"c"})),
       col_(grid_.along({"r"})),
       backend_(ctx.backend),
-      ledger_(ctx.world.ledger()) {}
+      ledger_(ctx.world.ledger()) {
+  order_spec_ = opts.order;
+  parse_orders(order_spec_);  // the syntax now, the layers at setup
+}
 
 std::string SaOneHalfDStrategy::describe() const {
   const int R = grid_.dim("r"), c = grid_.dim("c");
@@ -63,6 +66,7 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g,
 void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int R = grid_.dim("r"), i = grid_.coord("r");
   dims_ = dims;
+  orders_ = parse_orders(order_spec_, dims);
   directed_ = g.directed();
   offsets_ = row_blocks(g, R);
   GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
@@ -137,10 +141,10 @@ void SaOneHalfDStrategy::spmm(std::vector<Stage>& stages, ConstView x, View y) {
 }
 
 void SaOneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  spmm(fwd_, x, t);
-  row_.allreduce(std::span<float>(t.data, t.size()), ReduceOp::sum, Category::allreduce);
-  multiply_weights(backend_, ledger_, t, w, z);
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
+    spmm(fwd_, in, out);
+    row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
+  }, x, w, z, work_.data());
 }
 
 void SaOneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
@@ -161,7 +165,7 @@ ByteModel SaOneHalfDStrategy::byte_model() const {
   };
   const double fwd = received(fwd_), bwd = received(directed_ ? bwd_ : fwd_);
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const double fin = static_cast<double>(dims_[l]), fout = static_cast<double>(dims_[l + 1]);
+    const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
     m[static_cast<int>(Category::p2p)] += (fwd * fin + bwd * fout) * sizeof(float);
     m[static_cast<int>(Category::allreduce)] +=
         wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);

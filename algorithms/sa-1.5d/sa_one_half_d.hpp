@@ -38,6 +38,7 @@ class SaOneHalfDStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
+  std::vector<ProductOrder> orders(int) const override { return orders_; }
 
  private:
   struct Stage {
@@ -59,6 +60,8 @@ class SaOneHalfDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
+  std::string order_spec_;             // --order
+  std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
   bool directed_ = false;
   std::int64_t nnz_local_ = 0;

@@ -11,6 +11,8 @@ namespace gcnlab {
 
 SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  order_spec_ = opts.order;
+  parse_orders(order_spec_);  // the syntax now, the layers at setup
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }
@@ -55,6 +57,7 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
 void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
+  orders_ = parse_orders(order_spec_, dims);
   directed_ = g.directed();
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
@@ -103,9 +106,8 @@ void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
 }
 
 void SaOneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  View t{work_.data(), x.rows, dims_[l], dims_[l]};
-  spmm(fwd_, x, t);
-  multiply_weights(backend_, ledger_, t, w, z);
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) { spmm(fwd_, in, out); }, x, w, z,
+                  work_.data());
 }
 
 void SaOneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
@@ -119,7 +121,7 @@ ByteModel SaOneDStrategy::byte_model() const {
   const Exchange& b = directed_ ? bwd_ : fwd_;
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     m[static_cast<int>(Category::alltoall)] +=
-        (static_cast<double>(fwd_.recv_rows) * dims_[l] + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float);
+        (static_cast<double>(fwd_.recv_rows) * forward_width(orders_, dims_, l) + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float);
   }
   m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
   return m;

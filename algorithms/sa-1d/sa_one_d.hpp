@@ -37,6 +37,7 @@ class SaOneDStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
+  std::vector<ProductOrder> orders(int) const override { return orders_; }
 
  private:
   // One direction (Âᵀ forward, Â backward): what to send, what arrives, the local blocks.
@@ -54,6 +55,8 @@ class SaOneDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
+  std::string order_spec_;             // --order
+  std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
   bool directed_ = false;
   std::int64_t nnz_local_ = 0;

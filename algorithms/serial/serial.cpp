@@ -2,10 +2,14 @@
 
 #include <algorithm>
 
+#include "common/dist/block_rows.hpp"
+
 namespace gcnlab {
 
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  order_spec_ = opts.order;
+  parse_orders(order_spec_);  // the syntax now, the layers at setup
   GCNLAB_CHECK(ctx.world.size() == 1, "--algo serial runs on one rank (the job has {})", ctx.world.size());
   GCNLAB_CHECK(opts.grid.empty() || opts.grid == std::vector<int>{1},
                "--algo serial takes no --grid other than 1");
@@ -18,6 +22,7 @@ std::string SerialStrategy::describe() const {
 
 void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   dims_ = dims;
+  orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();
   directed_ = g.directed();
   Layout all;
@@ -40,13 +45,10 @@ MemoryNeed SerialStrategy::memory_need() const {
 }
 
 void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  View t{work_.data(), n_, dims_[l], dims_[l]};
-  {
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
     auto s = ledger_.time(Category::spmm);
-    backend_.spmm(a_hat_t_, x, t, 0.f);
-  }
-  auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
+    backend_.spmm(a_hat_t_, in, out, 0.f);
+  }, x, w, z, work_.data());
 }
 
 void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {

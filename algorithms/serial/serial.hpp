@@ -24,11 +24,14 @@ class SerialStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
   ByteModel byte_model() const override { return {}; }
   MemoryNeed memory_need() const override;
+  std::vector<ProductOrder> orders(int) const override { return orders_; }
 
  private:
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  std::string order_spec_;             // --order
+  std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
   std::int64_t n_ = 0;
   bool directed_ = false;

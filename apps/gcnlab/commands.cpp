@@ -158,7 +158,7 @@ usage:
   gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
   gcnlab bench spmm|gemm|elementwise --dataset SPEC [--f 16,64,128] [--threads N] [--reps R] [--warmup W]
                [--shape whole|1d:P] (spmm: the whole Âᵀ or one 1d rank's P column blocks)
-  gcnlab bench epoch [train options] (--epochs timed epochs after one untimed; experiments/bench.sh
+  gcnlab bench epoch [train options] (--epochs N: N epochs, the first untimed; experiments/bench.sh
                runs them all beside plain PyTorch; one key=value line per measurement)
 
 train options:
@@ -179,6 +179,8 @@ train options:
   --permutation none|single|double   plexus-3d: vertex permutation for load balance (double)
   --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
                          nonblocking while the next multiplies (1: off)
+  --order auto|aggregate|transform|LIST   forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform
+                         where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
   --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
   --learn-features       train the input features as parameters (Plexus's node embeddings)
   --dry-run              set up, print the modelled bytes per category per rank, no epochs
@@ -197,7 +199,8 @@ dataset SPEC:
   gcl:FILE.gcl                              written by gcnlab prepare
   gcl:DIR                                   written by gcnlab prepare --shards (every strategy)
 )",
-                     GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset);
+                     GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset,
+                     fmt::join(order_strategies(), ", "));
 }
 
 TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
@@ -239,6 +242,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     sopts.permutation = args.value_or("--permutation", "double");
     sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
     sopts.gemm_order = args.value_or("--gemm-order", "auto");
+    sopts.order = args.value_or("--order", "auto");
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
@@ -279,6 +283,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   info.model = model;
   info.train = tc;
   info.describe = run.strategy->describe();
+  for (ProductOrder o : run.strategy->orders(model.layers)) info.order.push_back(to_string(o));
   return run;
 }
 

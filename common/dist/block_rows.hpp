@@ -7,6 +7,7 @@
 //   dW   = ALLREDUCE(X_iᵀ U_i) over one copy of every block row
 //   dX_i = U_i Wᵀ
 
+#include <functional>
 #include <vector>
 
 #include "common/model/strategy.hpp"
@@ -18,6 +19,15 @@ std::vector<Layout> block_row_layouts(const Graph& g, std::int64_t r0, std::int6
                                       const std::vector<std::int64_t>& dims);
 
 void multiply_weights(Backend& backend, Ledger& ledger, ConstView t, ConstView w, View z);
+
+// A layer's forward product Z_i = Âᵀ_i X W in either order, given the
+// strategy's distributed SpMM out = Âᵀ_i in (row-local output, any width):
+//   aggregate first  T = spmm(X) (width f_l) in `work`, Z = T W
+//   transform first  Y = X W (width f_{l+1}) in `work`, Z = spmm(Y)
+// `work` holds rows x max(f_l, f_{l+1}) floats.
+using RowSpmm = std::function<void(ConstView in, View out)>;
+void forward_product(Backend& backend, Ledger& ledger, ProductOrder order, const RowSpmm& spmm, ConstView x,
+                     ConstView w, View z, float* work);
 
 // `group` holds exactly one rank per block row.
 void weight_and_input_gradients(Backend& backend, Ledger& ledger, Communicator& group, ConstView x, ConstView u,

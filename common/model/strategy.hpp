@@ -51,6 +51,24 @@ double bytes_of(std::int64_t count) {
   return static_cast<double>(count) * sizeof(T);
 }
 
+// The order of a layer's forward product (--order). (ÂᵀX)W aggregates at width
+// f_l, Âᵀ(XW) at f_{l+1}: cheaper in SpMM flops and, for the communicating
+// strategies, in bytes when f_{l+1} < f_l. The backward pass is the same for
+// both (U = Â G at f_{l+1}; dW = Xᵀ U; dX = U Wᵀ).
+enum class ProductOrder { aggregate_first, transform_first };
+std::string to_string(ProductOrder o);
+
+// --order: auto (transform first exactly where f_{l+1} < f_l) | aggregate |
+// transform | a comma list with one of aggregate / transform per layer. With
+// no dims only the syntax is checked.
+std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims = {});
+
+// The width a layer's forward SpMM multiplies.
+inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const std::vector<std::int64_t>& dims,
+                                  std::size_t l) {
+  return orders[l] == ProductOrder::transform_first ? dims[l + 1] : dims[l];
+}
+
 struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
@@ -59,6 +77,7 @@ struct StrategyOptions {
   std::string permutation = "double";  // plexus-3d: none | single | double (Sec. 5.1)
   int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
   std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
+  std::string order = "auto";          // product order per layer (ProductOrder; serial and the block-row family)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   std::uint64_t seed = 1;              // permutations
 };
@@ -91,6 +110,12 @@ class Strategy {
   virtual void forward(int l, ConstView x, ConstView w, View z) = 0;
   // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
   virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+
+  // The forward product order of each layer (after setup). Strategies that
+  // compute only their paper's (ÂᵀX)W keep the default.
+  virtual std::vector<ProductOrder> orders(int layers) const {
+    return std::vector<ProductOrder>(static_cast<std::size_t>(layers), ProductOrder::aggregate_first);
+  }
 
   // The vertex permutation (Plexus Sec. 5.1) its graph must be prepared with: none | single | double.
   virtual std::string permutation() const { return "none"; }

@@ -86,6 +86,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"partition", info.partition_quality},
                  {"permutation", info.permutation},
                  {"agg_blocks", info.agg_blocks},
+                 {"order", info.order},
                  {"describe", info.describe}};
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},

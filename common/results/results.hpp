@@ -16,6 +16,7 @@ namespace gcnlab {
 struct RunInfo {
   std::string algo, backend, partitioner = "block", permutation = "none", describe;
   int agg_blocks = 1;
+  std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;
   int ranks = 1, threads = 1;
   ModelConfig model;

@@ -40,6 +40,7 @@ RunSpec small_spec(const std::string& algo, const std::vector<int>& grid) {
   spec.model.layers = 2;
   spec.model.hidden = 7;
   spec.train.epochs = 3;
+  spec.order = "aggregate";  // CAGNET's (ÂᵀX)W, which its closed forms count
   return spec;
 }
 
@@ -60,6 +61,11 @@ TEST_CASE("measured bytes equal the model for every strategy and grid", "[bytes]
         INFO(algo << " grid " << format_grid(grid) << (directed ? " directed" : ""));
         RunSpec spec = small_spec(algo, grid);
         require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
+        if (algo == "1d" || algo == "1.5d" || algo == "sa-1d" || algo == "sa-1.5d") {  // Âᵀ(XW): narrower products
+          spec.order = "transform,aggregate";
+          require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
+          spec.order = "aggregate";
+        }
         if (algo == "2d" || algo == "split-3d") {
           spec.block = 64;
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
@@ -87,6 +93,21 @@ TEST_CASE("1d: bytes are CAGNET's (P-1)/P n f words per SpMM", "[bytes][1d]") {
         }
       }
     }
+  }
+}
+
+TEST_CASE("1d with Âᵀ(XW): the forward broadcasts carry f_{l+1} columns", "[bytes][1d][order]") {
+  const int p = world_size();
+  const std::int64_t n = 1001;
+  RunSpec spec = small_spec("1d", {});
+  spec.order = "transform";
+  const RunResult r = run(MPI_COMM_WORLD, spec, small_graph(n));
+  const auto off = block_offsets(n, p);
+  for (const RankReport& rr : r.ranks) {
+    const double rows = static_cast<double>(n - (off[rr.rank + 1] - off[rr.rank]));
+    double expected = 0;  // forward and backward both at f_{l+1}
+    for (int l = 0; l < 2; ++l) expected += rows * static_cast<double>(2 * kDims[l + 1]) * 4;
+    CHECK(rr.per_epoch[kBcast].wire_bytes == expected);
   }
 }
 

@@ -73,6 +73,28 @@ TEST_CASE("1d runs on a partitioner's unequal block rows", "[equivalence][1d]") 
 TEST_CASE("2d matches serial on every R x C grid", "[equivalence][2d]") { check_all_grids("2d"); }
 TEST_CASE("split-3d matches serial on every X x Y x Z grid", "[equivalence][split-3d]") { check_all_grids("split-3d"); }
 
+TEST_CASE("the block-row strategies match serial in every product order", "[equivalence][order]") {
+  // (ÂᵀX)W and Âᵀ(XW) per layer (--order), against serial in the other order
+  const int p = world_size();
+  for (const char* dataset : {kUndirected, kDirected}) {
+    const Dataset data = load_dataset(dataset);
+    RunSpec reference = spec_for("serial", 0.5f);
+    reference.order = "aggregate";
+    const RunResult serial = run(MPI_COMM_SELF, reference, data);
+    for (const std::string algo : {"serial", "1d", "1.5d", "sa-1d", "sa-1.5d"})
+      for (const auto& grid : algo == "serial" ? std::vector<std::vector<int>>{{}} : grids_for(algo, p))
+        for (const char* order : {"transform", "aggregate,transform,transform"}) {
+          if (algo == "serial" && p > 1) continue;
+          INFO(algo << " grid " << format_grid(grid) << " on " << dataset << " order " << order);
+          RunSpec spec = spec_for(algo, 0.5f);
+          spec.grid = grid;
+          spec.order = order;
+          const RunResult r = run(algo == "serial" ? MPI_COMM_SELF : MPI_COMM_WORLD, spec, data);
+          require_same_model(serial, r);
+        }
+  }
+}
+
 TEST_CASE("the directed test graph really is directed", "[equivalence]") {
   const Dataset d = load_dataset(kDirected);
   CHECK(d.directed);

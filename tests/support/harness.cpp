@@ -30,6 +30,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.permutation = spec.permutation;
   opts.agg_blocks = spec.agg_blocks;
   opts.gemm_order = spec.gemm_order;
+  opts.order = spec.order;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
   strategy_ = make_strategy(opts, {c, *backend_});

@@ -22,6 +22,7 @@ struct RunSpec {
   std::string permutation = "double";
   int agg_blocks = 1;
   std::string gemm_order = "auto";
+  std::string order = "auto";
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

@@ -1,0 +1,35 @@
+#include "common/model/strategy.hpp"
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+std::string to_string(ProductOrder o) { return o == ProductOrder::transform_first ? "transform" : "aggregate"; }
+
+std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims) {
+  const std::size_t layers = dims.empty() ? 0 : dims.size() - 1;
+  std::vector<ProductOrder> out;
+  if (spec == "auto") {
+    for (std::size_t l = 0; l < layers; ++l)
+      out.push_back(dims[l + 1] < dims[l] ? ProductOrder::transform_first : ProductOrder::aggregate_first);
+    return out;
+  }
+  std::vector<std::string> items;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = spec.find(',', at);
+    items.push_back(spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  for (const std::string& item : items) {
+    GCNLAB_CHECK(item == "aggregate" || item == "transform",
+                 "--order takes auto, aggregate, transform or one of them per layer, comma-separated (got '{}')", spec);
+    out.push_back(item == "transform" ? ProductOrder::transform_first : ProductOrder::aggregate_first);
+  }
+  if (dims.empty()) return out;
+  if (out.size() == 1) out.assign(layers, out.front());
+  GCNLAB_CHECK(out.size() == layers, "--order '{}' names {} layers, the model has {}", spec, out.size(), layers);
+  return out;
+}
+
+}  // namespace gcnlab

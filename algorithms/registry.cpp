@@ -68,8 +68,8 @@ std::vector<std::string> order_strategies() {
 std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {
   for (const auto& e : kStrategies) {
     if (opts.algo != e.name) continue;
+    const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
     if (!e.any_order) {
-      const auto orders = parse_orders(opts.order);
       const bool aggregate = std::all_of(orders.begin(), orders.end(),
                                          [](ProductOrder o) { return o == ProductOrder::aggregate_first; });
       GCNLAB_CHECK(opts.order == "auto" || aggregate,

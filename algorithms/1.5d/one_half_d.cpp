@@ -15,7 +15,6 @@ OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyCo
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  parse_orders(order_spec_);  // the syntax now, the layers at setup
 }
 
 std::string OneHalfDStrategy::describe() const {

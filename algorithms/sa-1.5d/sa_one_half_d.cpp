@@ -18,7 +18,6 @@ SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  parse_orders(order_spec_);  // the syntax now, the layers at setup
 }
 
 std::string SaOneHalfDStrategy::describe() const {

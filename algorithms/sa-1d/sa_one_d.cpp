@@ -12,7 +12,6 @@ namespace gcnlab {
 SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  parse_orders(order_spec_);  // the syntax now, the layers at setup
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }

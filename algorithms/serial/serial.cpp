@@ -9,7 +9,6 @@ namespace gcnlab {
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  parse_orders(order_spec_);  // the syntax now, the layers at setup
   GCNLAB_CHECK(ctx.world.size() == 1, "--algo serial runs on one rank (the job has {})", ctx.world.size());
   GCNLAB_CHECK(opts.grid.empty() || opts.grid == std::vector<int>{1},
                "--algo serial takes no --grid other than 1");

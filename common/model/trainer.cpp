@@ -148,7 +148,6 @@ XentSums Trainer::loss() {
 }
 
 void Trainer::backward(int epoch) {
-  const float scale = 1.f / (1.f - model_.dropout);
   for (int l = model_.layers - 1; l >= 0; --l) {
     LayerState& s = layers_[l];
     const bool input_gradient = l > 0 || model_.learn_features;
@@ -160,7 +159,7 @@ void Trainer::backward(int epoch) {
       if (model_.dropout > 0)
         backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(0).col0, dropout_params(epoch, 0));
     } else if (model_.dropout > 0) {
-      backend_.dropout_relu_backward(s.dx, s.x, scale, layers_[l - 1].g);
+      backend_.dropout_relu_backward(s.dx, s.x, dropout_params(epoch, l).scale(), layers_[l - 1].g);
     } else {
       backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
     }

@@ -6,6 +6,7 @@
 #include "algorithms/1.5d/one_half_d.hpp"
 #include "algorithms/1d/one_d.hpp"
 #include "algorithms/2d/two_d.hpp"
+#include "algorithms/mggcn-1d/mggcn_1d.hpp"
 #include "algorithms/sa-1.5d/sa_one_half_d.hpp"
 #include "algorithms/sa-1d/sa_one_d.hpp"
 #include "algorithms/plexus-3d/plexus_3d.hpp"
@@ -45,6 +46,9 @@ const Entry kStrategies[] = {
     {"split-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Split3DStrategy>(o, c);
      }},
+    {"mggcn-1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<MgGcn1DStrategy>(o, c);
+     }, true},
     {"plexus-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Plexus3DStrategy>(o, c);
      }},

@@ -9,18 +9,19 @@ namespace gcnlab {
 
 OneDStrategy::OneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+  algo_ = opts.algo;
   order_spec_ = opts.order;
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
-               "--algo 1d needs --grid P with P = {} (the number of ranks)", world_.size());
+               "--algo {} needs --grid P with P = {} (the number of ranks)", opts.algo, world_.size());
 }
 
-std::string OneDStrategy::describe() const {
-  const int p = world_.size();
-  return fmt::format(
-      "1d (CAGNET Alg. 1): {} ranks, Âᵀ{} and activations in block rows of {}..{} rows, "
-      "W replicated; rank {} holds {} rows, nnz {}",
-      p, directed_ ? " and Â" : "", block_extent(offsets_).first, block_extent(offsets_).second,
-      world_.rank(), layouts_[0].vertices.size(), nnz_local_);
+std::string OneDStrategy::describe() const { return "1d (CAGNET Alg. 1): " + layout_summary(); }
+
+std::string OneDStrategy::layout_summary() const {
+  return fmt::format("{} ranks, Âᵀ{} and activations in block rows of {}..{} rows, W replicated; rank {} holds {} "
+                     "rows, nnz {}",
+                     world_.size(), directed_ ? " and Â" : "", block_extent(offsets_).first,
+                     block_extent(offsets_).second, world_.rank(), layouts_[0].vertices.size(), nnz_local_);
 }
 
 void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
@@ -29,7 +30,7 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   orders_ = parse_orders(order_spec_, dims);
   directed_ = g.directed();
   offsets_ = row_blocks(g, p);
-  GCNLAB_CHECK(g.n() >= p, "1d: {} vertices cannot be split into {} non-empty block rows", g.n(), p);
+  GCNLAB_CHECK(g.n() >= p, "{}: {} vertices cannot be split into {} non-empty block rows", algo_, g.n(), p);
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];
 
   layouts_ = block_row_layouts(g, r0, r1, dims);
@@ -42,15 +43,18 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
   work_ = Dense(backend_, r1 - r0, fmax);
 }
 
+void OneDStrategy::row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out) {
+  broadcast_spmm(world_, backend_, stages, in, out, stage_);
+}
+
 void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
-    broadcast_spmm(world_, backend_, stages_.forward, in, out, stage_);
-  }, x, w, z, work_.data());
+  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) { row_spmm(stages_.forward, in, out); },
+                  x, w, z, work_.data());
 }
 
 void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  broadcast_spmm(world_, backend_, stages_.backward, g, u, stage_);
+  row_spmm(stages_.backward, g, u);  // G is not read after this (dX may share its storage)
   weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
 }
 

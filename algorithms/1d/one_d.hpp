@@ -20,7 +20,7 @@
 
 namespace gcnlab {
 
-class OneDStrategy final : public Strategy {
+class OneDStrategy : public Strategy {
  public:
   OneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
 
@@ -38,11 +38,17 @@ class OneDStrategy final : public Strategy {
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
 
- private:
+ protected:
+  // Ranks, block rows, this rank's rows and nonzeros.
+  std::string layout_summary() const;
+  // out = Âᵀ_i in (forward stages) or Â_i in (backward): P broadcast stages.
+  virtual void row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out);
+
   Communicator& world_;
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  std::string algo_;                   // --algo (1d, or a strategy built on it)
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])
@@ -51,7 +57,7 @@ class OneDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;     // Âᵀ_ij and Â_ij, j = 0..P-1; stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f
-  Dense work_;                // T_i / U_i: n_i x max f
+  Dense work_;                // T_i / U_i (or X_i W): n_i x max f
 };
 
 }  // namespace gcnlab

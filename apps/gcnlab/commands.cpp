@@ -173,12 +173,13 @@ train options:
   --weight-decay X (0)   --weight-decay-layers all|first (all)
   --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
   --partitioner NAME|FILE   block | block-nnz | random | metis | metis-nnz | volume, or a
-                         partition file (one part id per vertex); default block
+                         partition file (one part id per vertex); default block (mggcn-1d: random)
   --backend cpu|cuda (cpu)
   --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
   --permutation none|single|double   plexus-3d: vertex permutation for load balance (double)
   --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
                          nonblocking while the next multiplies (1: off)
+  --overlap on|off       mggcn-1d: broadcast of the next tile while the SpMM multiplies this one (on)
   --order auto|aggregate|transform|LIST   forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform
                          where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
   --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
@@ -234,7 +235,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     model.weight_decay_first_only = wd_layers == "first";
     model.dropout = static_cast<float>(args.real("--dropout", 0));
     model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
-    info.partitioner = args.value_or("--partitioner", "block");
+    const auto partitioner = args.value("--partitioner");
     info.backend = args.value_or("--backend", "cpu");
     const auto [local_rank, ranks_on_node] = node_position(world);
     info.threads = static_cast<int>(args.integer("--threads", default_threads(ranks_on_node), 1));
@@ -243,6 +244,9 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
     sopts.gemm_order = args.value_or("--gemm-order", "auto");
     sopts.order = args.value_or("--order", "auto");
+    const std::string overlap = args.value_or("--overlap", "on");
+    GCNLAB_CHECK(overlap == "on" || overlap == "off", "--overlap takes on or off (got '{}')", overlap);
+    sopts.overlap = overlap == "on";
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
@@ -259,6 +263,8 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     run.device_world = make_device_communicator(*run.backend, dynamic_cast<MpiCommunicator&>(world));
     Communicator& comm = run.comm(world);
     run.strategy = make_strategy(sopts, {comm, *run.backend});
+    // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
+    info.partitioner = partitioner ? *partitioner : data_slot->shards ? "block" : run.strategy->default_partitioner();
     run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, model, tc);
   });
 
@@ -278,6 +284,8 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
 
   info.algo = sopts.algo;
   if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;
+  if (sopts.algo == "mggcn-1d") info.overlap = sopts.overlap;
+  info.activations = to_string(run.strategy->activation_plan());
   info.grid = run.strategy->grid();
   info.ranks = world.size();
   info.model = model;

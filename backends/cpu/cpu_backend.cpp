@@ -65,7 +65,9 @@ void CpuBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
-void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta) { cpu::spmm(a, x, y, beta); }
+void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) {
+  cpu::spmm(a, x, y, beta, progress);
+}
 
 void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t m = op_a == Op::N ? a.rows : a.cols;

@@ -18,7 +18,8 @@ class CpuBackend final : public Backend {
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
   void copy_on_device(void* dst, const void* src, std::size_t bytes) override;
 
-  void spmm(const Csr& a, ConstView x, View y, float beta) override;
+  using Backend::spmm;
+  void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) override;
   void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) override;
 
   void fill(View y, float value) override;

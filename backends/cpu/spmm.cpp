@@ -165,7 +165,7 @@ std::vector<std::int64_t> balanced_chunks(const Rows& a, int chunks) {
 
 }  // namespace
 
-void spmm(const Csr& a, ConstView x, View y, float beta) {
+void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress) {
   GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   const std::int64_t f = y.cols;
   if (f == 0 || a.rows == 0) return;
@@ -173,7 +173,12 @@ void spmm(const Csr& a, ConstView x, View y, float beta) {
                   a.stored_rows(), a.rows, a.nnz};
   const int threads = omp_get_max_threads();
   // A few chunks per thread absorb uneven cache behaviour; tiny blocks run on one.
-  const int chunks = rows.nnz + rows.stored < 4096 ? 1 : 8 * threads;
+  int chunks = rows.nnz + rows.stored < 4096 ? 1 : 8 * threads;
+  // Polling for a collective in flight: often enough that its rounds advance
+  // (a few hundred microseconds of work per chunk), not so often that polls cost.
+  constexpr std::int64_t kProgressNnz = 1 << 14;
+  if (progress)
+    chunks = static_cast<int>(std::clamp<std::int64_t>((rows.nnz + rows.stored) / kProgressNnz, chunks, 1 << 14));
   const std::vector<std::int64_t> bounds = balanced_chunks(rows, chunks);
   // Column segments: full register blocks, then the widest block of what is
   // left, then a plain-loop remainder under 16 floats.
@@ -196,6 +201,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta) {
       j0 += rest_vecs * kLanes;
     }
     if (tail > 0) remainder(rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta, tail);
+    if (progress && omp_get_thread_num() == 0) progress();
   }
 }
 

@@ -14,13 +14,18 @@
 //   - the X rows of the nonzeros a few steps ahead are prefetched, since the
 //     gathers are the kernel's memory traffic.
 // For the rows a compressed block does not store only beta applies.
+// With `progress`, chunks hold at most ~kProgressNnz nonzeros and the calling
+// thread (OpenMP's master: MPI_THREAD_FUNNELED allows it to call MPI) calls
+// it after each of its chunks.
+
+#include <functional>
 
 #include "common/matrix/csr.hpp"
 #include "common/matrix/dense.hpp"
 
 namespace gcnlab::cpu {
 
-void spmm(const Csr& a, ConstView x, View y, float beta);
+void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress = {});
 
 // The plain row loop (OpenMP over rows, a vectorised axpy per nonzero): what
 // the kernel is checked against in the tests and timed against in `gcnlab bench`.

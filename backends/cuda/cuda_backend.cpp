@@ -138,7 +138,7 @@ void CudaBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) 
 // Y = A X + beta Y with cuSPARSE's generic SpMM on row-major dense operands.
 // cuSPARSE needs equal index types for offsets and columns: the 64-bit row
 // offsets are narrowed into a reused 32-bit buffer (blocks have < 2^31 nnz).
-void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta) {
+void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progress&) {
   GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   if (y.rows == 0 || y.cols == 0) return;
   if (a.nnz == 0 || x.rows == 0) {

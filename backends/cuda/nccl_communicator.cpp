@@ -96,6 +96,12 @@ class StreamRequest final : public Communicator::Request {
   StreamRequest(CUstream_st* compute, cudaEvent_t done) : compute_(compute), done_(done) {}
   ~StreamRequest() override { cudaEventDestroy(done_); }
   void wait() override { GCNLAB_CUDA_CALL(cudaStreamWaitEvent(compute_, done_, 0)); }
+  bool test() override {  // NCCL progresses on its own stream; this only asks
+    const cudaError_t e = cudaEventQuery(done_);
+    if (e == cudaErrorNotReady) return false;
+    GCNLAB_CUDA_CALL(e);
+    return true;
+  }
 
  private:
   CUstream_st* compute_;
@@ -104,18 +110,36 @@ class StreamRequest final : public Communicator::Request {
 
 }  // namespace
 
-std::unique_ptr<Communicator::Request> NcclCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
-                                                                       ReduceOp op) {
-  if (!on_device(buf)) return mpi_->do_iallreduce(buf, count, t, op);
+// The collective `enqueue` puts on the communication stream once the compute
+// stream's work so far (which produced the input) is complete (MG-GCN Sec. 4.3:
+// a communication stream beside the compute stream, ordered by events).
+template <class F>
+std::unique_ptr<Communicator::Request> NcclCommunicator::on_comm_stream(F&& enqueue) {
   cudaEvent_t ready, done;
   GCNLAB_CUDA_CALL(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   GCNLAB_CUDA_CALL(cudaEventRecord(ready, backend_.stream()));  // the input is complete
   GCNLAB_CUDA_CALL(cudaStreamWaitEvent(backend_.comm_stream(), ready, 0));
   cudaEventDestroy(ready);  // released once recorded work completes
-  GCNLAB_CUDA_CALL(ncclAllReduce(buf, buf, count, nccl_type(t), nccl_op(op), comm_, backend_.comm_stream()));
+  enqueue(backend_.comm_stream());
   GCNLAB_CUDA_CALL(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   GCNLAB_CUDA_CALL(cudaEventRecord(done, backend_.comm_stream()));
   return std::make_unique<StreamRequest>(backend_.stream(), done);
+}
+
+std::unique_ptr<Communicator::Request> NcclCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
+                                                                       ReduceOp op) {
+  if (!on_device(buf)) return mpi_->do_iallreduce(buf, count, t, op);
+  return on_comm_stream([&](cudaStream_t s) {
+    GCNLAB_CUDA_CALL(ncclAllReduce(buf, buf, count, nccl_type(t), nccl_op(op), comm_, s));
+  });
+}
+
+std::unique_ptr<Communicator::Request> NcclCommunicator::do_ibroadcast(void* buf, std::size_t count, DType t,
+                                                                       int root) {
+  if (!on_device(buf)) return mpi_->do_ibroadcast(buf, count, t, root);
+  return on_comm_stream([&](cudaStream_t s) {
+    GCNLAB_CUDA_CALL(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, s));
+  });
 }
 
 // NCCL has no all-gather with counts: one grouped ncclBroadcast per contributor.

@@ -5,7 +5,7 @@
 // collectives run on the backend's compute stream, so they are ordered after
 // the kernels that produced their input; the accounting wrapper synchronises
 // the stream before reading the clock. Nonblocking all-reduces run on the
-// backend's communication stream. Host buffers (metric reductions, index lists
+// backend's communication stream, as do nonblocking broadcasts. Host buffers (metric reductions, index lists
 // exchanged at setup) go over the underlying MPI communicator; the bytes are
 // recorded identically either way.
 
@@ -42,11 +42,15 @@ class NcclCommunicator final : public Communicator {
   void do_barrier() override;
   // On the communication stream, after the compute stream's work so far; the
   // request makes the compute stream wait for it (no host synchronisation),
-  // so SpMMs queued meanwhile overlap with it (blocked aggregation).
+  // so SpMMs queued meanwhile overlap with it (blocked aggregation, MG-GCN's
+  // overlapped broadcasts).
   std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
+  std::unique_ptr<Request> do_ibroadcast(void* buf, std::size_t count, DType t, int root) override;
 
  private:
   bool on_device(const void* p) const;
+  template <class F>
+  std::unique_ptr<Request> on_comm_stream(F&& enqueue);
 
   std::unique_ptr<MpiCommunicator> mpi_;
   CudaBackend& backend_;

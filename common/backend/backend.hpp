@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,7 +39,14 @@ class Backend : public Allocator {
   virtual void sync() = 0;
 
   // Y = A X + beta Y  (A: rows x cols CSR; X: cols x f; Y: rows x f)
-  virtual void spmm(const Csr& a, ConstView x, View y, float beta) = 0;
+  void spmm(const Csr& a, ConstView x, View y, float beta) { spmm(a, x, y, beta, Progress{}); }
+  // The same, calling `progress` (when set) every few thousand nonzeros on the
+  // calling thread while the product runs: it drives nonblocking collectives
+  // that advance only inside MPI calls (OpenMPI's shared-memory broadcasts), so
+  // that they overlap with the product (MG-GCN Sec. 4.3). Device backends,
+  // whose collectives progress on their own stream, ignore it.
+  using Progress = std::function<void()>;
+  virtual void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) = 0;
   // C = alpha op(A) op(B) + beta C, row-major.
   virtual void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) = 0;
 

@@ -171,11 +171,14 @@ struct SoftmaxXent {
   float* g; std::int64_t ldg;
   // max and sum: the row max and row sum of exponentials over all classes, or
   // null when the whole row is local (the pass computes them: one pass per row).
+  // G may share Z's storage (a row is read before it is overwritten).
   GCNLAB_HD XentRow operator()(std::int64_t i) const {
     XentRow r{0.0, 0, 0};
     const float* zi = z + i * ldz;
     const std::int64_t y = label[i] - col0;
     const bool train = split[i] == kTrain;
+    const bool labelled = y >= 0 && y < cols;
+    const float zy = labelled ? zi[y] : 0.f;
     float* gi = g + i * ldg;
     float m = 0.f, s = 0.f;
     if (max) {
@@ -187,9 +190,8 @@ struct SoftmaxXent {
     }
     const float inv = train ? scale / s : 0.f;
     for (std::int64_t j = 0; j < cols; ++j) gi[j] *= inv;
-    if (train && y >= 0 && y < cols) gi[y] -= scale;
-    if (y >= 0 && y < cols && split[i] != kNone) {
-      const float zy = zi[y];
+    if (train && labelled) gi[y] -= scale;
+    if (labelled && split[i] != kNone) {
       r.counted = 1;
       r.correct = zy >= m ? 1 : 0;
       if (train) r.loss = -(static_cast<double>(zy) - m - log(static_cast<double>(s)));

@@ -1,5 +1,7 @@
 #include "common/comm/communicator.hpp"
 
+#include <algorithm>
+
 namespace gcnlab {
 
 Communicator::Timed::Timed(Communicator& comm, Category c, double payload, double wire)
@@ -18,15 +20,28 @@ Communicator::Timed::~Timed() {
   ledger_.record(category_, tally_);
 }
 
+bool Communicator::Pending::test() {
+  if (!request_ || done_) return true;
+  const auto start = Clock::now();
+  const bool done = request_->test();
+  const auto end = Clock::now();
+  polled_s_ += std::chrono::duration<double>(end - start).count();
+  if (done) done_ = end;
+  return done;
+}
+
 void Communicator::Pending::wait() {
   if (!request_) return;
   ledger_->sync();
-  const auto start = Ledger::Clock::now();
+  const auto start = Clock::now();
   const std::unique_ptr<Request> r = std::move(request_);
   r->wait();
   ledger_->sync();
+  const auto end = Clock::now();
   Tally t;
-  t.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start).count();
+  t.time_s = std::chrono::duration<double>(end - start).count() + polled_s_;
+  const double wall = std::chrono::duration<double>(done_.value_or(end) - posted_).count();
+  t.hidden_s = std::max(0.0, wall - exposed_s_ - t.time_s);
   ledger_->record(category_, t);
 }
 

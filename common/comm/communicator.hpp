@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -89,16 +90,22 @@ class Communicator {
   }
 
   // A nonblocking collective in flight. Its bytes are recorded when it is
-  // posted; the time charged to its category is the time spent posting it and
-  // waiting for it, i.e. the communication that compute did not hide.
+  // posted; the time charged to its category is the time spent posting it,
+  // polling it (test()) and waiting for it, i.e. the communication that
+  // compute did not hide; its wall time beyond that (post to the first test()
+  // or wait() that finds it complete) is recorded as hidden (Tally::hidden_s).
   class Pending;
   // A transport's handle on a nonblocking operation.
   struct Request {
     virtual ~Request() = default;
     virtual void wait() = 0;
+    // Drives the operation's progress; true once it has completed.
+    virtual bool test() = 0;
   };
   template <class T>
   [[nodiscard]] Pending iallreduce(std::span<T> buf, ReduceOp op, Category c);
+  template <class T>
+  [[nodiscard]] Pending ibroadcast(std::span<T> buf, int root, Category c);
 
   // `send` holds size() * recv.size() elements; rank r receives the sum of block r.
   template <class T>
@@ -175,8 +182,15 @@ class Communicator {
     do_allreduce(buf, count, t, op);
     return nullptr;
   }
+  virtual std::unique_ptr<Request> do_ibroadcast(void* buf, std::size_t count, DType t, int root) {
+    do_broadcast(buf, count, t, root);
+    return nullptr;
+  }
 
  private:
+  template <class F>
+  Pending post(Category c, double payload, double wire, F&& start);
+
   // Times one call and records it on destruction.
   class Timed {
    public:
@@ -203,6 +217,10 @@ class Communicator::Pending {
     std::swap(request_, o.request_);
     std::swap(ledger_, o.ledger_);
     std::swap(category_, o.category_);
+    std::swap(posted_, o.posted_);
+    std::swap(exposed_s_, o.exposed_s_);
+    std::swap(done_, o.done_);
+    std::swap(polled_s_, o.polled_s_);
     return *this;
   }
   ~Pending() {
@@ -212,27 +230,55 @@ class Communicator::Pending {
     }
   }
 
-  // Completes the operation; charges the waiting time to its category.
+  // Drives progress (transports whose nonblocking collectives advance only
+  // inside MPI calls need it while the rank computes); true once complete.
+  bool test();
+  // Seconds spent in test() so far: communication work done by the polling
+  // thread, which a compute scope around the polls excludes (Ledger::Scope::exclude).
+  double polled_s() const { return polled_s_; }
+  // Completes the operation; charges the waiting time to its category and
+  // records the hidden time.
   void wait();
 
  private:
   friend class Communicator;
-  Pending(std::unique_ptr<Request> r, Ledger& l, Category c) : request_(std::move(r)), ledger_(&l), category_(c) {}
+  using Clock = Ledger::Clock;
+  Pending(std::unique_ptr<Request> r, Ledger& l, Category c, Clock::time_point posted, double post_s)
+      : request_(std::move(r)), ledger_(&l), category_(c), posted_(posted), exposed_s_(post_s) {}
 
   std::unique_ptr<Request> request_;
   Ledger* ledger_ = nullptr;
   Category category_ = Category::allreduce;
+  Clock::time_point posted_{};
+  double exposed_s_ = 0;          // posting and waiting
+  std::optional<Clock::time_point> done_;  // when a test() first found it complete
+  double polled_s_ = 0;
 };
+
+template <class F>
+Communicator::Pending Communicator::post(Category c, double payload, double wire, F&& start) {
+  const auto posted = Ledger::Clock::now();
+  std::unique_ptr<Request> r;
+  {
+    Timed t(*this, c, payload, wire);
+    r = start();
+  }
+  return Pending(std::move(r), ledger(), c, posted,
+                 std::chrono::duration<double>(Ledger::Clock::now() - posted).count());
+}
 
 template <class T>
 Communicator::Pending Communicator::iallreduce(std::span<T> buf, ReduceOp op, Category c) {
   const double m = static_cast<double>(buf.size_bytes());
-  std::unique_ptr<Request> r;
-  {
-    Timed t(*this, c, m, wire::allreduce(m, size()));
-    r = do_iallreduce(buf.data(), buf.size(), dtype_of<T>(), op);
-  }
-  return Pending(std::move(r), ledger(), c);
+  return post(c, m, wire::allreduce(m, size()),
+              [&] { return do_iallreduce(buf.data(), buf.size(), dtype_of<T>(), op); });
+}
+
+template <class T>
+Communicator::Pending Communicator::ibroadcast(std::span<T> buf, int root, Category c) {
+  const double m = static_cast<double>(buf.size_bytes());
+  return post(c, m, wire::broadcast(m, rank() == root),
+              [&] { return do_ibroadcast(buf.data(), buf.size(), dtype_of<T>(), root); });
 }
 
 // Size of one element of `t` in bytes.

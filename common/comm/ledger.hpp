@@ -6,6 +6,7 @@
 // Communication is recorded by the Communicator wrapper (every collective goes
 // through it); compute is recorded by scoped timers around local kernels.
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -41,16 +42,20 @@ enum class Phase : int {
 inline constexpr int kNumPhases = static_cast<int>(Phase::count);
 
 struct Tally {
-  double time_s = 0;
+  double time_s = 0;  // for communication: the time the rank spent in it (exposed)
   double payload_bytes = 0;
   double wire_bytes = 0;
   std::int64_t calls = 0;
+  // Nonblocking communication only: its wall time (post to completion) minus
+  // the exposed time above, i.e. the part computation hid (MG-GCN Sec. 4.3).
+  double hidden_s = 0;
 
   Tally& operator+=(const Tally& o) {
     time_s += o.time_s;
     payload_bytes += o.payload_bytes;
     wire_bytes += o.wire_bytes;
     calls += o.calls;
+    hidden_s += o.hidden_s;
     return *this;
   }
 };
@@ -108,17 +113,23 @@ class Ledger {
         ledger_.sync();
         t.time_s = std::chrono::duration<double>(Clock::now() - start_).count();
       }
+      t.time_s = std::max(0.0, t.time_s - excluded_s_);
       t.calls = 1;
       ledger_.record(category_, t);
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
+    // Time spent inside the scope on something charged elsewhere (the
+    // progress of a collective polled from inside a kernel).
+    void exclude(double seconds) { excluded_s_ += seconds; }
+
    private:
     Ledger& ledger_;
     Category category_;
     Clock::time_point start_;
     std::unique_ptr<Stopwatch> watch_;
+    double excluded_s_ = 0;
   };
   Scope time(Category c) { return Scope(*this, c); }
 

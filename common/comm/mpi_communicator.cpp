@@ -92,6 +92,11 @@ namespace {
 struct MpiRequest final : Communicator::Request {
   MPI_Request request = MPI_REQUEST_NULL;
   void wait() override { GCNLAB_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE)); }
+  bool test() override {
+    int done = 0;
+    GCNLAB_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    return done != 0;
+  }
 };
 }  // namespace
 
@@ -99,6 +104,13 @@ std::unique_ptr<Communicator::Request> MpiCommunicator::do_iallreduce(void* buf,
                                                                       ReduceOp op) {
   auto r = std::make_unique<MpiRequest>();
   GCNLAB_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op), comm_, &r->request));
+  return r;
+}
+
+std::unique_ptr<Communicator::Request> MpiCommunicator::do_ibroadcast(void* buf, std::size_t count, DType t,
+                                                                      int root) {
+  auto r = std::make_unique<MpiRequest>();
+  GCNLAB_MPI(MPI_Ibcast(buf, as_count(count), mpi_type(t), root, comm_, &r->request));
   return r;
 }
 

@@ -42,6 +42,7 @@ class MpiCommunicator final : public Communicator {
                    DType t) override;
   void do_barrier() override;
   std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
+  std::unique_ptr<Request> do_ibroadcast(void* buf, std::size_t count, DType t, int root) override;
 
  private:
   MPI_Comm comm_;

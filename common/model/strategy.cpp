@@ -6,6 +6,8 @@ namespace gcnlab {
 
 std::string to_string(ProductOrder o) { return o == ProductOrder::transform_first ? "transform" : "aggregate"; }
 
+std::string to_string(ActivationPlan p) { return p == ActivationPlan::shared ? "shared" : "per-layer"; }
+
 std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims) {
   const std::size_t layers = dims.empty() ? 0 : dims.size() - 1;
   std::vector<ProductOrder> out;

@@ -69,6 +69,20 @@ inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const
   return orders[l] == ProductOrder::transform_first ? dims[l + 1] : dims[l];
 }
 
+// How the trainer lays out the activations and gradients of a rank.
+//   per_layer  every layer keeps H, dropout(H), dX, Z and G in buffers of its
+//              own (as CAGNET and DGL do: 4-6 buffers per layer);
+//   shared     MG-GCN's buffer reuse (Balın et al. Sec. 4.2, Eq. 16-21, Fig. 4):
+//              one buffer per layer holds its output Z, then H' = ReLU(Z) in
+//              place, then G = dL/dZ, then dX; dropout's input is recomputed from
+//              its keyed mask into one shared buffer. With the strategy's
+//              broadcast buffers BC1, BC2 and the product buffer HW that is
+//              L + 3 buffers in all (+1 with dropout), beside the input features.
+//              The strategy's backward must read G before it writes dX (they
+//              share storage).
+enum class ActivationPlan { per_layer, shared };
+std::string to_string(ActivationPlan p);
+
 struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
@@ -78,6 +92,7 @@ struct StrategyOptions {
   int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
   std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
   std::string order = "auto";          // product order per layer (ProductOrder; serial and the block-row family)
+  bool overlap = true;                 // mggcn-1d: broadcasts overlapped with the SpMM (Sec. 4.3)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   std::uint64_t seed = 1;              // permutations
 };
@@ -119,6 +134,10 @@ class Strategy {
 
   // The vertex permutation (Plexus Sec. 5.1) its graph must be prepared with: none | single | double.
   virtual std::string permutation() const { return "none"; }
+  // The partitioner an in-memory dataset gets when --partitioner is not given.
+  virtual std::string default_partitioner() const { return "block"; }
+  // The trainer's buffer layout (ActivationPlan).
+  virtual ActivationPlan activation_plan() const { return ActivationPlan::per_layer; }
 
   // Ranks that split the classes of the logits' rows (null: each rank holds whole rows).
   virtual Communicator* class_group() { return nullptr; }

@@ -51,18 +51,11 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 
   layers_.clear();
   layers_.resize(L);
+  plan_ = strategy_.activation_plan();
+  allocate_activations();
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
-    const Layout& in = strategy_.layout(l);
-    const Layout& out = strategy_.layout(l + 1);
-    const auto rows_in = static_cast<std::int64_t>(in.vertices.size());
-    const auto rows_out = static_cast<std::int64_t>(out.vertices.size());
-    s.h = Dense(backend_, rows_in, in.cols);
-    if (model_.dropout > 0) s.x = Dense(backend_, rows_in, in.cols);
-    if (l > 0 || model_.learn_features) s.dx = Dense(backend_, rows_in, in.cols);
-    s.z = Dense(backend_, rows_out, out.cols);
-    s.g = Dense(backend_, rows_out, out.cols);
-    s.row_ids = make_buffer<std::int64_t>(backend_, in.vertices);
+    s.row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
 
     const Block b = strategy_.weight_block(l);
     std::vector<float> w;
@@ -94,11 +87,11 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     const std::span<const std::int64_t> rows(in.vertices.data() + r0, std::min(kChunk, in.vertices.size() - r0));
     h0.resize(rows.size() * in.cols);
     data.feature_rows(rows, in.col0, in.col0 + in.cols, h0.data());
-    backend_.copy_to_device(layers_[0].h.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
+    backend_.copy_to_device(layers_[0].h.data + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
   }
   if (model_.learn_features) {
-    feature_m_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
-    feature_v_ = Dense(backend_, layers_[0].h.rows(), layers_[0].h.cols());
+    feature_m_ = Dense(backend_, layers_[0].h.rows, layers_[0].h.cols);
+    feature_v_ = Dense(backend_, layers_[0].h.rows, layers_[0].h.cols);
     backend_.fill(feature_m_, 0.f);
     backend_.fill(feature_v_, 0.f);
   }
@@ -110,32 +103,84 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   setup_time_s_ = seconds_since(t0);
 }
 
-ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x.view() : layers_[l].h.view(); }
+namespace {
+
+std::int64_t rows_of(const Layout& a) { return static_cast<std::int64_t>(a.vertices.size()); }
+
+}  // namespace
+
+void Trainer::allocate_activations() {
+  const int L = model_.layers;
+  const bool drop = model_.dropout > 0;
+  activations_.clear();
+  activations_.reserve(static_cast<std::size_t>(5 * L + 2));  // views point into it: no reallocation
+  auto store = [&](std::int64_t elements) -> float* { return activations_.emplace_back(backend_, 1, elements).data(); };
+  auto shaped = [](float* p, const Layout& a) { return View{p, rows_of(a), a.cols, a.cols}; };
+  auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
+  auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
+
+  const Layout& in0 = strategy_.layout(0);
+  layers_[0].h = shaped(store(size(in0)), in0);  // the features
+  if (!shared()) {
+    for (int l = 0; l < L; ++l) {
+      LayerState& s = layers_[l];
+      const Layout& in = strategy_.layout(l);
+      const Layout& out = strategy_.layout(l + 1);
+      if (l > 0) s.h = shaped(store(size(in)), in);
+      if (drop) s.x = shaped(store(size(in)), in);
+      if (input_gradient(l)) s.dx = shaped(store(size(in)), in);
+      s.z = shaped(store(size(out)), out);
+      s.g = shaped(store(size(out)), out);
+    }
+    return;
+  }
+  // MG-GCN Sec. 4.2: layer l's buffer holds Z_l -> H_{l+1} (Eq. 18) -> G_l (19) -> dX_l (21).
+  std::int64_t widest_input = 0;
+  for (int l = 0; l < L; ++l) {
+    LayerState& s = layers_[l];
+    const Layout& in = strategy_.layout(l);
+    const Layout& out = strategy_.layout(l + 1);
+    float* a = store(std::max(size(out), input_gradient(l) ? size(in) : 0));
+    s.z = s.g = shaped(a, out);
+    if (l + 1 < L) layers_[l + 1].h = shaped(a, out);
+    if (input_gradient(l)) s.dx = shaped(a, in);
+    widest_input = std::max(widest_input, size(in));
+  }
+  if (drop) {  // X_l = dropout(H_l), written before each forward and backward product of layer l
+    float* x = store(widest_input);
+    for (int l = 0; l < L; ++l) layers_[l].x = shaped(x, strategy_.layout(l));
+  }
+}
+
+ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x : layers_[l].h; }
 
 DropoutParams Trainer::dropout_params(int epoch, int l) const {
   return {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + static_cast<std::uint64_t>(l),
           model_.dropout};
 }
 
+void Trainer::drop_input(int epoch, int l) {
+  auto t = ledger_.time(Category::elementwise);
+  LayerState& s = layers_[l];
+  backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0, dropout_params(epoch, l));
+}
+
 void Trainer::forward(int epoch, bool training) {
   const int L = model_.layers;
   const bool drop = training && model_.dropout > 0;
-  if (drop) {  // X_0 = dropout(H_0); the later inputs come out of the fused ReLU below
-    auto t = ledger_.time(Category::elementwise);
-    backend_.dropout(layers_[0].h, layers_[0].x, layers_[0].row_ids.data(), strategy_.layout(0).col0,
-                     dropout_params(epoch, 0));
-  }
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
-    strategy_.forward(l, drop ? s.x.view() : s.h.view(), s.w, s.z);
+    // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
+    if (drop && (l == 0 || shared())) drop_input(epoch, l);
+    strategy_.forward(l, drop ? s.x : s.h, s.w, s.z);
     if (l + 1 < L) {
       auto t = ledger_.time(Category::elementwise);
       LayerState& next = layers_[l + 1];
-      if (drop)
+      if (drop && !shared())
         backend_.relu_dropout(s.z, next.x, next.row_ids.data(), strategy_.layout(l + 1).col0,
                               dropout_params(epoch, l + 1));
       else
-        backend_.relu(s.z, next.h);
+        backend_.relu(s.z, next.h);  // in place under the shared plan
     }
   }
 }
@@ -151,7 +196,8 @@ void Trainer::backward(int epoch) {
   for (int l = model_.layers - 1; l >= 0; --l) {
     LayerState& s = layers_[l];
     const bool input_gradient = l > 0 || model_.learn_features;
-    View dx = input_gradient ? s.dx.view() : View{};
+    if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
+    View dx = input_gradient ? s.dx : View{};
     strategy_.backward(l, input(l), s.g, s.w, s.dw, input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
     auto t = ledger_.time(Category::elementwise);
@@ -259,9 +305,9 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
   const auto coords = strategy_.coords();
-  // per rank: [coords(8), nnz, peak, host peak, memory need (4)] [4 x per_epoch, 4 x setup, model] per category
-  constexpr int kCoords = 8, kHead = kCoords + 7;
-  const int width = kHead + 9 * kNumCategories;
+  // per rank: [coords(8), nnz, peak, host peak, memory need (4)] [5 x per_epoch, 4 x setup, model] per category
+  constexpr int kCoords = 8, kHead = kCoords + 7, kPer = 10;
+  const int width = kHead + kPer * kNumCategories;
   std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
   for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
   mine[kCoords] = static_cast<double>(strategy_.nnz_local());
@@ -271,10 +317,10 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   std::tie(mine[kCoords + 3], mine[kCoords + 4], mine[kCoords + 5], mine[kCoords + 6]) =
       std::tuple{need.graph, need.buffers, need.activations, need.weights};
   for (int c = 0; c < kNumCategories; ++c) {
-    double* p = mine.data() + kHead + 9 * c;
+    double* p = mine.data() + kHead + kPer * c;
     const double te = std::max(r.timed_epochs, 1);
     p[0] = sum[c].time_s / te, p[1] = sum[c].wire_bytes / te, p[2] = sum[c].payload_bytes / te,
-    p[3] = static_cast<double>(sum[c].calls) / te;
+    p[3] = static_cast<double>(sum[c].calls) / te, p[9] = sum[c].hidden_s / te;
     p[4] = setup[c].time_s, p[5] = setup[c].wire_bytes, p[6] = setup[c].payload_bytes,
     p[7] = static_cast<double>(setup[c].calls);
     p[8] = model[c];
@@ -290,8 +336,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     rr.host_peak_bytes = p[kCoords + 2];
     rr.memory = {p[kCoords + 3], p[kCoords + 4], p[kCoords + 5], p[kCoords + 6]};
     for (int c = 0; c < kNumCategories; ++c) {
-      const double* q = p + kHead + 9 * c;
-      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3]))};
+      const double* q = p + kHead + kPer * c;
+      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3])), q[9]};
       rr.setup[c] = {q[4], q[6], q[5], static_cast<std::int64_t>(q[7])};
       rr.model[c] = q[8];
     }
@@ -313,21 +359,31 @@ ByteModel Trainer::byte_model() const {
 
 MemoryNeed Trainer::memory_need() const {
   MemoryNeed m = strategy_.memory_need();
-  // per layer (setup): H, dropout(H), dX, Z, G and the dropout keys; W, dW, Adam m and v
-  for (int l = 0; l < model_.layers; ++l) {
+  const int L = model_.layers;
+  const bool drop = model_.dropout > 0;
+  auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
+  auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
+  // activations (allocate_activations): the features, then per layer ...
+  m.activations += bytes_of<float>(size(strategy_.layout(0)));
+  std::int64_t widest_input = 0;
+  for (int l = 0; l < L; ++l) {
     const Layout& in = strategy_.layout(l);
     const Layout& out = strategy_.layout(l + 1);
-    const auto rows_in = static_cast<std::int64_t>(in.vertices.size());
-    const auto rows_out = static_cast<std::int64_t>(out.vertices.size());
-    const int copies = 1 + (model_.dropout > 0) + (l > 0 || model_.learn_features);
-    m.activations += bytes_of<float>(copies * rows_in * in.cols + 2 * rows_out * out.cols) +
-                     bytes_of<std::int64_t>(rows_in);
+    if (shared()) {  // one buffer for Z, H', G and dX
+      m.activations += bytes_of<float>(std::max(size(out), input_gradient(l) ? size(in) : 0));
+      widest_input = std::max(widest_input, size(in));
+    } else {  // H (l > 0), dropout(H), dX, Z, G
+      const int copies = (l > 0) + drop + input_gradient(l);
+      m.activations += bytes_of<float>(copies * size(in) + 2 * size(out));
+    }
+    m.activations += bytes_of<std::int64_t>(rows_of(in));  // dropout keys
     const Block b = strategy_.weight_block(l);
-    m.weights += bytes_of<float>(4 * b.rows * b.cols);
+    m.weights += bytes_of<float>(4 * b.rows * b.cols);  // W, dW, Adam m and v
   }
-  if (model_.learn_features) m.weights += bytes_of<float>(2 * layers_[0].h.rows() * layers_[0].h.cols());
+  if (shared() && drop) m.activations += bytes_of<float>(widest_input);
+  if (model_.learn_features) m.weights += bytes_of<float>(2 * size(strategy_.layout(0)));
   // labels, split and the loss workspace (row max and sum) of the logits' rows
-  const auto rows = static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size());
+  const auto rows = rows_of(strategy_.layout(L));
   m.activations += bytes_of<std::int32_t>(rows) + bytes_of<std::uint8_t>(rows) + bytes_of<float>(2 * rows);
   return m;
 }

@@ -10,6 +10,10 @@
 //   update    dW += λ W (L2 weight decay);  Adam or SGD
 // and accounts every epoch per category (Phase::epoch), the dropout-free
 // evaluation pass separately (Phase::eval).
+// The buffers follow the strategy's ActivationPlan: per layer (above), or
+// MG-GCN's shared plan, where Z_l, H_{l+1}, G_l and dX_l take turns in one
+// buffer per layer, ReLU runs in place and dropout(H_l) is recomputed from its
+// keyed mask for the backward pass instead of being kept.
 
 #include <functional>
 #include <vector>
@@ -77,14 +81,18 @@ class Trainer {
 
  private:
   struct LayerState {
-    Dense h;        // H_l (input activations); H_0 = features
-    Dense x;        // dropout(H_l) when dropout > 0
-    Dense z;        // Z_l
-    Dense g;        // dL/dZ_l
-    Dense dx;       // dL/dX_l (l > 0; l = 0 with learned features)
+    View h;   // H_l (input activations); H_0 = features
+    View x;   // dropout(H_l) when dropout > 0
+    View z;   // Z_l
+    View g;   // dL/dZ_l
+    View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
     Dense w, dw, m, v;
     Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
   };
+  bool shared() const { return plan_ == ActivationPlan::shared; }
+  void allocate_activations();
+  // Dropout's input X_l from H_l (forward, and the shared plan's backward).
+  void drop_input(int epoch, int l);
 
   void forward(int epoch, bool training);
   XentSums loss();
@@ -103,6 +111,8 @@ class Trainer {
   TrainConfig train_;
   std::vector<std::int64_t> dims_;
   std::vector<LayerState> layers_;
+  ActivationPlan plan_ = ActivationPlan::per_layer;
+  std::vector<Dense> activations_;  // the storage the views of layers_ point into
   Dense feature_m_, feature_v_;  // optimiser state of H_0 (learned features)
   Buffer<std::int32_t> labels_;
   Buffer<std::uint8_t> split_;

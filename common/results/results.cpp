@@ -87,6 +87,8 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"permutation", info.permutation},
                  {"agg_blocks", info.agg_blocks},
                  {"order", info.order},
+                 {"overlap", info.overlap ? nlohmann::json(*info.overlap) : nlohmann::json()},
+                 {"activations", info.activations},
                  {"describe", info.describe}};
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
@@ -109,19 +111,23 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
     const Across wire = across(r, pick([](const Tally& t) { return t.wire_bytes; }));
     const Across payload = across(r, pick([](const Tally& t) { return t.payload_bytes; }));
     const Across calls = across(r, pick([](const Tally& t) { return static_cast<double>(t.calls); }));
+    const Across hidden = across(r, pick([](const Tally& t) { return t.hidden_s; }));
     breakdown[std::string(to_string(static_cast<Category>(c)))] = {
         {"time_max_s", time.max},           {"time_mean_s", time.mean},       {"wire_bytes_max", wire.max},
-        {"wire_bytes_total", wire.total},   {"payload_bytes_max", payload.max}, {"calls", calls.max}};
+        {"wire_bytes_total", wire.total},   {"payload_bytes_max", payload.max}, {"calls", calls.max},
+        {"hidden_time_max_s", hidden.max},  {"hidden_time_mean_s", hidden.mean}};
   }
   j["breakdown"] = breakdown;
 
   j["per_rank"] = json::array();
   for (const auto& rr : r.ranks) {
-    json time = json::object(), wire = json::object(), model = json::object(), setup_wire = json::object();
+    json time = json::object(), hidden = json::object(), wire = json::object(), model = json::object(),
+         setup_wire = json::object();
     for (int c = 0; c < kNumCategories; ++c) {
       const std::string name(to_string(static_cast<Category>(c)));
       time[name] = rr.per_epoch[c].time_s;
       if (is_communication(static_cast<Category>(c))) {
+        hidden[name] = rr.per_epoch[c].hidden_s;
         wire[name] = rr.per_epoch[c].wire_bytes;
         model[name] = rr.model[c];
         setup_wire[name] = rr.setup[c].wire_bytes;
@@ -138,6 +144,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                                               {"weights", rr.memory.weights},
                                               {"total", rr.memory.total()}}},
                              {"time_s", time},
+                             {"hidden_time_s", hidden},
                              {"wire_bytes", wire},
                              {"model_wire_bytes", model},
                              {"setup_wire_bytes", setup_wire}});
@@ -186,17 +193,19 @@ std::string human_bytes(double b) {
 }  // namespace
 
 std::string breakdown_table(const RunResult& r) {
-  std::string out = fmt::format("{:<15} {:>12} {:>12} {:>14} {:>14} {:>8}\n", "category", "time max ms",
-                                "time mean ms", "wire max", "wire total", "calls");
+  std::string out = fmt::format("{:<15} {:>12} {:>12} {:>14} {:>14} {:>8} {:>14}\n", "category", "time max ms",
+                                "time mean ms", "wire max", "wire total", "calls", "hidden max ms");
   for (int c = 0; c < kNumCategories; ++c) {
     const Across time = across(r, [c](const RankReport& rr) { return rr.per_epoch[c].time_s; });
     const Across wire = across(r, [c](const RankReport& rr) { return rr.per_epoch[c].wire_bytes; });
     const Across calls = across(r, [c](const RankReport& rr) { return static_cast<double>(rr.per_epoch[c].calls); });
+    const Across hidden = across(r, [c](const RankReport& rr) { return rr.per_epoch[c].hidden_s; });
     const bool comm = is_communication(static_cast<Category>(c));
     if (time.max == 0 && calls.max == 0 && static_cast<Category>(c) != Category::other) continue;
-    out += fmt::format("{:<15} {:>12.3f} {:>12.3f} {:>14} {:>14} {:>8.0f}\n", to_string(static_cast<Category>(c)),
+    out += fmt::format("{:<15} {:>12.3f} {:>12.3f} {:>14} {:>14} {:>8.0f} {:>14}\n", to_string(static_cast<Category>(c)),
                        time.max * 1e3, time.mean * 1e3, comm ? human_bytes(wire.max) : "",
-                       comm ? human_bytes(wire.total) : "", calls.max);
+                       comm ? human_bytes(wire.total) : "", calls.max,
+                       hidden.max > 0 ? fmt::format("{:.3f}", hidden.max * 1e3) : "");
   }
   return out;
 }

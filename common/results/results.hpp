@@ -2,6 +2,7 @@
 // The results JSON (schema gcnlab.run/1, DESIGN.md; JSON Schema in
 // common/results/run.schema.json) and the human breakdown table.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace gcnlab {
 struct RunInfo {
   std::string algo, backend, partitioner = "block", permutation = "none", describe;
   int agg_blocks = 1;
+  std::optional<bool> overlap;             // mggcn-1d --overlap
+  std::string activations = "per-layer";  // the trainer's ActivationPlan
   std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;
   int ranks = 1, threads = 1;

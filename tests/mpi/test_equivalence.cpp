@@ -70,6 +70,27 @@ TEST_CASE("sa-1.5d matches serial on every R x c grid with every partitioner", "
 TEST_CASE("1d runs on a partitioner's unequal block rows", "[equivalence][1d]") {
   check_all_grids("1d", {"metis", "volume"});
 }
+TEST_CASE("mggcn-1d matches serial with overlap and shared buffers", "[equivalence][mggcn-1d]") {
+  check_all_grids("mggcn-1d", {"random", "block", "metis"});
+}
+TEST_CASE("mggcn-1d matches serial without overlap and with learned features", "[equivalence][mggcn-1d]") {
+  // the blocking rounds on the same buffers; the shared plan's dX_0 for trained features
+  const Dataset data = load_dataset(kDirected);
+  for (const bool learn : {false, true})
+    for (float dropout : {0.f, 0.5f}) {
+      RunSpec reference = spec_for("serial", dropout);
+      reference.model.learn_features = learn;
+      const RunResult serial = run(MPI_COMM_SELF, reference, data);
+      for (const bool overlap : {false, true}) {
+        INFO("overlap " << overlap << " learned features " << learn << " dropout " << dropout);
+        RunSpec spec = reference;
+        spec.algo = "mggcn-1d";
+        spec.overlap = overlap;
+        spec.partitioner = "random";
+        require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
+      }
+    }
+}
 TEST_CASE("2d matches serial on every R x C grid", "[equivalence][2d]") { check_all_grids("2d"); }
 TEST_CASE("split-3d matches serial on every X x Y x Z grid", "[equivalence][split-3d]") { check_all_grids("split-3d"); }
 
@@ -81,7 +102,7 @@ TEST_CASE("the block-row strategies match serial in every product order", "[equi
     RunSpec reference = spec_for("serial", 0.5f);
     reference.order = "aggregate";
     const RunResult serial = run(MPI_COMM_SELF, reference, data);
-    for (const std::string algo : {"serial", "1d", "1.5d", "sa-1d", "sa-1.5d"})
+    for (const std::string algo : {"serial", "1d", "1.5d", "sa-1d", "sa-1.5d", "mggcn-1d"})
       for (const auto& grid : algo == "serial" ? std::vector<std::vector<int>>{{}} : grids_for(algo, p))
         for (const char* order : {"transform", "aggregate,transform,transform"}) {
           if (algo == "serial" && p > 1) continue;

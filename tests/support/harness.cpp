@@ -31,6 +31,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.agg_blocks = spec.agg_blocks;
   opts.gemm_order = spec.gemm_order;
   opts.order = spec.order;
+  opts.overlap = spec.overlap;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
   strategy_ = make_strategy(opts, {c, *backend_});
@@ -70,7 +71,7 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
   std::vector<std::vector<int>> out;
   if (algo == "serial") return {{1}};
-  if (algo == "1d" || algo == "sa-1d") return {{p}};
+  if (algo == "1d" || algo == "sa-1d" || algo == "mggcn-1d") return {{p}};
   for (int a = 1; a <= p; ++a) {
     if (p % a) continue;
     if (algo == "1.5d" || algo == "sa-1.5d" || algo == "2d") {  // 3D: split-3d, plexus-3d

@@ -23,6 +23,7 @@ struct RunSpec {
   int agg_blocks = 1;
   std::string gemm_order = "auto";
   std::string order = "auto";
+  bool overlap = true;
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include "common/comm/mpi_communicator.hpp"
 #include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
@@ -61,6 +63,42 @@ TEST_CASE("collectives move the right data and record the convention's bytes", "
     if (r != me) expected += (r + 1) * 4.0;
   CHECK(wire(Category::alltoall) == expected);
   CHECK(ledger.tallies(Phase::setup)[static_cast<int>(Category::alltoall)].calls == 0);  // phases kept apart
+}
+
+TEST_CASE("nonblocking broadcast: the data, the bytes, and the time computation hid", "[mpi][comm]") {
+  Ledger ledger;
+  ledger.set_phase(Phase::epoch);
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  const int p = world.size(), me = world.rank(), root = p - 1;
+  const Tally& bcast = ledger.tallies(Phase::epoch)[static_cast<int>(Category::bcast_dense)];
+
+  std::vector<float> buf(1 << 16, me == root ? 3.f : 0.f);
+  const auto posted = Ledger::Clock::now();
+  Communicator::Pending pending = world.ibroadcast(std::span<float>(buf), root, Category::bcast_dense);
+  CHECK(bcast.wire_bytes == (me == root ? 0 : buf.size() * 4.0));  // recorded when posted
+  CHECK(bcast.calls == 1);
+  // "compute" for 30 ms without driving progress, then wait: the wall time
+  // beyond the posting and the waiting is what the computation hid
+  while (Ledger::Clock::now() - posted < std::chrono::milliseconds(30)) {
+  }
+  pending.wait();
+  const double wall = std::chrono::duration<double>(Ledger::Clock::now() - posted).count();
+  for (float v : buf) REQUIRE(v == 3.f);
+  CHECK(bcast.hidden_s > 0);
+  CHECK(bcast.hidden_s + bcast.time_s >= 0.030);  // exposed + hidden = the operation's wall time
+  CHECK(bcast.hidden_s + bcast.time_s <= wall);
+  CHECK(pending.test());  // complete; a second wait is a no-op
+  pending.wait();
+  CHECK(bcast.calls == 1);
+
+  // driven by test(): completion observed by polling; an empty Pending is complete
+  std::vector<double> again(1000, me == root ? 1.0 : 0.0);
+  Communicator::Pending polled = world.ibroadcast(std::span<double>(again), root, Category::bcast_dense);
+  while (!polled.test()) {
+  }
+  polled.wait();
+  for (double v : again) REQUIRE(v == 1.0);
+  CHECK(Communicator::Pending().test());
 }
 
 TEST_CASE("process grid: coordinates and groups along axes", "[mpi][grid]") {

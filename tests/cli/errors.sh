@@ -95,6 +95,8 @@ expect_error 4 "grid 2x2x2 has 8 processes but the job has 4 ranks" train --algo
 expect_error 2 "unknown --permutation 'triple'" train --algo plexus-3d --dataset "$SMALL" --permutation triple
 expect_error 2 "--agg-blocks" train --algo plexus-3d --dataset "$SMALL" --agg-blocks 0
 expect_error 2 "--grid auto is for plexus-3d" train --algo 1d --grid auto --dataset "$SMALL"
+expect_error 2 "--overlap takes on or off" train --algo mggcn-1d --dataset "$SMALL" --overlap maybe
+expect_error 4 "--algo mggcn-1d needs --grid P with P = 4" train --algo mggcn-1d --grid 2x2
 expect_error 2 "neither a built-in profile" train --algo plexus-3d --grid auto --machine "$WORK/none.json" --dataset "$SMALL"
 expect_error 4 "cannot cut 3 vertices into 4 non-empty parts" train --algo plexus-3d --grid 4x1x1 --dataset "sbm:nodes=3,classes=1,avg-degree=1,features=2,train=1"
 expect_error 1 "plan needs --ranks G" plan --dataset "$SMALL"

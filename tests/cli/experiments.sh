@@ -83,6 +83,11 @@ for bar in load("breakdown")[0]["bars"]:
     assert abs(sum(bar["segments_s"].values()) - bar["total_s"]) < 1e-12
     assert abs(bar["total_s"] - sum(pr["time_s"].values())) < 1e-12
     assert abs(bar["total_s"] - max(sum(p["time_s"].values()) for p in r["per_rank"])) < 1e-12  # the slowest rank
+    assert abs(bar["hidden_s"] - sum(pr.get("hidden_time_s", {}).values())) < 1e-12  # drawn above, outside the epoch
+# overlapped broadcasts: mggcn-1d on 2 and 4 ranks hid some communication, the blocking strategies none
+hidden = {(b["algo"], b["ranks"]): b["hidden_s"] for b in load("breakdown")[0]["bars"]}
+assert all(hidden[("mggcn-1d", p)] > 0 for p in (2, 4)), hidden
+assert all(v == 0 for (a, p), v in hidden.items() if a != "mggcn-1d"), hidden
 # scaling: the plotted epoch times are the summaries' (one run per point here)
 by_point = {(r["config"]["algo"], r["config"]["ranks"]): r for r in runs.values()}
 for algo, pts in load("scaling")[0]["lines"].items():

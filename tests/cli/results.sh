@@ -20,6 +20,9 @@ grep -q "bcast_dense\|spmm" "$WORK/log" || fail "no breakdown table"
   || fail "run from gcl"
 "$MPIEXEC" -np 2 "$GCNLAB" train --algo plexus-3d --grid auto "${COMMON[@]}" --agg-blocks 2 --out "$WORK/plexus.json" \
   2>"$WORK/logp" || { cat "$WORK/logp"; fail "plexus-3d --grid auto run"; }
+"$MPIEXEC" -np 3 "$GCNLAB" train --algo mggcn-1d "${COMMON[@]}" --out "$WORK/mggcn.json" 2>"$WORK/logm" \
+  || { cat "$WORK/logm"; fail "mggcn-1d run"; }
+grep -q "hidden max ms" "$WORK/logm" || fail "no hidden column in the breakdown table"
 "$GCNLAB" plan --dataset "$DS" --ranks 8 --layers 2 --hidden 8 --out "$WORK/plan.json" >"$WORK/plan.txt" \
   || fail "plan"
 grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
@@ -38,7 +41,7 @@ diff "$WORK/info-src" "$WORK/info-prep" || fail "info on a prepared directory di
 import json, sys
 import jsonschema, numpy as np
 schema = json.load(open(sys.argv[1])); work = sys.argv[2]
-runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus", "prep"]}
+runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus", "prep", "mggcn"]}
 for name, r in runs.items():
     jsonschema.validate(r, schema)
     assert len(r["epochs"]) == 4 and r["config"]["ranks"] == len(r["per_rank"]), name
@@ -71,6 +74,13 @@ plan = json.load(open(f"{work}/plan.json"))
 assert len(plan["grids"]) == 10 and all(np.prod(g["grid"]) == 8 for g in plan["grids"])
 assert [g["predicted_s"] for g in plan["grids"]] == sorted(g["predicted_s"] for g in plan["grids"])
 assert runs["1d"]["breakdown"]["bcast_dense"]["wire_bytes_max"] > 0
+# mggcn-1d: 1d's model with the shared buffers, overlap and MG-GCN's random permutation recorded
+mg = runs["mggcn"]["config"]
+assert (mg["overlap"], mg["activations"], mg["partitioner"]) == (True, "shared", "random"), mg
+assert runs["1d"]["config"]["activations"] == "per-layer" and runs["1d"]["config"]["overlap"] is None
+assert np.allclose(loss(runs["serial"]), loss(runs["mggcn"]), rtol=1e-4), "mggcn-1d differs from serial"
+assert runs["mggcn"]["breakdown"]["bcast_dense"]["hidden_time_max_s"] > 0
+assert runs["mggcn"]["memory"]["peak_bytes_max"] < runs["1d"]["memory"]["peak_bytes_max"]
 assert runs["serial"]["breakdown"]["bcast_dense"]["wire_bytes_max"] == 0
 def npy(p):
     return np.load(p)

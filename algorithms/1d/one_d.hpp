@@ -14,6 +14,7 @@
 // Per rank and epoch (the paper's Tcomm with exact uneven blocks):
 //   bcast_dense  Σ_l (n - n_i)(f_l + f_{l+1}) · 4 bytes   (CAGNET: (P-1)/P · n f words per SpMM)
 //   allreduce    Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
+// mggcn-1d derives from it, replacing the rounds of row_spmm.
 
 #include "common/model/strategy.hpp"
 #include "common/dist/broadcast_spmm.hpp"

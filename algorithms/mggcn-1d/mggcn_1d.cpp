@@ -1,8 +1,6 @@
 #include "algorithms/mggcn-1d/mggcn_1d.hpp"
 
-#include <algorithm>
-
-#include "partitioners/block.hpp"
+#include <span>
 
 namespace gcnlab {
 

@@ -139,12 +139,20 @@ def error_line(stderr):
     return lines[-1].strip() if lines else "no output"
 
 
+def parses(path):
+    """A run counts as ok only when its results file is complete JSON (gcnlab renames it into place whole)."""
+    try:
+        return json.loads(path.read_text()).get("schema") == "gcnlab.run/1"
+    except (OSError, ValueError):
+        return False
+
+
 def run_local(sweep, runs, results, gcnlab, mpirun):
     out_dir = results / "runs"
     out_dir.mkdir(parents=True, exist_ok=True)
     index_path = results / "index.jsonl"
     done = read_index(index_path)
-    todo = [r for r in runs if not (done.get(r["id"], {}).get("status") == "ok" and (out_dir / f"{r['id']}.json").exists())]
+    todo = [r for r in runs if not (done.get(r["id"], {}).get("status") == "ok" and parses(out_dir / f"{r['id']}.json"))]
     print(f"sweep {sweep['name']}: {len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run "
           f"-> {results}", flush=True)
     env = {**os.environ, **MPI_ENV}
@@ -158,7 +166,7 @@ def run_local(sweep, runs, results, gcnlab, mpirun):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         seconds = time.time() - t0
         log.write_text(proc.stdout + proc.stderr)
-        ok = proc.returncode == 0 and out.exists()
+        ok = proc.returncode == 0 and parses(out)
         entry = {"id": run["id"], "status": "ok" if ok else "failed", "seconds": round(seconds, 3),
                  "file": f"runs/{run['id']}.json" if ok else None,
                  "error": None if ok else error_line(proc.stderr),

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
 #include "common/core/permutation.hpp"
 #include "partitioners/block.hpp"
@@ -120,10 +121,9 @@ void check_partition(const Partition& p, std::int64_t n, const std::string& what
 }
 
 void write_partition(const Partition& p, const std::string& path) {
-  std::ofstream out(path);
-  GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
-  for (std::int32_t k : p.part) out << k << '\n';
-  GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+  AtomicFile file(path);
+  for (std::int32_t k : p.part) file.stream() << k << '\n';
+  file.commit();
 }
 
 Partition read_partition(const std::string& path, std::int64_t n, int parts) {

@@ -1,5 +1,6 @@
 #include "backends/factory.hpp"
 #include "apps/gcnlab/commands.hpp"
+#include "common/core/atomic_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -333,10 +334,7 @@ int train(Args& args, Communicator& world) {
   collectively(world, [&] {
     if (world.rank() != 0) return;
     if (out) {
-      std::ofstream f(*out);
-      GCNLAB_CHECK(f.good(), "cannot write '{}'", *out);
-      f << j.dump(1) << "\n";
-      GCNLAB_CHECK(f.good(), "error writing '{}'", *out);
+      write_file_atomically(*out, j.dump(1) + "\n");
     }
     if (weights_out) {
       write_weights(*weights_out + "/initial", r.dims, r.initial_weights);

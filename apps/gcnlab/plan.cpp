@@ -16,6 +16,7 @@
 
 #include "algorithms/plexus-3d/perf_model.hpp"
 #include "apps/gcnlab/commands.hpp"
+#include "common/core/atomic_file.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 
@@ -63,10 +64,7 @@ Observation observation(const std::string& file) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  GCNLAB_CHECK(f.good(), "cannot write '{}'", path);
-  f << text << "\n";
-  GCNLAB_CHECK(f.good(), "error writing '{}'", path);
+  write_file_atomically(path, text + "\n");
 }
 
 nlohmann::json prediction_json(const Prediction& p) {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
 
@@ -40,8 +41,8 @@ std::vector<T> read_array(std::ifstream& in, std::int64_t n, const std::string& 
 }  // namespace
 
 void write_gcl(const Dataset& d, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
+  AtomicFile file(path, std::ios::binary);
+  std::ofstream& out = file.stream();
   const nlohmann::json header = {{"name", d.name},
                                  {"nodes", d.nodes()},
                                  {"nnz", d.adj.nnz()},
@@ -61,7 +62,7 @@ void write_gcl(const Dataset& d, const std::string& path) {
   if (!d.synthetic_features) write_array(out, d.x);
   write_array(out, d.labels);
   write_array(out, d.split);
-  GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+  file.commit();
 }
 
 Dataset read_gcl(const std::string& path) {

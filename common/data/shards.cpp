@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/blocks.hpp"
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
@@ -45,10 +46,9 @@ void put(std::ofstream& out, const T* data, std::size_t n) {
 
 template <class T>
 void write_file(const std::string& path, const std::vector<T>& v) {
-  std::ofstream out(path, std::ios::binary);
-  GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
-  put(out, v.data(), v.size());
-  GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+  AtomicFile file(path, std::ios::binary);
+  put(file.stream(), v.data(), v.size());
+  file.commit();
 }
 
 // A file read whole or by ranges, counting what it reads; truncation and
@@ -397,14 +397,14 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
           std::vector<std::pair<std::int32_t, float>>().swap(row);
         }
         const std::string path = (fs::path(dir) / adj_name(r, c, i, j)).string();
-        std::ofstream out(path, std::ios::binary);
-        GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
+        AtomicFile file(path, std::ios::binary);
+        std::ofstream& out = file.stream();
         const std::int64_t head[3] = {r1 - r0, c1 - c0, static_cast<std::int64_t>(col.size())};
         put(out, head, 3);
         put(out, rowptr.data(), rowptr.size());
         put(out, col.data(), col.size());
         put(out, val.data(), val.size());
-        GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+        file.commit();
       }
     }
   }
@@ -441,13 +441,8 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
         {"degree_mean", info.degree_mean},
         {"isolated", info.isolated}}},
       {"partition", partition}};
-  const std::string tmp = (fs::path(dir) / "meta.json.tmp").string();
-  {
-    std::ofstream out(tmp);  // last, and renamed into place: a directory without it is incomplete
-    out << meta.dump(1) << "\n";
-    GCNLAB_CHECK(out.good(), "error writing '{}'", tmp);
-  }
-  fs::rename(tmp, fs::path(dir) / "meta.json");
+  // last: a directory without it is incomplete
+  write_file_atomically((fs::path(dir) / "meta.json").string(), meta.dump(1) + "\n");
 }
 
 Dataset read_shard_dataset(const std::string& dir) {

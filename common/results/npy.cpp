@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
 
 namespace gcnlab {
@@ -14,15 +15,15 @@ void write_npy(const std::string& path, std::int64_t rows, std::int64_t cols, co
   const std::size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header.push_back('\n');
-  std::ofstream out(path, std::ios::binary);
-  GCNLAB_CHECK(out.good(), "cannot write '{}'", path);
+  AtomicFile file(path, std::ios::binary);
+  std::ofstream& out = file.stream();
   const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
   const std::uint16_t len = static_cast<std::uint16_t>(header.size());
   out.write(magic, 8);
   out.write(reinterpret_cast<const char*>(&len), 2);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
-  GCNLAB_CHECK(out.good(), "error writing '{}'", path);
+  file.commit();
 }
 
 NpyMatrix read_npy(const std::string& path) {

@@ -101,6 +101,14 @@ TEST_CASE("nonblocking broadcast: the data, the bytes, and the time computation 
   CHECK(Communicator::Pending().test());
 }
 
+TEST_CASE("a REQUIRE failing on one rank ends the job at once (tests/cli/guard.sh)", "[.guard]") {
+  int me = 0, p = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  REQUIRE(me != p - 1);         // the last rank leaves the test here ...
+  MPI_Barrier(MPI_COMM_WORLD);  // ... and, without the guard, the others wait here forever
+}
+
 TEST_CASE("process grid: coordinates and groups along axes", "[mpi][grid]") {
   Ledger ledger;
   MpiCommunicator world(MPI_COMM_WORLD, ledger, false);

@@ -41,7 +41,7 @@ void Communicator::Pending::wait() {
   Tally t;
   t.time_s = std::chrono::duration<double>(end - start).count() + polled_s_;
   const double wall = std::chrono::duration<double>(done_.value_or(end) - posted_).count();
-  t.hidden_s = std::max(0.0, wall - exposed_s_ - t.time_s);
+  t.hidden_s = std::max(0.0, wall - post_s_ - t.time_s);
   ledger_->record(category_, t);
 }
 

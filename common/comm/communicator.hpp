@@ -218,7 +218,7 @@ class Communicator::Pending {
     std::swap(ledger_, o.ledger_);
     std::swap(category_, o.category_);
     std::swap(posted_, o.posted_);
-    std::swap(exposed_s_, o.exposed_s_);
+    std::swap(post_s_, o.post_s_);
     std::swap(done_, o.done_);
     std::swap(polled_s_, o.polled_s_);
     return *this;
@@ -244,15 +244,15 @@ class Communicator::Pending {
   friend class Communicator;
   using Clock = Ledger::Clock;
   Pending(std::unique_ptr<Request> r, Ledger& l, Category c, Clock::time_point posted, double post_s)
-      : request_(std::move(r)), ledger_(&l), category_(c), posted_(posted), exposed_s_(post_s) {}
+      : request_(std::move(r)), ledger_(&l), category_(c), posted_(posted), post_s_(post_s) {}
 
   std::unique_ptr<Request> request_;
   Ledger* ledger_ = nullptr;
   Category category_ = Category::allreduce;
   Clock::time_point posted_{};
-  double exposed_s_ = 0;          // posting and waiting
+  double post_s_ = 0;             // time spent posting it
   std::optional<Clock::time_point> done_;  // when a test() first found it complete
-  double polled_s_ = 0;
+  double polled_s_ = 0;           // time spent in test()
 };
 
 template <class F>

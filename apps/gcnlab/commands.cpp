@@ -22,6 +22,7 @@
 #include "common/data/graph.hpp"
 #include "common/data/shards.hpp"
 #include "common/model/trainer.hpp"
+#include "common/results/checkpoint.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
 #include "partitioners/partition.hpp"
@@ -140,6 +141,21 @@ void print_byte_model(Communicator& world, const Strategy& strategy, const Train
   fmt::print("{}\n", out);
 }
 
+// --checkpoint: the global state, gathered on every rank, written by rank 0
+// (outside the epoch's timing and byte accounting: Phase::report).
+void save_checkpoint(Communicator& world, const TrainRun& run, Trainer& trainer) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const TrainingState state = trainer.state();
+  std::string path;
+  collectively(world, [&] {
+    if (world.rank() == 0)
+      path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
+                              checkpoint_run(run.info));
+  });
+  log(world, fmt::format("checkpoint: epoch {} -> {} ({:.1f} ms)", state.epoch, path,
+                         1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+}
+
 }  // namespace
 
 std::string usage() {
@@ -190,6 +206,11 @@ train options:
   --out FILE.json        results (schema gcnlab.run/1)
   --weights-out DIR      DIR/initial/W<l>.npy, DIR/final/W<l>.npy
   --weights-in DIR       start from DIR/W<l>.npy
+  --checkpoint DIR       write DIR/epoch-N/ (weights, Adam state, epoch, configuration) every K epochs
+                         and after the last; the newest two are kept
+  --checkpoint-every K   (10)
+  --resume DIR|auto      continue from a checkpoint (DIR or its newest epoch-N) under any strategy and
+                         rank count; auto: from --checkpoint DIR if it holds one, else from epoch 0
 
 dataset SPEC:
   sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0]
@@ -213,6 +234,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   StrategyOptions& sopts = run.strategy_options;
   std::string dataset_spec;
   std::optional<std::string> weights_in;
+  std::optional<Checkpoint> resume;
   std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
 
   collectively(world, [&] {
@@ -255,7 +277,26 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     run.out = args.value("--out");
     run.weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");
+    run.checkpoint_dir = args.value("--checkpoint");
+    const auto every = static_cast<int>(args.integer("--checkpoint-every", 0, 1));  // 0: not given
+    if (every) run.checkpoint_every = every;
+    const auto resume_from = args.value("--resume");
     args.finish();
+    GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
+    GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || !model.learn_features,
+                 "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
+                 "optimiser state, not the n x f learned features)");
+    GCNLAB_CHECK(!(resume_from && weights_in), "--resume and --weights-in both set the weights: give one");
+    if (resume_from) {
+      // auto: continue from --checkpoint DIR when it holds a checkpoint, else start
+      // at epoch 0 (one command line for the first job and every requeue).
+      GCNLAB_CHECK(*resume_from != "auto" || run.checkpoint_dir, "--resume auto needs --checkpoint DIR");
+      const auto path = *resume_from == "auto" ? latest_checkpoint(*run.checkpoint_dir) : resume_from;
+      if (path) resume = read_checkpoint(*path);  // before loading: a bad checkpoint fails fast
+      GCNLAB_CHECK(!resume || resume->state.epoch < tc.epochs,
+                   "checkpoint '{}' is at epoch {}: --epochs {} leaves nothing to run", resume ? resume->path : "",
+                   resume ? resume->state.epoch : 0, tc.epochs);
+    }
     GCNLAB_CHECK(!auto_grid_wanted || sopts.algo == "plexus-3d", "--grid auto is for plexus-3d (its performance model)");
     data_slot = load_dataset(dataset_spec);
     if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
@@ -277,11 +318,24 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
     info.partition_quality = graph.partition;
     info = describe_dataset(info, data);
+    info.model = model;
+    if (run.checkpoint_dir || resume) info.dataset_fingerprint = dataset_fingerprint(data);
+    const auto dims = model.dims(data.features, data.classes);
+    if (resume) check_identity(*resume, checkpoint_identity(info, dims));
     std::optional<Weights> initial;
-    if (weights_in) initial = read_weights(*weights_in, model.dims(data.features, data.classes));
+    if (weights_in) initial = read_weights(*weights_in, dims);
     run.trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
+    if (resume) run.trainer->restore(resume->state);
   });
   data_slot.reset();
+  if (run.checkpoint_dir) info.checkpoint = {{"dir", *run.checkpoint_dir}, {"every", run.checkpoint_every}};
+  if (resume) {
+    info.resumed_from = {{"path", resume->path}, {"epoch", resume->state.epoch}, {"run", resume->run}};
+    log(world, fmt::format("resuming at epoch {} from {} (written by {} on {} rank(s))", resume->state.epoch,
+                           resume->path, resume->run.value("algo", "?"), resume->run.value("ranks", 0)));
+  } else if (run.checkpoint_dir && std::filesystem::exists(*run.checkpoint_dir)) {
+    log(world, fmt::format("no checkpoint in {}: starting at epoch 0", *run.checkpoint_dir));
+  }
 
   info.algo = sopts.algo;
   if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;
@@ -316,6 +370,9 @@ int train(Args& args, Communicator& world) {
   const RunResult r = trainer->train([&](const EpochMetrics& e) {
     log(world, fmt::format("epoch {:4d}  loss {:.6f}  train {:.4f}  val {:.4f}  test {:.4f}  time {:.2f} ms",
                            e.epoch, e.loss, e.train_acc, e.val_acc, e.test_acc, e.time_s * 1e3));
+    const int done = e.epoch + 1;
+    if (run.checkpoint_dir && (done % run.checkpoint_every == 0 || done == info.train.epochs))
+      save_checkpoint(world, run, *trainer);
   });
 
   const nlohmann::json j = results_json(info, r);

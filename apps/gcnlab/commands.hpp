@@ -39,6 +39,8 @@ struct TrainRun {
   StrategyOptions strategy_options;
   bool dry_run = false;
   std::optional<std::string> out, weights_out;
+  std::optional<std::string> checkpoint_dir;  // --checkpoint: written every `checkpoint_every` epochs and at the end
+  int checkpoint_every = 10;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
   std::unique_ptr<Strategy> strategy;

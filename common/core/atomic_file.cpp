@@ -23,6 +23,12 @@ bool sync_path(const std::string& path, int flags) {
   return ok;
 }
 
+// The rename itself; best effort.
+void sync_parent(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, std::ios::openmode mode)
@@ -47,14 +53,30 @@ void AtomicFile::commit() {
   GCNLAB_CHECK(std::rename(tmp_.c_str(), path_.c_str()) == 0, "cannot move '{}' into place ({})", path_,
                std::strerror(errno));
   committed_ = true;
-  std::string dir = std::filesystem::path(path_).parent_path().string();
-  sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);  // the rename itself; best effort
+  sync_parent(path_);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   AtomicFile f(path);
   f.stream() << text;
   f.commit();
+}
+
+void commit_directory(const std::string& tmp, const std::string& path) {
+  namespace fs = std::filesystem;
+  GCNLAB_CHECK(sync_path(tmp, O_RDONLY | O_DIRECTORY), "cannot sync '{}' ({})", tmp, std::strerror(errno));
+  std::error_code ec;
+  if (fs::exists(path)) {  // rename(2) does not replace a non-empty directory
+    const std::string old = path + ".old-" + std::to_string(::getpid());
+    fs::rename(path, old, ec);
+    GCNLAB_CHECK(!ec, "cannot move '{}' aside ({})", path, ec.message());
+    fs::rename(tmp, path, ec);
+    fs::remove_all(old);
+  } else {
+    fs::rename(tmp, path, ec);
+  }
+  GCNLAB_CHECK(!ec, "cannot move '{}' into place ({})", path, ec.message());
+  sync_parent(path);
 }
 
 }  // namespace gcnlab

@@ -34,4 +34,9 @@ class AtomicFile {
 // `text` as the whole content of `path`, atomically.
 void write_file_atomically(const std::string& path, const std::string& text);
 
+// A directory whose files were all committed (AtomicFile) under the temporary
+// name `tmp` becomes `path` in one rename (a previous `path` is replaced), and
+// the parent directory is synced: readers see the whole directory or none of it.
+void commit_directory(const std::string& tmp, const std::string& path);
+
 }  // namespace gcnlab

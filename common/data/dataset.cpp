@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/core/error.hpp"
+#include "common/core/fnv.hpp"
 #include "common/core/rng.hpp"
 
 namespace gcnlab {
@@ -77,6 +78,20 @@ std::vector<std::uint8_t> Dataset::split_of(std::span<const std::int64_t> vertic
 
 std::int64_t Dataset::nodes() const { return shards ? shards->meta().nodes : adj.rows; }
 std::int64_t Dataset::nnz() const { return shards ? shards->meta().nnz : adj.nnz(); }
+
+std::string dataset_fingerprint(const Dataset& d) {
+  if (d.shards) return d.shards->meta().fingerprint;
+  Fnv1a h;
+  const std::int64_t shape[] = {d.nodes(), d.features, d.classes, d.directed};
+  h.add_values(std::span<const std::int64_t>(shape));
+  h.add_values(std::span<const std::int64_t>(d.adj.rowptr)).add_values(std::span<const std::int64_t>(d.adj.col));
+  h.add_values(std::span<const std::int32_t>(d.labels)).add_values(std::span<const std::uint8_t>(d.split));
+  if (d.synthetic_features) {
+    const std::uint64_t seed = d.feature_seed;
+    h.add_values(std::span<const std::uint64_t>(&seed, 1)).add_values(std::span<const float>(&d.class_signal, 1));
+  }
+  return h.hex();
+}
 
 std::int64_t Dataset::count(ew::Split s) const {
   if (shards) return shards->meta().split_counts[s];

@@ -146,6 +146,7 @@ ShardMeta read_meta(const std::string& dir) {
     GCNLAB_CHECK(schema == kSchema, "'{}' is not a gcnlab shard directory", dir);
     m.name = j.at("name");
     m.spec = j.value("spec", "");
+    m.fingerprint = j.value("fingerprint", "");
     m.nodes = j.at("nodes");
     m.nnz = j.at("nnz");
     m.features = j.at("features");
@@ -416,6 +417,7 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
       {"schema", kSchema},
       {"name", d.name},
       {"spec", d.spec},
+      {"fingerprint", dataset_fingerprint(d)},
       {"nodes", n},
       {"nnz", d.nnz()},
       {"features", d.features},

@@ -36,7 +36,7 @@
 namespace gcnlab {
 
 struct ShardMeta {
-  std::string name, spec;
+  std::string name, spec, fingerprint;  // dataset_fingerprint() of the data prepared
   std::int64_t nodes = 0, nnz = 0, features = 0;
   int classes = 0, shards = 0;
   bool directed = false, synthetic_features = false;

@@ -58,18 +58,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     s.row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
 
     const Block b = strategy_.weight_block(l);
-    std::vector<float> w;
-    if (initial) {
-      const auto& full = (*initial)[l];
-      GCNLAB_CHECK(static_cast<std::int64_t>(full.size()) == dims_[l] * dims_[l + 1],
-                   "initial W{} has {} values, expected {} x {}", l, full.size(), dims_[l], dims_[l + 1]);
-      w.resize(b.rows * b.cols);
-      for (std::int64_t i = 0; i < b.rows; ++i)
-        for (std::int64_t j = 0; j < b.cols; ++j)
-          w[i * b.cols + j] = full[(b.row0 + i) * dims_[l + 1] + b.col0 + j];
-    } else {
-      w = glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b);
-    }
+    const std::vector<float> w = glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b);
     s.w = make_dense(backend_, b.rows, b.cols, w);
     s.dw = Dense(backend_, b.rows, b.cols);
     s.m = Dense(backend_, b.rows, b.cols);
@@ -77,6 +66,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     backend_.fill(s.m, 0.f);
     backend_.fill(s.v, 0.f);
   }
+  if (initial) scatter(&LayerState::w, *initial, "initial W");
+  first_epoch_ = completed_epochs_ = 0;
 
   // Vertex data for this rank only: feature columns of layout(0), labels of
   // layout(L). Features go up in chunks of rows, so the host copy stays small.
@@ -248,14 +239,16 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   r.setup_time_s = setup_time_s_;
   r.initial_weights = gather_weights();
   const int E = train_.epochs;
-  const int first_timed = E > 1 ? 1 : 0;
+  GCNLAB_CHECK(first_epoch_ < E, "training resumes at epoch {}: --epochs {} leaves nothing to run", first_epoch_, E);
+  const int first_timed = E - first_epoch_ > 1 ? first_epoch_ + 1 : first_epoch_;  // the first epoch run warms up
   r.timed_epochs = E - first_timed;
   CategoryTallies sum{};
-  std::vector<double> epoch_time(E), eval_time(E);
+  std::vector<double> epoch_time(E - first_epoch_), eval_time(E - first_epoch_);
   const bool eval_pass = model_.dropout > 0 && train_.eval_each_epoch;
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
 
-  for (int e = 0; e < E; ++e) {
+  for (int e = first_epoch_; e < E; ++e) {
+    const std::size_t i = static_cast<std::size_t>(e - first_epoch_);
     ledger_.set_phase(Phase::epoch);
     world_.barrier();
     const auto t0 = Clock::now();
@@ -265,7 +258,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     update(e + 1);
     auto m = reduce_metrics(sums);
     backend_.sync();
-    epoch_time[e] = seconds_since(t0);
+    epoch_time[i] = seconds_since(t0);
+    completed_epochs_ = e + 1;
     CategoryTallies tallies = ledger_.take(Phase::epoch);
 
     if (eval_pass) {
@@ -275,12 +269,12 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
       const auto acc = reduce_metrics(loss());
       for (int k = 1; k < kMetrics; ++k) m[k] = acc[k];
       backend_.sync();
-      eval_time[e] = seconds_since(t1);
+      eval_time[i] = seconds_since(t1);
     }
 
     double accounted = 0;
     for (int c = 0; c < kNumCategories; ++c) accounted += tallies[c].time_s;
-    tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, epoch_time[e] - accounted);
+    tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, epoch_time[i] - accounted);
     if (e >= first_timed)
       for (int c = 0; c < kNumCategories; ++c) sum[c] += tallies[c];
 
@@ -290,8 +284,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     em.train_acc = ratio(m[1], m[4]);
     em.val_acc = ratio(m[2], m[5]);
     em.test_acc = ratio(m[3], m[6]);
-    em.time_s = epoch_time[e];  // this rank's; replaced by the max below
-    em.eval_time_s = eval_time[e];
+    em.time_s = epoch_time[i];  // this rank's; replaced by the max below
+    em.eval_time_s = eval_time[i];
     r.epochs.push_back(em);
     if (on_epoch) on_epoch(em);
   }
@@ -300,7 +294,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   ledger_.set_phase(Phase::report);
   world_.allreduce(std::span<double>(epoch_time), ReduceOp::max, Category::allreduce);
   world_.allreduce(std::span<double>(eval_time), ReduceOp::max, Category::allreduce);
-  for (int e = 0; e < E; ++e) r.epochs[e].time_s = epoch_time[e], r.epochs[e].eval_time_s = eval_time[e];
+  for (std::size_t i = 0; i < r.epochs.size(); ++i) r.epochs[i].time_s = epoch_time[i], r.epochs[i].eval_time_s = eval_time[i];
 
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
@@ -396,6 +390,41 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
   backward(epoch);
   ledger_.set_phase(previous);
   return {m[0] / n_train_, gather(&LayerState::dw)};
+}
+
+TrainingState Trainer::state() {
+  GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
+  TrainingState s;
+  s.epoch = completed_epochs_;
+  s.w = gather(&LayerState::w);
+  if (model_.optimizer == "adam") s.m = gather(&LayerState::m), s.v = gather(&LayerState::v);
+  return s;
+}
+
+void Trainer::restore(const TrainingState& s) {
+  GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
+  GCNLAB_CHECK(s.epoch >= 0, "a training state at epoch {}", s.epoch);
+  const bool adam = model_.optimizer == "adam";
+  GCNLAB_CHECK(s.m.empty() == !adam && s.v.empty() == !adam,
+               "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", model_.optimizer);
+  scatter(&LayerState::w, s.w, "W");
+  if (adam) scatter(&LayerState::m, s.m, "Adam m of W"), scatter(&LayerState::v, s.v, "Adam v of W");
+  first_epoch_ = completed_epochs_ = s.epoch;
+}
+
+void Trainer::scatter(Dense LayerState::*member, const Weights& full, const char* what) {
+  GCNLAB_CHECK(static_cast<int>(full.size()) == model_.layers, "{} has {} layers, the model {}", what, full.size(),
+               model_.layers);
+  for (int l = 0; l < model_.layers; ++l) {
+    const Block b = strategy_.weight_block(l);
+    const std::int64_t cols = dims_[l + 1];
+    GCNLAB_CHECK(static_cast<std::int64_t>(full[l].size()) == dims_[l] * cols, "{}{} has {} values, expected {} x {}",
+                 what, l, full[l].size(), dims_[l], cols);
+    std::vector<float> block(static_cast<std::size_t>(b.rows * b.cols));
+    for (std::int64_t i = 0; i < b.rows; ++i)
+      for (std::int64_t j = 0; j < b.cols; ++j) block[i * b.cols + j] = full[l][(b.row0 + i) * cols + b.col0 + j];
+    (layers_[l].*member).upload(block);
+  }
 }
 
 Weights Trainer::gather(Dense LayerState::*member) {

@@ -47,6 +47,15 @@ struct RankReport {
 
 using Weights = std::vector<std::vector<float>>;  // W_l as f_l x f_{l+1} row-major
 
+// What training continues from (a checkpoint, common/results/checkpoint.hpp):
+// defined on the global matrices, so it does not depend on the strategy or
+// the rank count that produced it. Dropout masks are keyed by (seed, epoch,
+// layer, vertex, column), so the epoch counter is the whole RNG position.
+struct TrainingState {
+  int epoch = 0;    // completed epochs: the next one is `epoch`, its Adam step epoch + 1
+  Weights w, m, v;  // W_l, and Adam's first and second moments of W_l (empty under SGD)
+};
+
 struct RunResult {
   std::vector<std::int64_t> dims;
   std::vector<EpochMetrics> epochs;
@@ -65,7 +74,15 @@ class Trainer {
   // (optional) replaces the Glorot initialisation. Afterwards `data` may be freed.
   void setup(const Dataset& data, const Graph& graph, const Weights* initial = nullptr);
 
+  // Runs epochs first_epoch() .. epochs - 1.
   RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});
+
+  // The global state after the epochs run so far (collective).
+  TrainingState state();
+  // After setup: continue from `s` (its weights and moments; the next epoch is s.epoch).
+  void restore(const TrainingState& s);
+  int first_epoch() const { return first_epoch_; }
+  const std::vector<std::int64_t>& dims() const { return dims_; }
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
@@ -100,6 +117,8 @@ class Trainer {
   void update(int step);
   std::array<double, 7> reduce_metrics(const XentSums& s);
   Weights gather(Dense LayerState::*member);
+  // This rank's block of each full matrix in `full` into `member`.
+  void scatter(Dense LayerState::*member, const Weights& full, const char* what);
   ConstView input(int l) const;
   DropoutParams dropout_params(int epoch, int l) const;
 
@@ -119,6 +138,7 @@ class Trainer {
   double n_train_ = 0;
   LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
+  int first_epoch_ = 0, completed_epochs_ = 0;
 };
 
 }  // namespace gcnlab

@@ -89,6 +89,8 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"order", info.order},
                  {"overlap", info.overlap ? nlohmann::json(*info.overlap) : nlohmann::json()},
                  {"activations", info.activations},
+                 {"checkpoint", info.checkpoint},
+                 {"resumed_from", info.resumed_from},
                  {"describe", info.describe}};
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},

@@ -28,7 +28,10 @@ struct RunInfo {
   std::string dataset_spec, dataset_name;
   std::int64_t nodes = 0, nnz = 0, features = 0, classes = 0, n_train = 0, n_val = 0, n_test = 0;
   bool directed = false;
+  std::string dataset_fingerprint;  // dataset_fingerprint(), computed for checkpoints only
   nlohmann::json partition_quality;  // null when not computed
+  nlohmann::json checkpoint;    // {"dir", "every"} with --checkpoint, else null
+  nlohmann::json resumed_from;  // {"path", "epoch", "run"} with --resume, else null
 };
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d);

@@ -1,0 +1,205 @@
+#include "common/results/checkpoint.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "common/core/atomic_file.hpp"
+#include "common/core/error.hpp"
+#include "common/core/fnv.hpp"
+#include "common/results/npy.hpp"
+#include "gcnlab_config.hpp"
+
+namespace gcnlab {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSchema = "gcnlab.checkpoint/1";
+constexpr const char* kIndex = "checkpoint.json";
+constexpr const char* kPrefix = "epoch-";
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string fnv1a(const std::string& bytes) { return Fnv1a().add(bytes).hex(); }
+
+// The epoch of "epoch-NNNNNN", or -1 for any other name.
+int epoch_of(const std::string& name) {
+  if (name.rfind(kPrefix, 0) != 0 || name.size() == std::char_traits<char>::length(kPrefix)) return -1;
+  int e = 0;
+  for (char c : name.substr(std::char_traits<char>::length(kPrefix))) {
+    if (c < '0' || c > '9' || e > 100'000'000) return -1;
+    e = 10 * e + (c - '0');
+  }
+  return e;
+}
+
+// Complete checkpoints of `dir`, oldest first.
+std::vector<std::pair<int, std::string>> checkpoints_in(const std::string& dir) {
+  std::vector<std::pair<int, std::string>> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const int e = epoch_of(entry.path().filename().string());
+    if (e >= 0 && fs::exists(entry.path() / kIndex)) out.emplace_back(e, entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string matrix_name(char kind, std::size_t l) { return fmt::format("{}{}.npy", kind, l); }
+
+}  // namespace
+
+json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& dims) {
+  const ModelConfig& m = info.model;
+  return {{"dataset",
+           {{"name", info.dataset_name},
+            {"nodes", info.nodes},
+            {"nnz", info.nnz},
+            {"features", info.features},
+            {"classes", info.classes},
+            {"fingerprint", info.dataset_fingerprint}}},
+          {"model",
+           {{"dims", dims},
+            {"optimizer", m.optimizer},
+            {"lr", m.lr},
+            {"beta1", m.beta1},
+            {"beta2", m.beta2},
+            {"eps", m.eps},
+            {"weight_decay", m.weight_decay},
+            {"weight_decay_layers", m.weight_decay_first_only ? "first" : "all"},
+            {"dropout", m.dropout},
+            {"seed", m.seed},
+            {"learn_features", m.learn_features}}}};
+}
+
+json checkpoint_run(const RunInfo& info) {
+  return {{"algo", info.algo},       {"grid", info.grid},         {"ranks", info.ranks},
+          {"backend", info.backend}, {"epochs", info.train.epochs}, {"dataset_spec", info.dataset_spec},
+          {"gcnlab_version", GCNLAB_VERSION}, {"git_sha", GCNLAB_GIT_SHA}};
+}
+
+std::string write_checkpoint(const std::string& dir, const TrainingState& state, const json& identity,
+                             const json& run, int keep) {
+  GCNLAB_ASSERT(keep >= 1);
+  const std::vector<std::int64_t> dims = identity.at("model").at("dims").get<std::vector<std::int64_t>>();
+  GCNLAB_ASSERT(state.w.size() + 1 == dims.size());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  GCNLAB_CHECK(!ec, "cannot create checkpoint directory '{}' ({})", dir, ec.message());
+  const std::string name = fmt::format("{}{:06d}", kPrefix, state.epoch);
+  const std::string tmp = (fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid())).string();
+  const std::string final_path = (fs::path(dir) / name).string();
+  fs::remove_all(tmp);
+  fs::create_directory(tmp, ec);
+  GCNLAB_CHECK(!ec, "cannot create '{}' ({})", tmp, ec.message());
+
+  json files = json::object();
+  auto put = [&](char kind, const Weights& ws) {
+    for (std::size_t l = 0; l < ws.size(); ++l) {
+      const std::string file = matrix_name(kind, l), path = (fs::path(tmp) / file).string();
+      write_npy(path, dims[l], dims[l + 1], ws[l]);
+      const std::string bytes = file_bytes(path);
+      files[file] = {{"bytes", bytes.size()}, {"fnv1a64", fnv1a(bytes)}};
+    }
+  };
+  put('W', state.w);
+  put('M', state.m);
+  put('V', state.v);
+  const json index = {{"schema", kSchema}, {"epoch", state.epoch}, {"identity", identity},
+                      {"run", run},        {"files", files}};
+  write_file_atomically((fs::path(tmp) / kIndex).string(), index.dump(1) + "\n");
+  commit_directory(tmp, final_path);
+
+  // Keep the newest `keep`; remove what killed runs left behind.
+  auto all = checkpoints_in(dir);
+  for (std::size_t k = 0; k + keep < all.size(); ++k) fs::remove_all(all[k].second, ec);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string f = entry.path().filename().string();
+    if (f.rfind(std::string(".") + kPrefix, 0) == 0 && f.find(".tmp-") != std::string::npos)
+      fs::remove_all(entry.path(), ec);
+  }
+  return final_path;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& dir) {
+  const auto all = checkpoints_in(dir);
+  if (all.empty()) return std::nullopt;
+  return all.back().second;
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  std::error_code ec;
+  GCNLAB_CHECK(fs::exists(path, ec), "checkpoint '{}' does not exist", path);
+  Checkpoint c;
+  if (fs::exists(fs::path(path) / kIndex, ec)) {
+    c.path = path;
+  } else {
+    const auto latest = latest_checkpoint(path);
+    GCNLAB_CHECK(latest.has_value(), "'{}' holds no checkpoint (expected {}/{}N/{}, written by --checkpoint)", path,
+                 path, kPrefix, kIndex);
+    c.path = *latest;
+  }
+  const std::string index_path = (fs::path(c.path) / kIndex).string();
+  json index;
+  try {
+    index = json::parse(file_bytes(index_path));
+    GCNLAB_CHECK(index.value("schema", "") == kSchema, "'{}' is not a gcnlab checkpoint (schema {})", index_path,
+                 kSchema);
+    c.state.epoch = index.at("epoch").get<int>();
+    c.identity = index.at("identity");
+    c.run = index.value("run", json::object());
+    const auto dims = c.identity.at("model").at("dims").get<std::vector<std::int64_t>>();
+    const bool adam = c.identity.at("model").at("optimizer").get<std::string>() == "adam";
+    GCNLAB_CHECK(dims.size() >= 2 && c.state.epoch >= 0, "'{}': malformed model dims or epoch", index_path);
+    const json& files = index.at("files");
+    auto take = [&](char kind, Weights& out) {
+      for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
+        const std::string file = matrix_name(kind, l), p = (fs::path(c.path) / file).string();
+        GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
+        GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
+        const std::string bytes = file_bytes(p);
+        const auto expected = files.at(file).at("bytes").get<std::size_t>();
+        GCNLAB_CHECK(bytes.size() == expected, "checkpoint file '{}' is {} bytes, {} recorded (truncated?)", p,
+                     bytes.size(), expected);
+        GCNLAB_CHECK(fnv1a(bytes) == files.at(file).at("fnv1a64").get<std::string>(),
+                     "checkpoint file '{}' does not match its recorded hash (damaged)", p);
+        NpyMatrix m = read_npy(p);
+        GCNLAB_CHECK(m.rows == dims[l] && m.cols == dims[l + 1], "'{}' is {} x {}, the model recorded needs {} x {}",
+                     p, m.rows, m.cols, dims[l], dims[l + 1]);
+        out.push_back(std::move(m.data));
+      }
+    };
+    take('W', c.state.w);
+    if (adam) take('M', c.state.m), take('V', c.state.v);
+  } catch (const json::exception& e) {
+    fail("'{}' is not a valid checkpoint index ({})", index_path, e.what());
+  }
+  return c;
+}
+
+void check_identity(const Checkpoint& c, const json& identity) {
+  for (const auto& [group, fields] : identity.items())
+    for (const auto& [key, value] : fields.items()) {
+      const json* recorded = c.identity.contains(group) && c.identity[group].contains(key) ? &c.identity[group][key]
+                                                                                           : nullptr;
+      GCNLAB_CHECK(recorded && *recorded == value,
+                   "checkpoint '{}' is of another run: its {} {} is {}, this run's is {} (resume with the options "
+                   "it was written with)",
+                   c.path, group, key, recorded ? recorded->dump() : "missing", value.dump());
+    }
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,52 @@
+#pragma once
+// Training checkpoints (--checkpoint DIR, --resume DIR): the global weights,
+// Adam's moments, the number of completed epochs and the run's configuration,
+//   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy checkpoint.json
+// An epoch directory is written under a temporary name and renamed into place
+// once every file is synced, so DIR only ever holds whole checkpoints; the
+// newest `keep` are kept. checkpoint.json, written last, records each file's
+// size and FNV-1a hash: a damaged file is an error naming it, never a silent
+// restart from wrong weights. Everything in a checkpoint is defined on the
+// global matrices (TrainingState), so it resumes under any strategy and rank
+// count; what must match is the identity: the dataset and the model.
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/model/trainer.hpp"
+#include "common/results/results.hpp"
+
+namespace gcnlab {
+
+struct Checkpoint {
+  std::string path;         // the epoch directory
+  TrainingState state;
+  nlohmann::json identity;  // dataset and model: what a resuming run must match
+  nlohmann::json run;       // how it was written (algo, grid, ranks, dataset spec, version); informational
+};
+
+// The dataset (name, size, features, classes) and the model (dims and every
+// hyper-parameter the trajectory depends on) of a run.
+nlohmann::json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& dims);
+// How a run was configured (recorded, not checked).
+nlohmann::json checkpoint_run(const RunInfo& info);
+
+// Writes DIR/epoch-<E>/ and removes all but the newest `keep` checkpoints of
+// DIR; returns the epoch directory.
+std::string write_checkpoint(const std::string& dir, const TrainingState& state, const nlohmann::json& identity,
+                             const nlohmann::json& run, int keep = 2);
+
+// The newest checkpoint in DIR, if any (DIR may not exist).
+std::optional<std::string> latest_checkpoint(const std::string& dir);
+
+// PATH: an epoch directory, or a checkpoint directory (its newest checkpoint).
+// Every file is checked against its recorded size and hash, every matrix
+// against the recorded model shape; any problem is one error naming the file.
+Checkpoint read_checkpoint(const std::string& path);
+
+// Throws naming the first field of `identity` the checkpoint differs in.
+void check_identity(const Checkpoint& c, const nlohmann::json& identity);
+
+}  // namespace gcnlab

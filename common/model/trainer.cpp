@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <tuple>
 
 #include "common/comm/wire.hpp"
@@ -39,6 +41,9 @@ Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, cons
   GCNLAB_CHECK(model_.optimizer == "adam" || model_.optimizer == "sgd",
                "unknown --optimizer '{}' (expected adam or sgd)", model_.optimizer);
   GCNLAB_CHECK(train_.epochs >= 1, "--epochs must be >= 1");
+  if (const char* fault = std::getenv("GCNLAB_INJECT_FAULT"))
+    GCNLAB_CHECK(std::sscanf(fault, "%d:%d", &fault_rank_, &fault_epoch_) == 2,
+                 "GCNLAB_INJECT_FAULT takes RANK:EPOCH (got '{}')", fault);
 }
 
 void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* initial) {
@@ -254,6 +259,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     const auto t0 = Clock::now();
     forward(e, /*training=*/true);
     const XentSums sums = loss();
+    GCNLAB_CHECK(!(world_.rank() == fault_rank_ && e == fault_epoch_),
+                 "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, e);
     backward(e);
     update(e + 1);
     auto m = reduce_metrics(sums);

@@ -139,6 +139,9 @@ class Trainer {
   LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
   int first_epoch_ = 0, completed_epochs_ = 0;
+  // Test-only fault injection: GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank
+  // throw between the forward and the backward pass of that epoch.
+  int fault_rank_ = -1, fault_epoch_ = -1;
 };
 
 }  // namespace gcnlab

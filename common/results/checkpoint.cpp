@@ -64,6 +64,7 @@ std::string matrix_name(char kind, std::size_t l) { return fmt::format("{}{}.npy
 
 json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& dims) {
   const ModelConfig& m = info.model;
+  auto exact = [](float x) { return fmt::format("{}", x); };  // shortest text that reads back as x: "0.01
   return {{"dataset",
            {{"name", info.dataset_name},
             {"nodes", info.nodes},
@@ -74,13 +75,13 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
           {"model",
            {{"dims", dims},
             {"optimizer", m.optimizer},
-            {"lr", m.lr},
-            {"beta1", m.beta1},
-            {"beta2", m.beta2},
-            {"eps", m.eps},
-            {"weight_decay", m.weight_decay},
+            {"lr", exact(m.lr)},
+            {"beta1", exact(m.beta1)},
+            {"beta2", exact(m.beta2)},
+            {"eps", exact(m.eps)},
+            {"weight_decay", exact(m.weight_decay)},
             {"weight_decay_layers", m.weight_decay_first_only ? "first" : "all"},
-            {"dropout", m.dropout},
+            {"dropout", exact(m.dropout)},
             {"seed", m.seed},
             {"learn_features", m.learn_features}}}};
 }

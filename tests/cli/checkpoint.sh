@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Checkpoint, fault and resume through the command line (issue 16):
+#  - a rank that fails mid-epoch (GCNLAB_INJECT_FAULT) ends the whole job within
+#    seconds with one error line, leaving the last checkpoints and an existing
+#    --out file as they were;
+#  - the same command with --resume auto continues from the newest checkpoint
+#    and ends bitwise equal to the uninterrupted run (every epoch's loss, final W);
+#  - the 4-rank 1d checkpoint resumes under plexus-3d on 8 ranks and serial on 1,
+#    within the equivalence tolerance;
+#  - bad checkpoints and flags are one clear error, and change nothing on disk.
+source "$(dirname "$0")/lib.sh"
+DATA="sbm:nodes=1500,classes=6,avg-degree=10,features=24,seed=5"
+COMMON=(--dropout 0.5 --weight-decay 5e-4 --seed 3)
+MODEL=(--dataset "$DATA" --epochs 8 --hidden 16 "${COMMON[@]}")
+
+"$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${MODEL[@]}" --out "$WORK/full.json" --weights-out "$WORK/full-w" \
+  2>"$WORK/log" || { cat "$WORK/log"; fail "uninterrupted run"; }
+
+# --- killed mid-epoch 5 on rank 2: checkpoints at 2 and 4 survive, the old --out survives
+echo '{"old": true}' >"$WORK/out.json"
+start=$(date +%s)
+GCNLAB_INJECT_FAULT=2:5 timeout 60 "$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${MODEL[@]}" --checkpoint "$WORK/ck" \
+  --checkpoint-every 2 --resume auto --out "$WORK/out.json" >/dev/null 2>"$WORK/fault.log"
+rc=$?
+elapsed=$(($(date +%s) - start))
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then fail "faulted run: exit code $rc"; fi
+[ "$elapsed" -le 30 ] || fail "faulted run took $elapsed s to end"
+[ "$(grep -c 'gcnlab: error: injected fault' "$WORK/fault.log")" -eq 1 ] || { cat "$WORK/fault.log"; fail "fault: one error line"; }
+[ "$(ls "$WORK/ck")" = "$(printf 'epoch-000002\nepoch-000004')" ] || { ls -a "$WORK/ck"; fail "checkpoints after the fault"; }
+grep -q '"old": true' "$WORK/out.json" || fail "the faulted run touched --out"
+cp -r "$WORK/ck" "$WORK/at-fault"
+echo "ok   fault on rank 2 in epoch 5: exit $rc after ${elapsed} s, checkpoints $(ls "$WORK/ck" | tr '\n' ' ')"
+
+# --- the same command resumes at epoch 4 and ends where the uninterrupted run ended
+"$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${MODEL[@]}" --checkpoint "$WORK/ck" --checkpoint-every 2 --resume auto \
+  --out "$WORK/resumed.json" --weights-out "$WORK/resumed-w" 2>"$WORK/log" || { cat "$WORK/log"; fail "resume auto"; }
+grep -q "resuming at epoch 4 from $WORK/ck/epoch-000004 (written by 1d on 4 rank(s))" "$WORK/log" || { cat "$WORK/log"; fail "resume message"; }
+for l in 0 1 2; do
+  cmp -s "$WORK/full-w/final/W$l.npy" "$WORK/resumed-w/final/W$l.npy" || fail "resumed W$l differs from the uninterrupted run"
+done
+
+# --- the 4-rank 1d checkpoint under plexus-3d on 8 ranks and serial on 1
+"$MPIEXEC" -np 8 "$GCNLAB" train --algo plexus-3d "${MODEL[@]}" --resume "$WORK/at-fault/epoch-000004" \
+  --out "$WORK/plexus.json" 2>"$WORK/log" || { cat "$WORK/log"; fail "resume under plexus-3d"; }
+"$GCNLAB" train --algo serial "${MODEL[@]}" --resume "$WORK/at-fault" --out "$WORK/serial.json" \
+  2>"$WORK/log" || { cat "$WORK/log"; fail "resume under serial"; }
+
+"$PYTHON" - "$WORK" <<'PY' || fail "resumed runs"
+import json, sys
+work = sys.argv[1]
+full = {e["epoch"]: e["loss"] for e in json.load(open(f"{work}/full.json"))["epochs"]}
+ok = True
+for name, exact in [("resumed", True), ("plexus", False), ("serial", False)]:
+    r = json.load(open(f"{work}/{name}.json"))
+    epochs = [e["epoch"] for e in r["epochs"]]
+    rf = r["config"]["resumed_from"]
+    if epochs != [4, 5, 6, 7] or rf["epoch"] != 4 or rf["run"]["algo"] != "1d" or rf["run"]["ranks"] != 4:
+        print(f"{name}: epochs {epochs}, resumed_from {rf}"); ok = False
+    for e in r["epochs"]:
+        a, b = e["loss"], full[e["epoch"]]
+        good = a == b if exact else abs(a - b) <= 1e-4 * abs(b)
+        if not good:
+            print(f"{name}: epoch {e['epoch']} loss {a!r}, uninterrupted {b!r}"); ok = False
+    print(f"{name:8s} ({r['config']['algo']} on {r['config']['ranks']} rank(s)): epochs {epochs}, "
+          f"final loss {r['epochs'][-1]['loss']:.9f} vs {full[7]:.9f} ({'bitwise' if exact else 'rel 1e-4'})")
+sys.exit(0 if ok else 1)
+PY
+
+# --- bad checkpoints and flags: one error line, nothing on disk changed
+snapshot() { (cd "$WORK" && find ck out.json -type f -exec md5sum {} + | sort); }
+before=$(snapshot)
+expect_error 2 "does not exist" train --algo 1d "${MODEL[@]}" --resume "$WORK/nowhere" --out "$WORK/out.json"
+expect_error 2 "its model dims is [24,16,16,6], this run's is [24,32,32,6]" train --algo 1d --dataset "$DATA" \
+  --epochs 9 --hidden 32 "${COMMON[@]}" --resume "$WORK/ck" --out "$WORK/out.json"
+expect_error 2 "its model lr is" train --algo 1d --dataset "$DATA" --epochs 9 --hidden 16 "${COMMON[@]}" --lr 0.02 \
+  --resume "$WORK/ck" --out "$WORK/out.json"
+expect_error 2 "its dataset fingerprint is" train --algo 1d --dataset "${DATA/seed=5/seed=6}" --epochs 9 --hidden 16 \
+  "${COMMON[@]}" --resume "$WORK/ck" --out "$WORK/out.json"
+expect_error 2 "is at epoch 8: --epochs 8 leaves nothing to run" train --algo 1d "${MODEL[@]}" --resume "$WORK/ck"
+expect_error 2 "--checkpoint-every needs --checkpoint DIR" train --algo 1d "${MODEL[@]}" --checkpoint-every 2
+expect_error 2 "--resume auto needs --checkpoint DIR" train --algo 1d "${MODEL[@]}" --resume auto
+expect_error 2 "do not support --learn-features" train --algo 1d "${MODEL[@]}" --learn-features --checkpoint "$WORK/ck"
+GCNLAB_INJECT_FAULT=soon expect_error 1 "GCNLAB_INJECT_FAULT takes RANK:EPOCH" train --algo serial "${MODEL[@]}"
+[ "$(snapshot)" = "$before" ] || fail "a refused resume changed the checkpoints or --out"
+cp -r "$WORK/ck" "$WORK/damaged"
+truncate -s -7 "$WORK/damaged/epoch-000008/W1.npy"
+expect_error 2 "W1.npy' is" train --algo 1d --dataset "$DATA" --epochs 9 --hidden 16 "${COMMON[@]}" \
+  --resume "$WORK/damaged"
+finish

@@ -126,6 +126,13 @@ Dataset read_edge_list(const DatasetSpec& spec) {
   const auto edges = read_edges(path, base, nodes, max_id);
   const std::int64_t n = nodes > 0 ? nodes : max_id + 1;
   GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
+  // ids far beyond the edges they appear in: a sparse id space (or a damaged
+  // file) that would be allocated as mostly isolated vertices
+  const std::int64_t ends = 2 * static_cast<std::int64_t>(edges.size());
+  GCNLAB_CHECK(nodes > 0 || n <= std::max<std::int64_t>(1 << 20, 64 * ends),
+               "'{}': vertex id {} implies {} vertices for {} edges; give nodes=N if that is meant, or renumber the "
+               "ids densely",
+               path, max_id, n, edges.size());
   Dataset d;
   d.name = base_name(path);
   d.directed = a.integer("directed", 0) != 0;

@@ -1,6 +1,7 @@
 #include "common/data/pickle.hpp"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "common/core/error.hpp"
 
@@ -199,13 +200,11 @@ class Machine {
     GCNLAB_CHECK(kv.size() % 2 == 0, "malformed pickle '{}': odd SETITEMS", name_);
     for (std::size_t i = 0; i < kv.size(); i += 2) target.entries.emplace_back(kv[i], kv[i + 1]);
   }
-  void memo(std::uint64_t idx) {
-    if (memo_.size() <= idx) memo_.resize(idx + 1);
-    memo_[idx] = top();
-  }
+  void memo(std::uint64_t idx) { memo_[idx] = top(); }
   Ref recall(std::uint64_t idx) {
-    GCNLAB_CHECK(idx < memo_.size() && memo_[idx], "malformed pickle '{}': unknown memo {}", name_, idx);
-    return memo_[idx];
+    const auto it = memo_.find(idx);
+    GCNLAB_CHECK(it != memo_.end(), "malformed pickle '{}': unknown memo {}", name_, idx);
+    return it->second;
   }
 
   const std::string& d_;
@@ -213,7 +212,7 @@ class Machine {
   std::size_t pos_ = 0;
   std::vector<Ref> stack_;
   std::vector<std::size_t> marks_;
-  std::vector<Ref> memo_;
+  std::unordered_map<std::uint64_t, Ref> memo_;  // sparse: an index is any 32-bit number
 };
 
 }  // namespace

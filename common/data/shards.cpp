@@ -279,9 +279,8 @@ HostCsr ShardStore::assemble_t(int r, std::int64_t r0, std::int64_t r1, int c, s
     for (int j = 0; j < K; ++j) {
       const auto [cj0, cj1] = part(n, K, j);
       if (cj1 <= c0 || cj0 >= c1) continue;
-      auto read = [&, cj1 = cj1] {
-        return std::make_shared<const Shard>(
-            read_shard(File(path(adj_name(r, c, i, j)), bytes_read_), ri1 - ri0, cj1 - cj0));
+      auto read = [&, rows = ri1 - ri0, cols = cj1 - cj0] {  // (clang 14 captures no structured bindings)
+        return std::make_shared<const Shard>(read_shard(File(path(adj_name(r, c, i, j)), bytes_read_), rows, cols));
       };
       row_of_shards.emplace_back(cj0, cache ? cache->get({i, j}, read) : read());
     }

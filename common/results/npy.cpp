@@ -27,8 +27,10 @@ void write_npy(const std::string& path, std::int64_t rows, std::int64_t cols, co
 }
 
 NpyMatrix read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
+  const auto file_size = in.tellg();
+  in.seekg(0);
   char magic[8] = {};
   in.read(magic, 8);
   GCNLAB_CHECK(in.gcount() == 8 && std::string(magic + 1, 5) == "NUMPY", "'{}' is not a .npy file", path);
@@ -40,6 +42,7 @@ NpyMatrix read_npy(const std::string& path) {
   } else {
     in.read(reinterpret_cast<char*>(&len), 4);
   }
+  GCNLAB_CHECK(in.good() && len <= file_size - in.tellg(), "'{}' is truncated (its header claims {} bytes)", path, len);
   std::string header(len, '\0');
   in.read(header.data(), len);
   GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(len), "'{}' is truncated", path);
@@ -54,9 +57,13 @@ NpyMatrix read_npy(const std::string& path) {
   long long rows = -1, cols = -1;
   const int fields = std::sscanf(header.substr(open + 1, close - open - 1).c_str(), "%lld , %lld", &rows, &cols);
   GCNLAB_CHECK(fields == 2 && rows >= 0 && cols >= 0, "'{}': expected a 2D array", path);
+  // the data must be in the file: checked before allocating (and without overflow)
+  const long long available = static_cast<long long>(file_size - in.tellg());
+  GCNLAB_CHECK(cols == 0 || rows <= available / 4 / cols, "'{}' is truncated: a {} x {} array needs more than its {} bytes",
+               path, rows, cols, available);
   out.rows = rows;
   out.cols = cols;
-  out.data.resize(out.rows * out.cols);
+  out.data.resize(static_cast<std::size_t>(out.rows * out.cols));
   in.read(reinterpret_cast<char*>(out.data.data()), static_cast<std::streamsize>(out.data.size() * 4));
   GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(out.data.size() * 4), "'{}' is truncated", path);
   return out;

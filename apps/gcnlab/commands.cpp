@@ -1,6 +1,7 @@
 #include "backends/factory.hpp"
 #include "apps/gcnlab/commands.hpp"
 #include "common/core/atomic_file.hpp"
+#include "common/core/host_memory.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -201,6 +202,9 @@ train options:
                          where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
   --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
   --learn-features       train the input features as parameters (Plexus's node embeddings)
+  --memory-limit SIZE    per rank (e.g. 512M, 2G): setup fails with the analytic need if it does not fit;
+                         default: the host's MemAvailable or cgroup limit over the node's ranks (cpu),
+                         the GPU's free memory (cuda)
   --dry-run              set up, print the modelled bytes per category per rank, no epochs
   --no-eval              skip the dropout-free evaluation pass per epoch
   --out FILE.json        results (schema gcnlab.run/1)
@@ -273,6 +277,14 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
+    const auto memory_limit = args.value("--memory-limit");
+    if (memory_limit) {
+      tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");
+      tc.memory_budget_source = "--memory-limit";
+    } else if (const auto host = host_memory_available(); host && info.backend == "cpu") {
+      tc.memory_budget = host->bytes / ranks_on_node;
+      tc.memory_budget_source = fmt::format("{} / {} rank(s) on the node", host->source, ranks_on_node);
+    }
     run.dry_run = args.flag("--dry-run");
     run.out = args.value("--out");
     run.weights_out = args.value("--weights-out");

@@ -105,6 +105,12 @@ CudaBackend::~CudaBackend() {
 
 void CudaBackend::sync() { GCNLAB_CUDA_CALL(cudaStreamSynchronize(stream_)); }
 
+std::optional<std::size_t> CudaBackend::free_bytes() const {
+  std::size_t free = 0, total = 0;
+  GCNLAB_CUDA_CALL(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 void* CudaBackend::do_allocate(std::size_t bytes) {
   void* p = nullptr;
   GCNLAB_CUDA_CALL(cudaMalloc(&p, bytes));

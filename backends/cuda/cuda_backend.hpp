@@ -25,6 +25,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda"; }
   void sync() override;
+  std::optional<std::size_t> free_bytes() const override;  // cudaMemGetInfo
   CUstream_st* stream() const { return stream_; }
   CUstream_st* comm_stream() const { return comm_stream_; }
   int device() const { return device_; }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 
 namespace gcnlab {
 
@@ -26,6 +27,10 @@ class Allocator {
   std::size_t current_bytes() const { return current_; }
   std::size_t peak_bytes() const { return peak_; }
   void reset_peak() { peak_ = current_; }
+
+  // Memory this allocator can still hand out, where the device knows it
+  // (cudaMemGetInfo); nullopt for host memory (see common/core/host_memory.hpp).
+  virtual std::optional<std::size_t> free_bytes() const { return std::nullopt; }
 
   // Host <-> backend memory transfers (plain memcpy on the CPU backend).
   virtual void copy_to_device(void* dst, const void* src, std::size_t bytes) = 0;

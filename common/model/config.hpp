@@ -35,6 +35,11 @@ struct TrainConfig {
   // Run a dropout-free forward pass each epoch for val/test accuracy (when
   // dropout > 0); its traffic is accounted in Phase::eval, not in the epoch.
   bool eval_each_epoch = true;
+  // Memory admission: each rank's analytic need must fit this many bytes
+  // (0: unchecked), else setup fails before allocating activations and
+  // vertex data. The device's free memory is checked too where it is known.
+  double memory_budget = 0;
+  std::string memory_budget_source;  // e.g. "--memory-limit", "MemAvailable / 4 ranks on the node"
 };
 
 }  // namespace gcnlab

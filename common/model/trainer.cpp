@@ -57,6 +57,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   layers_.clear();
   layers_.resize(L);
   plan_ = strategy_.activation_plan();
+  admit();
   allocate_activations();
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
@@ -146,6 +147,23 @@ void Trainer::allocate_activations() {
     float* x = store(widest_input);
     for (int l = 0; l < L; ++l) layers_[l].x = shaped(x, strategy_.layout(l));
   }
+}
+
+void Trainer::admit() const {
+  double budget = train_.memory_budget;
+  std::string source = train_.memory_budget_source;
+  if (const auto free = backend_.free_bytes()) {  // what the strategy holds already counts as available
+    const double device = static_cast<double>(*free + backend_.current_bytes());
+    if (budget <= 0 || device < budget) budget = device, source = "free device memory + this rank's allocations";
+  }
+  const MemoryNeed need = memory_need();
+  constexpr double MiB = 1 << 20;
+  GCNLAB_CHECK(budget <= 0 || need.total() <= budget,
+               "rank {} needs {:.1f} MiB (analytic: graph {:.1f}, buffers {:.1f}, activations {:.1f}, weights {:.1f}) "
+               "but has {:.1f} MiB ({}): use more ranks (the need per rank shrinks about as 1/P), a smaller --hidden "
+               "or --layers, or mggcn-1d's shared activation buffers",
+               world_.rank(), need.total() / MiB, need.graph / MiB, need.buffers / MiB, need.activations / MiB,
+               need.weights / MiB, budget / MiB, source);
 }
 
 ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x : layers_[l].h; }

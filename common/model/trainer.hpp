@@ -107,6 +107,8 @@ class Trainer {
     Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
   };
   bool shared() const { return plan_ == ActivationPlan::shared; }
+  // Memory admission: memory_need() against the budget (TrainConfig, the device's free memory).
+  void admit() const;
   void allocate_activations();
   // Dropout's input X_l from H_l (forward, and the shared plan's backward).
   void drop_input(int epoch, int l);

@@ -104,4 +104,10 @@ expect_error 1 "plan needs --dataset SPEC" plan --ranks 4
 expect_error 1 "the model describes plexus-3d" plan --validate "$WORK/run1d.json"
 expect_error 1 "--calibrate needs at least 3 plexus-3d runs" plan --calibrate "$WORK/runp.json" --out "$WORK/p.json"
 expect_error 1 "--shards takes RxC" info --dataset "$SMALL" --shards 8
+# memory admission: the need by part and the budget, before any activation or vertex data is allocated
+expect_error 4 "rank 0 needs 5.8 MiB (analytic: graph 0.2, buffers 1.0, activations 4.5" train --algo 1d --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
+  --hidden 64 --memory-limit 2M
+expect_error 1 "but has 2.0 MiB (--memory-limit)" train --algo serial --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
+  --hidden 64 --memory-limit 2M
+expect_error 2 "--memory-limit 'lots' is not a size" train --algo 1d --dataset "$SMALL" --memory-limit lots
 finish

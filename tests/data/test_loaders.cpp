@@ -18,6 +18,7 @@
 #include "common/data/graph.hpp"
 #include "common/data/pickle.hpp"
 #include "common/results/npy.hpp"
+#include "tests/support/harness.hpp"
 
 using namespace gcnlab;
 namespace fs = std::filesystem;
@@ -341,20 +342,13 @@ TEST_CASE("ogb: a missing file, a malformed CSV line, an edge out of range", "[d
 // Each input the fuzzers found (fuzz/regressions/<parser>/) is one clear error
 // in this build too, with the message the fix gives.
 TEST_CASE("fuzz regressions: inputs that crashed a parser are clear errors", "[data][fuzz][errors]") {
+  using test::error_message;
   const std::string dir = std::string(GCNLAB_SOURCE_DIR) + "/fuzz/regressions/";
-  auto message = [](const std::function<void()>& fn) {
-    try {
-      fn();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   for (const char* f : {"huge-shape", "huge-header"})
-    CHECK_THAT(message([&] { read_npy(dir + "npy/" + f); }), Catch::Contains("is truncated"));
+    CHECK_THAT(error_message([&] { read_npy(dir + "npy/" + f); }), Catch::Contains("is truncated"));
   std::ifstream in(dir + "pickle/memo-index-4g", std::ios::binary);
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  CHECK_THAT(message([&] { pickle::load(bytes, "memo"); }), Catch::Contains("pickle 'memo'"));  // once a 4 GB memo table
-  CHECK_THAT(message([&] { load_dataset("edges:" + dir + "edges/sparse-ids"); }),
+  CHECK_THAT(error_message([&] { pickle::load(bytes, "memo"); }), Catch::Contains("pickle 'memo'"));  // once a 4 GB memo table
+  CHECK_THAT(error_message([&] { load_dataset("edges:" + dir + "edges/sparse-ids"); }),
              Catch::Contains("implies 100000000000000 vertices for 2 edges"));
 }

@@ -145,26 +145,19 @@ TEST_CASE("a damaged, foreign or missing checkpoint is one clear error", "[check
   const RunSpec spec = spec_for("1d", 2 * kHalf);
   const Checkpoint c = first_half(spec, data, tmp.path);
   const std::string w1 = c.path + "/W1.npy";
-  auto message = [](const std::function<void()>& fn) {
-    try {
-      fn();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+
   // another model shape, another optimiser setting, another dataset
   RunSpec wider = spec;
   wider.model.hidden = 14;
   const RunInfo other_info = info_for(wider, data);
-  CHECK_THAT(message([&] { check_identity(c, checkpoint_identity(other_info, wider.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(other_info, wider.model.dims(19, 5))); }),
              Catch::Contains("its model dims is [19,13,13,5], this run's is [19,14,14,5]"));
   RunSpec faster = spec;
   faster.model.lr = 0.02f;
-  CHECK_THAT(message([&] { check_identity(c, checkpoint_identity(info_for(faster, data), faster.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(faster, data), faster.model.dims(19, 5))); }),
              Catch::Contains("its model lr is"));
   const Dataset other = load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=4");
-  CHECK_THAT(message([&] { check_identity(c, checkpoint_identity(info_for(spec, other), spec.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(spec, other), spec.model.dims(19, 5))); }),
              Catch::Contains("its dataset fingerprint is"));
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {
@@ -173,19 +166,19 @@ TEST_CASE("a damaged, foreign or missing checkpoint is one clear error", "[check
     std::string bytes(size, '\0');
     std::ifstream(w1, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(size));
     fs::resize_file(w1, size - 10);
-    CHECK_THAT(message([&] { read_checkpoint(tmp.path); }), Catch::Contains("W1.npy' is " + std::to_string(size - 10) +
+    CHECK_THAT(error_message([&] { read_checkpoint(tmp.path); }), Catch::Contains("W1.npy' is " + std::to_string(size - 10) +
                                                                              " bytes, " + std::to_string(size) +
                                                                              " recorded (truncated?)"));
     bytes[size - 1] ^= 1;
     std::ofstream(w1, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(size));
-    CHECK_THAT(message([&] { read_checkpoint(tmp.path); }), Catch::Contains("W1.npy' does not match its recorded hash"));
+    CHECK_THAT(error_message([&] { read_checkpoint(tmp.path); }), Catch::Contains("W1.npy' does not match its recorded hash"));
     fs::remove(w1);
-    CHECK_THAT(message([&] { read_checkpoint(c.path); }), Catch::Contains("W1.npy' is missing"));
-    CHECK_THAT(message([&] { read_checkpoint(tmp.path + "/nowhere"); }), Catch::Contains("does not exist"));
+    CHECK_THAT(error_message([&] { read_checkpoint(c.path); }), Catch::Contains("W1.npy' is missing"));
+    CHECK_THAT(error_message([&] { read_checkpoint(tmp.path + "/nowhere"); }), Catch::Contains("does not exist"));
     fs::create_directories(tmp.path + "/empty");
-    CHECK_THAT(message([&] { read_checkpoint(tmp.path + "/empty"); }), Catch::Contains("holds no checkpoint"));
+    CHECK_THAT(error_message([&] { read_checkpoint(tmp.path + "/empty"); }), Catch::Contains("holds no checkpoint"));
     std::ofstream(c.path + "/checkpoint.json", std::ios::trunc) << "{\"schema\": \"gcnlab.checkpoint/1\", \"ep";
-    CHECK_THAT(message([&] { read_checkpoint(c.path); }), Catch::Contains("is not a valid checkpoint index"));
+    CHECK_THAT(error_message([&] { read_checkpoint(c.path); }), Catch::Contains("is not a valid checkpoint index"));
   }
 }
 

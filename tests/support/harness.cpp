@@ -101,4 +101,13 @@ int world_rank() {
   return r;
 }
 
+std::string error_message(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace gcnlab::test

@@ -3,6 +3,7 @@
 // in the "IsSameAsDense" style (Ginkgo): same data, one distributed run, one
 // serial run on MPI_COMM_SELF, assert near.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
 
 // Every grid shape this strategy accepts on p ranks (all factorisations).
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p);
+
+// The message of the gcnlab::Error `fn` throws ("no error" if none).
+std::string error_message(const std::function<void()>& fn);
 
 int world_size();
 int world_rank();

@@ -355,7 +355,6 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   info.activations = to_string(run.strategy->activation_plan());
   info.grid = run.strategy->grid();
   info.ranks = world.size();
-  info.model = model;
   info.train = tc;
   info.describe = run.strategy->describe();
   for (ProductOrder o : run.strategy->orders(model.layers)) info.order.push_back(to_string(o));

@@ -20,7 +20,6 @@ class Fnv1a {
   template <class T>
   Fnv1a& add_values(std::span<const T> values) { return add(std::as_bytes(values)); }
   Fnv1a& add(std::string_view s) { return add(std::as_bytes(std::span(s.data(), s.size()))); }
-  std::uint64_t value() const { return h_; }
   std::string hex() const { return fmt::format("{:016x}", h_); }
 
  private:

@@ -90,13 +90,13 @@ void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, s
 // Assigns each vertex to train/val/test by a counter-based draw.
 void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed);
 
-// Statistics printed by `gcnlab info`.
 // A hash of the graph, labels and split (and the synthetic-feature seed): what
 // a checkpoint records to refuse a resume on other data of the same size. A
 // prepared directory answers with the fingerprint recorded when it was prepared
 // ("" for directories prepared before fingerprints were recorded).
 std::string dataset_fingerprint(const Dataset& d);
 
+// Statistics printed by `gcnlab info`.
 struct DatasetInfo {
   std::int64_t nodes, nnz, nnz_with_self_loops, edges_undirected;
   std::int64_t degree_min, degree_max;

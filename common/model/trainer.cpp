@@ -262,7 +262,6 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   r.setup_time_s = setup_time_s_;
   r.initial_weights = gather_weights();
   const int E = train_.epochs;
-  GCNLAB_CHECK(first_epoch_ < E, "training resumes at epoch {}: --epochs {} leaves nothing to run", first_epoch_, E);
   const int first_timed = E - first_epoch_ > 1 ? first_epoch_ + 1 : first_epoch_;  // the first epoch run warms up
   r.timed_epochs = E - first_timed;
   CategoryTallies sum{};
@@ -428,7 +427,8 @@ TrainingState Trainer::state() {
 
 void Trainer::restore(const TrainingState& s) {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
-  GCNLAB_CHECK(s.epoch >= 0, "a training state at epoch {}", s.epoch);
+  GCNLAB_CHECK(s.epoch >= 0 && s.epoch < train_.epochs, "training resumes at epoch {}: --epochs {} leaves nothing to run",
+               s.epoch, train_.epochs);
   const bool adam = model_.optimizer == "adam";
   GCNLAB_CHECK(s.m.empty() == !adam && s.v.empty() == !adam,
                "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", model_.optimizer);

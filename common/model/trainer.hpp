@@ -74,14 +74,13 @@ class Trainer {
   // (optional) replaces the Glorot initialisation. Afterwards `data` may be freed.
   void setup(const Dataset& data, const Graph& graph, const Weights* initial = nullptr);
 
-  // Runs epochs first_epoch() .. epochs - 1.
+  // Runs the epochs left: from 0, or from the restored state's epoch, to epochs - 1.
   RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});
 
   // The global state after the epochs run so far (collective).
   TrainingState state();
   // After setup: continue from `s` (its weights and moments; the next epoch is s.epoch).
   void restore(const TrainingState& s);
-  int first_epoch() const { return first_epoch_; }
   const std::vector<std::int64_t>& dims() const { return dims_; }
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
@@ -140,7 +139,8 @@ class Trainer {
   double n_train_ = 0;
   LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
-  int first_epoch_ = 0, completed_epochs_ = 0;
+  int first_epoch_ = 0;      // where train() starts (restore)
+  int completed_epochs_ = 0;  // what state() reports
   // Test-only fault injection: GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank
   // throw between the forward and the backward pass of that epoch.
   int fault_rank_ = -1, fault_epoch_ = -1;

@@ -3,28 +3,35 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "common/core/error.hpp"
+#include "common/core/permutation.hpp"
 #include "common/core/rng.hpp"
 
 namespace gcnlab {
 
-Permutation parse_permutation(const std::string& text) {
-  if (text == "none") return Permutation::none;
-  if (text == "single") return Permutation::single;
-  if (text == "double") return Permutation::dual;
-  fail("unknown --permutation '{}' (expected none, single or double)", text);
+std::vector<Permutation> all_permutations() {
+  return {Permutation::none,
+          Permutation::single,
+          Permutation::dual,
+          {Permutation::single, Permutation::balanced},
+          {Permutation::dual, Permutation::balanced}};
 }
 
 std::string to_string(Permutation p) {
-  switch (p) {
-    case Permutation::none: return "none";
-    case Permutation::single: return "single";
-    case Permutation::dual: return "double";
-  }
-  return "?";
+  const char* kind = p.kind == Permutation::none ? "none" : p.kind == Permutation::single ? "single" : "double";
+  return p.kind != Permutation::none && p.draw == Permutation::balanced ? fmt::format("{}-balanced", kind) : kind;
 }
 
-int ordering_id(Permutation p, int l) { return p == Permutation::dual ? l % 2 : 0; }
+Permutation parse_permutation(const std::string& text) {
+  for (const Permutation p : all_permutations())
+    if (to_string(p) == text) return p;
+  fail("unknown --permutation '{}' (expected none, single, double — uniformly random, as Plexus Sec. 5.1 — or "
+       "single-balanced, double-balanced)", text);
+}
+
+int ordering_id(Permutation p, int l) { return p.kind == Permutation::dual ? l % 2 : 0; }
 
 std::vector<std::array<int, 2>> adjacency_versions(Permutation p) {
   std::vector<std::array<int, 2>> versions;
@@ -36,6 +43,9 @@ std::vector<std::array<int, 2>> adjacency_versions(Permutation p) {
 }
 
 namespace {
+
+// Plexus's uniform permutations: streams apart from the random partitioner's (variant 0).
+constexpr std::uint64_t kUniformVariant = 4;
 
 // Splits v[lo, hi) (heaviest first) into two halves of equal count (±1) and
 // near-equal weight, in random order, and recurses; both halves stay heaviest first.
@@ -90,13 +100,18 @@ std::vector<std::int64_t> ordering_weights(const HostCsr& a) {
 
 std::vector<std::vector<std::int64_t>> make_orderings(const std::vector<std::int64_t>& weight, Permutation p,
                                                       std::uint64_t seed) {
-  if (p == Permutation::none) {
+  const auto n = static_cast<std::int64_t>(weight.size());
+  if (p.kind == Permutation::none) {
     std::vector<std::int64_t> id(weight.size());
     std::iota(id.begin(), id.end(), std::int64_t{0});
     return {std::move(id)};
   }
-  if (p == Permutation::single) return {balanced_permutation(weight, seed, 0)};
-  return {balanced_permutation(weight, seed, 0), balanced_permutation(weight, seed, 1)};  // P_c, P_r
+  auto draw = [&](std::uint64_t variant) {  // P (or P_c): variant 0, P_r: variant 1
+    return p.draw == Permutation::balanced ? balanced_permutation(weight, seed, variant)
+                                           : random_permutation(n, seed, kUniformVariant + variant);
+  };
+  if (p.kind == Permutation::single) return {draw(0)};
+  return {draw(0), draw(1)};  // P_c, P_r
 }
 
 std::vector<std::vector<std::int64_t>> make_orderings(const HostCsr& a, Permutation p, std::uint64_t seed) {

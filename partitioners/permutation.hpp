@@ -3,7 +3,10 @@
 // input are in ordering π_l of the vertices; layer l multiplies by
 // A^(l) = Π_{l+1} Âᵀ Π_lᵀ. none: π_l = id; single (Eq. 5.1/5.2): π_l = P;
 // double (Eq. 5.3/5.4): π_l = P_c for even l, P_r for odd l, so A^(l)
-// alternates P_r Âᵀ P_cᵀ and P_c Âᵀ P_rᵀ. They are orderings of the graph
+// alternates P_r Âᵀ P_cᵀ and P_c Âᵀ P_rᵀ. Each permutation is drawn
+//   uniform   uniformly at random, as the paper does (the default), or
+//   balanced  by gcnlab's weight-balanced bisection (balanced_permutation),
+// written single-balanced / double-balanced. They are orderings of the graph
 // like a partition's, so they are made where the graph is prepared (in
 // memory by `train`, on disk by `gcnlab prepare`), not by the strategy.
 
@@ -16,9 +19,19 @@
 
 namespace gcnlab {
 
-enum class Permutation { none, single, dual };
-Permutation parse_permutation(const std::string& text);  // none | single | double
+struct Permutation {
+  enum Kind { none, single, dual };  // how many orderings
+  enum Draw { uniform, balanced };   // how each is drawn
+  Kind kind = none;
+  Draw draw = uniform;
+  Permutation(Kind k = none, Draw d = uniform) : kind(k), draw(d) {}
+  bool operator==(const Permutation&) const = default;
+};
+// none | single | double | single-balanced | double-balanced
+Permutation parse_permutation(const std::string& text);
 std::string to_string(Permutation p);
+// Every permutation, in the order of Plexus's Table 3 (original, single, double), uniform then balanced.
+std::vector<Permutation> all_permutations();
 
 // Id of the ordering of layer l's input rows: 0 = π for even l (id / P / P_c), 1 = P_r.
 int ordering_id(Permutation p, int l);

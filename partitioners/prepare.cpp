@@ -37,7 +37,7 @@ PreparedGraph prepare_graph(const Dataset& d, const VertexPlan& plan) {
   std::vector<std::vector<std::int64_t>> orderings;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);
-  if (plan.permutation == Permutation::none) {
+  if (plan.permutation.kind == Permutation::none) {
     orderings.push_back(std::move(base));
   } else {
     // Plexus's permutations of the partition's ordering: positions of `base` reordered.

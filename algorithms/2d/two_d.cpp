@@ -11,12 +11,12 @@ std::vector<int> two_d_grid(const StrategyOptions& opts, int p) {
 }  // namespace
 
 TwoDStrategy::TwoDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : SplitSummaStrategy(ctx, two_d_grid(opts, ctx.world.size()), opts.block) {}
+    : SplitSummaStrategy(opts, ctx, two_d_grid(opts, ctx.world.size())) {}
 
 std::string TwoDStrategy::describe() const {
   return fmt::format("2d (CAGNET Alg. 3, SUMMA): grid {} (R x C); Âᵀ and activations in 2D blocks, W replicated, "
-                     "softmax distributed over the process row; {}",
-                     grid_.shape(), layout_description());
+                     "{}; {}",
+                     grid_.shape(), variant_description(), layout_description());
 }
 
 }  // namespace gcnlab

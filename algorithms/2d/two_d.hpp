@@ -8,11 +8,16 @@
 // The layer code is the Z = 1 case of the Block Split 3D layers in
 // common/dist/split_summa.hpp, which draws the data movement.
 //
-// Per rank and epoch (the paper's Tcomm for a square grid, first phase:
-// nnz/√P + 2nf/√P words), exactly:
+// Per rank and epoch (the paper's Tcomm for a square grid: nnz/√P + 2nf/√P
+// words per SpMM phase, Eq. 2's nf/√P for the softmax and Eq. 4's 2nf/√P + f²
+// for dW), exactly:
 //   bcast_sparse  Σ_stages not rooted here (|R_i|+1)·8 + nnz(piece)·8   (fwd Âᵀ, bwd Â)
-//   bcast_dense   Σ_stages not rooted here len·|F_j|·4 + Σ_{j'≠j} |R_i|·|F_j'|·4  (f_l fwd, f_{l+1} bwd)
-//   allreduce     2(P-1)/P · f_l f_{l+1} · 4   (dW, replicated W)
+//   bcast_dense   Σ_stages not rooted here len·|F_j|·4 + Σ_{j'≠j} |R_i|·|F_j'|·4  (f_l fwd, f_{l+1} bwd;
+//                 the second term only where dX is computed) + the dW SUMMA's len·(|Φ_i| + |G_j|)·4
+//   p2p           the transpose of X: the pieces of Xᵀ[Φ_i, C_j] held elsewhere
+//   allgather     f_l f_{l+1} · 4 less this rank's block (dW), and Σ_{j'≠j} |R_i|·|F_j'(C)|·4 (logits)
+// With --dw-reduce allreduce the dW terms become one all-reduce 2(P-1)/P · f_l f_{l+1} · 4;
+// with --softmax allreduce the logits' gather becomes two all-reduces of |R_i| floats.
 // CAGNET counts a sparse entry as one word; gcnlab counts its 4-byte column
 // id and 4-byte value, plus the row pointers of each piece.
 

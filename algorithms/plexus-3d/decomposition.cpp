@@ -111,7 +111,7 @@ double shard_imbalance(const HostCsr& a_t, Permutation p, std::uint64_t seed, in
   const auto orders = make_orderings(a_t, p, seed);
   // A^(l) = Π_{l+1} Âᵀ Π_lᵀ: rows in ordering l+1, columns in ordering l.
   double worst = max_over_mean(shard_nnz(a_t, orders[ordering_id(p, 1)], orders[ordering_id(p, 0)], R, C));
-  if (p == Permutation::dual)
+  if (p.kind == Permutation::dual)
     worst = std::max(worst, max_over_mean(shard_nnz(a_t, orders[ordering_id(p, 2)], orders[ordering_id(p, 1)], R, C)));
   return worst;
 }

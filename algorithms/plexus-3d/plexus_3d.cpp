@@ -294,9 +294,10 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
   }
 }
 
-Communicator* Plexus3DStrategy::class_group() {
-  // The logits Q_{L-1} have their columns (classes) over a_{L-1} = b_L.
-  return &along(layer_axes(static_cast<int>(dims_.size()) - 1).b);
+ClassSplit Plexus3DStrategy::class_split() {
+  // The logits Q_{L-1} have their columns (classes) over a_{L-1} = b_L; the
+  // row max and sum are all-reduced over them.
+  return {&along(layer_axes(static_cast<int>(dims_.size()) - 1).b), SoftmaxComm::reduce_stats, {}};
 }
 
 bool Plexus3DStrategy::counts_metrics() const {

@@ -47,7 +47,7 @@ class Plexus3DStrategy final : public Strategy {
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::string permutation() const override { return to_string(permutation_); }
-  Communicator* class_group() override;
+  ClassSplit class_split() override;
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;

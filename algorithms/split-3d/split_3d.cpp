@@ -11,12 +11,12 @@ std::vector<int> split_3d_grid(const StrategyOptions& opts, int p) {
 }  // namespace
 
 Split3DStrategy::Split3DStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : SplitSummaStrategy(ctx, split_3d_grid(opts, ctx.world.size()), opts.block) {}
+    : SplitSummaStrategy(opts, ctx, split_3d_grid(opts, ctx.world.size())) {}
 
 std::string Split3DStrategy::describe() const {
   return fmt::format("split-3d (CAGNET Sec. IV-D): grid {} (X x Y x Z); Block Split 3D, SUMMA per layer, "
-                     "fiber reduce-scatter, W replicated; {}",
-                     grid_.shape(), layout_description());
+                     "fiber reduce-scatter, W replicated; {}; {}",
+                     grid_.shape(), variant_description(), layout_description());
 }
 
 }  // namespace gcnlab

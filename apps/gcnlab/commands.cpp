@@ -166,7 +166,7 @@ usage:
   mpirun -np P gcnlab train --algo NAME [options]
   gcnlab info --dataset SPEC [--shards RxC [--seed S]]   (RxC: adjacency shard balance, Plexus Table 3)
   gcnlab prepare --dataset SPEC --out FILE.gcl
-  gcnlab prepare --dataset SPEC --shards KxK [--partitioner NAME|FILE --parts K] [--permutation none|single|double]
+  gcnlab prepare --dataset SPEC --shards KxK [--partitioner NAME|FILE --parts K] [--permutation P]
                  [--seed S] --out DIR       (a prepared dataset: train --dataset gcl:DIR reads per rank only
                                             its blocks; K is independent of the rank count)
   gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
@@ -194,7 +194,13 @@ train options:
                          partition file (one part id per vertex); default block (mggcn-1d: random)
   --backend cpu|cuda (cpu)
   --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
-  --permutation none|single|double   plexus-3d: vertex permutation for load balance (double)
+  --dw-reduce summa|allreduce   2d/split-3d: dW by CAGNET's dense SUMMA + all-gather (summa, Eq. 4) or
+                         one all-reduce of the f x f matrix over all ranks
+  --softmax allgather|allreduce 2d/split-3d: the logits' rows all-gathered over the process row (CAGNET,
+                         Eq. 2) or their row max and sum all-reduced
+  --permutation P        plexus-3d: vertex permutation for load balance: none | single | double
+                         (uniformly random, Plexus Sec. 5.1; default double) | single-balanced |
+                         double-balanced (gcnlab's weight-balanced bisection)
   --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
                          nonblocking while the next multiplies (1: off)
   --overlap on|off       mggcn-1d: broadcast of the next tile while the SpMM multiplies this one (on)
@@ -274,6 +280,8 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     const std::string overlap = args.value_or("--overlap", "on");
     GCNLAB_CHECK(overlap == "on" || overlap == "off", "--overlap takes on or off (got '{}')", overlap);
     sopts.overlap = overlap == "on";
+    sopts.dw_reduce = args.value_or("--dw-reduce", "summa");
+    sopts.softmax = args.value_or("--softmax", "allgather");
     model.learn_features = args.flag("--learn-features");
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
@@ -352,6 +360,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   info.algo = sopts.algo;
   if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;
   if (sopts.algo == "mggcn-1d") info.overlap = sopts.overlap;
+  if (sopts.algo == "2d" || sopts.algo == "split-3d") info.dw_reduce = sopts.dw_reduce, info.softmax = sopts.softmax;
   info.activations = to_string(run.strategy->activation_plan());
   info.grid = run.strategy->grid();
   info.ranks = world.size();
@@ -452,8 +461,8 @@ int info(Args& args, Communicator& world) {
     GCNLAB_CHECK(!data->shards, "info --shards needs the whole graph: give the dataset it was prepared from");
     const NormalizedAdjacency g = normalized_graph(*data);
     std::string line;
-    for (auto p : {Permutation::none, Permutation::single, Permutation::dual})
-      line += fmt::format("  {} {:.3f}", p == Permutation::none ? "original" : to_string(p),
+    for (const Permutation p : all_permutations())
+      line += fmt::format("  {} {:.3f}", p.kind == Permutation::none ? "original" : to_string(p),
                           plexus::shard_imbalance(*g.a_hat_t, p, seed, shards[0], shards[1]));
     fmt::print("shards       {}x{} of Â, nnz max/mean:{} (permutation seed {})\n", shards[0], shards[1], line, seed);
   }
@@ -475,7 +484,7 @@ int prepare(Args& args, Communicator& world) {
     plan.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
     args.finish();
     GCNLAB_CHECK(!shards.empty() || (plan.partitioner == "block" && plan.parts == 0 &&
-                                     plan.permutation == Permutation::none),
+                                     plan.permutation.kind == Permutation::none),
                  "--partitioner, --parts and --permutation lay out a sharded dataset: add --shards KxK");
     const auto t0 = std::chrono::steady_clock::now();
     const Dataset d = load_dataset(spec);

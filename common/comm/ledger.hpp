@@ -87,9 +87,14 @@ class Ledger {
   void set_phase(Phase p) { phase_ = p; }
   Phase phase() const { return phase_; }
 
-  void record(Category c, const Tally& t) { tallies_[static_cast<int>(phase_)][static_cast<int>(c)] += t; }
+  void record(Category c, const Tally& t) {
+    tallies_[static_cast<int>(phase_)][static_cast<int>(c)] += t;
+    lifetime_[static_cast<int>(c)] += t;
+  }
 
   const CategoryTallies& tallies(Phase p) const { return tallies_[static_cast<int>(p)]; }
+  // Everything recorded since construction, every phase (never cleared by take()).
+  const CategoryTallies& lifetime() const { return lifetime_; }
   // Returns the tallies of `p` and clears them (used once per epoch).
   CategoryTallies take(Phase p);
 
@@ -138,6 +143,7 @@ class Ledger {
   std::function<std::unique_ptr<Stopwatch>()> make_stopwatch_;
   Phase phase_ = Phase::setup;
   std::array<CategoryTallies, kNumPhases> tallies_{};
+  CategoryTallies lifetime_{};
 };
 
 }  // namespace gcnlab

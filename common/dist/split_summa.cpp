@@ -36,7 +36,7 @@ std::vector<std::string> axis_names(std::size_t n) {
 }
 }  // namespace
 
-SplitSummaStrategy::SplitSummaStrategy(const StrategyContext& ctx, std::vector<int> dims, std::int64_t block)
+SplitSummaStrategy::SplitSummaStrategy(const StrategyOptions& opts, const StrategyContext& ctx, std::vector<int> dims)
     : grid_(ctx.world, dims, axis_names(dims.size())),
       world_(ctx.world),
       row_(grid_.along({"y"})),
@@ -44,14 +44,38 @@ SplitSummaStrategy::SplitSummaStrategy(const StrategyContext& ctx, std::vector<i
       fiber_(dims.size() > 2 ? &grid_.along({"z"}) : nullptr),
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
-      block_(block) {
-  GCNLAB_CHECK(block >= 0, "--block must be >= 0");
+      block_(opts.block),
+      softmax_(parse_softmax_comm(opts.softmax)),
+      learn_features_(opts.learn_features) {
+  GCNLAB_CHECK(block_ >= 0, "--block must be >= 0");
+  GCNLAB_CHECK(opts.dw_reduce == "summa" || opts.dw_reduce == "allreduce",
+               "--dw-reduce takes summa (CAGNET: dense SUMMA + all-gather) or allreduce (got '{}')", opts.dw_reduce);
+  dw_reduce_ = opts.dw_reduce == "summa" ? DwReduce::summa : DwReduce::allreduce;
 }
 
 std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::features(std::int64_t f, int j) const {
   const auto off = block_offsets(f, Y());
   return {off[j], off[j + 1] - off[j]};
 }
+
+std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::weight_rows(std::int64_t f, int i) const {
+  const auto off = block_offsets(f, X());
+  return {off[i], off[i + 1] - off[i]};
+}
+
+std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::fiber_rows(std::int64_t f, int i, int k) const {
+  const auto off = block_offsets(weight_rows(f, i).second, Z());
+  return {off[k], off[k + 1] - off[k]};
+}
+
+namespace {
+// [a0, a0 + a) ∩ [b0, b0 + b) as (first, count)
+std::pair<std::int64_t, std::int64_t> overlap(std::pair<std::int64_t, std::int64_t> a,
+                                              std::pair<std::int64_t, std::int64_t> b) {
+  const std::int64_t first = std::max(a.first, b.first);
+  return {first, std::max<std::int64_t>(0, std::min(a.first + a.second, b.first + b.second) - first)};
+}
+}  // namespace
 
 void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
@@ -105,6 +129,7 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
     if (block_ > 0) end = std::min(end, t + block_);
     Stage st;
     st.h_row0 = t - piece_start[ii];
+    st.a_row0 = t - cut[jj];
     st.pos0 = piece_pos[ii] + st.h_row0;
     st.len = end - t;
     st.dense_root = ii;
@@ -142,6 +167,33 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   dense_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)));
   if (Z() > 1) partial_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_i_ * fmax_j));
   work_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_ik_ * fmax_j));
+  if (dw_reduce_ == DwReduce::summa) {
+    const DwSizes d = dw_sizes();
+    auto buffer = [&](std::int64_t n) { return Buffer<float>(backend_, static_cast<std::size_t>(n)); };
+    xt_ = buffer(d.cslice * d.phi);
+    xt_send_ = buffer(d.send);
+    xt_recv_ = buffer(d.cslice * d.phi);
+    xt_piece_ = buffer(max_len * d.phi);
+    dw_block_ = buffer(d.block);
+    if (Z() > 1) dw_kept_ = buffer(d.kept);
+    dw_gathered_ = buffer(d.gathered);
+  }
+}
+
+SplitSummaStrategy::DwSizes SplitSummaStrategy::dw_sizes() const {
+  const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
+  DwSizes d;
+  for (const Stage& st : stages_)
+    if (st.owned >= 0) d.cslice += st.len;
+  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    const std::int64_t phi = weight_rows(dims_[l], i).second, gj = features(dims_[l + 1], j).second;
+    d.phi = std::max(d.phi, phi);
+    d.send = std::max(d.send, rows_ik_ * features(dims_[l], j).second);
+    d.block = std::max(d.block, phi * gj);
+    d.kept = std::max(d.kept, fiber_rows(dims_[l], i, k).second * gj);
+    d.gathered = std::max(d.gathered, dims_[l] * dims_[l + 1]);
+  }
+  return d;
 }
 
 SplitSummaStrategy::ScratchSizes SplitSummaStrategy::scratch_sizes() const {
@@ -170,6 +222,11 @@ MemoryNeed SplitSummaStrategy::memory_need() const {
   m.buffers = bytes_of<std::int64_t>(rows_i_ + 1) + bytes_of<float>(max_nnz) + bytes_of<std::int32_t>(max_nnz) +
               bytes_of<float>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)) +
               bytes_of<float>((Z() > 1 ? rows_i_ : 0) * fmax_j + rows_ik_ * fmax_j);
+  if (dw_reduce_ == DwReduce::summa) {  // Xᵀ, its send/receive buffers and piece; dW block, slice, all of dW
+    const DwSizes d = dw_sizes();
+    m.buffers += bytes_of<float>(2 * d.cslice * d.phi + d.send + max_len * d.phi + d.block +
+                                 (Z() > 1 ? d.kept : 0) + d.gathered);
+  }
   return m;
 }
 
@@ -180,6 +237,22 @@ std::string SplitSummaStrategy::layout_description() const {
   return fmt::format("rank {} = ({}) holds {} activation rows and an Âᵀ block of {} x {} (nnz {}), root of {} of {} SUMMA stages",
                      world_.rank(), fmt::join(grid_.coords(), ", "), rows_ik_, rows_i_, cols, nnz_local_,
                      pieces_fwd_.size(), stages_.size());
+}
+
+std::string SplitSummaStrategy::variant_description() const {
+  return fmt::format("dW {}, softmax {}",
+                     dw_reduce_ == DwReduce::summa ? "by dense SUMMA + all-gather (CAGNET Eq. 4)"
+                                                   : "by one all-reduce over all ranks (--dw-reduce allreduce)",
+                     softmax_ == SoftmaxComm::gather_rows ? "by all-gathering the logits' rows (CAGNET Eq. 2)"
+                                                          : "by all-reducing row max and sum (--softmax allreduce)");
+}
+
+ClassSplit SplitSummaStrategy::class_split() {
+  ClassSplit c{&row_, softmax_, {}};
+  const std::int64_t classes = dims_.back();
+  for (int j = 0; j < Y(); ++j) c.offsets.push_back(features(classes, j).first);
+  c.offsets.push_back(classes);
+  return c;
 }
 
 void SplitSummaStrategy::spmm(bool backward, ConstView h, View t) {
@@ -253,20 +326,138 @@ void SplitSummaStrategy::backward(int l, ConstView x, ConstView g, ConstView w, 
   const int j = grid_.coord("y");
   const auto [ci0, cin] = features(dims_[l], j);
   const std::int64_t cout = features(dims_[l + 1], j).second;
+  const bool summa = dw_reduce_ == DwReduce::summa;
   View u{work_.data(), rows_ik_, cout, cout};
   spmm(true, g, u);
+  if (dx || !summa) {  // the partial SUMMA with Wᵀ (dX), and the allreduce variant's dW rows
+    {
+      auto s = ledger_.time(Category::gemm);
+      if (!summa) backend_.fill(dw, 0.f);
+      if (dx) backend_.fill(*dx, 0.f);
+    }
+    for_each_column_block(u, dims_[l + 1], [&](int jp, ConstView blk) {
+      const std::int64_t c0 = features(dims_[l + 1], jp).first;
+      auto s = ledger_.time(Category::gemm);
+      if (!summa) backend_.gemm(Op::T, Op::N, 1.f, x, blk, 1.f, View{dw.data + ci0 * dw.ld + c0, cin, blk.cols, dw.ld});
+      if (dx) backend_.gemm(Op::N, Op::T, 1.f, blk, ConstView{w.data + ci0 * w.ld + c0, cin, blk.cols, w.ld}, 1.f, *dx);
+    });
+  }
+  if (summa) weight_gradient_summa(l, x, u, dw);
+  else world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+}
+
+std::vector<const SplitSummaStrategy::Stage*> SplitSummaStrategy::stages_between(int dense_root, int sparse_root) const {
+  std::vector<const Stage*> out;
+  for (const Stage& st : stages_)
+    if (st.dense_root == dense_root && st.sparse_root == sparse_root) out.push_back(&st);
+  return out;
+}
+
+void SplitSummaStrategy::transpose_input(int l, ConstView x) {
+  // Rank (i, j, k) holds X[R_{i,k}, F_j] and needs Xᵀ[Φ_i, C_{j,k}]: from every
+  // (i', j', k) of its layer the rows of the stages (i', j) — its own column
+  // slice's pieces inside R_{i',k} — restricted to the columns F_j' ∩ Φ_i.
+  // (A square 2D grid makes this CAGNET's pairwise transpose: (i, j) <-> (j, i).)
+  const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
+  const std::int64_t f = dims_[l];
+  const auto fj = features(f, j), phi = weight_rows(f, i);
+  auto peer = [&](int ip, int jp) { return grid_.rank_of(Z() > 1 ? std::vector<int>{ip, jp, k} : std::vector<int>{ip, jp}); };
+  std::vector<Message<const float>> sends;
+  std::vector<Message<float>> recvs;
+  const float* self = nullptr;  // this rank's message to itself stays in the send buffer
+  {
+    auto s = ledger_.time(Category::pack);
+    float* out = xt_send_.data();
+    for (int ip = 0; ip < X(); ++ip)
+      for (int jp = 0; jp < Y(); ++jp) {  // to (ip, jp): my rows of its stages, columns F_j ∩ Φ_ip
+        const auto cols = overlap(fj, weight_rows(f, ip));
+        const float* start = out;
+        for (const Stage* st : stages_between(i, jp)) {
+          if (cols.second == 0) break;
+          backend_.copy(ConstView{x.data + st->h_row0 * x.ld + (cols.first - fj.first), st->len, cols.second, x.ld},
+                        View{out, st->len, cols.second, cols.second});
+          out += st->len * cols.second;
+        }
+        if (out == start) continue;
+        if (ip == i && jp == j) self = start;
+        else sends.push_back({peer(ip, jp), start, static_cast<std::size_t>(out - start)});
+      }
+  }
+  float* in = xt_recv_.data();
+  std::vector<const float*> from(static_cast<std::size_t>(X() * Y()), nullptr);
+  for (int ip = 0; ip < X(); ++ip)
+    for (int jp = 0; jp < Y(); ++jp) {
+      const auto cols = overlap(features(f, jp), phi);
+      std::int64_t count = 0;
+      for (const Stage* st : stages_between(ip, j)) count += st->len * cols.second;
+      if (count == 0) continue;
+      from[ip * Y() + jp] = ip == i && jp == j ? self : in;
+      if (ip != i || jp != j) recvs.push_back({peer(ip, jp), in, static_cast<std::size_t>(count)}), in += count;
+    }
+  world_.exchange(sends, recvs, Category::p2p);
+  auto s = ledger_.time(Category::pack);
+  for (int ip = 0; ip < X(); ++ip)
+    for (int jp = 0; jp < Y(); ++jp) {
+      const float* msg = from[ip * Y() + jp];
+      if (!msg) continue;
+      const auto cols = overlap(features(f, jp), phi);
+      for (const Stage* st : stages_between(ip, j)) {
+        backend_.copy(ConstView{msg, st->len, cols.second, cols.second},
+                      View{xt_.data() + st->a_row0 * phi.second + (cols.first - phi.first), st->len, cols.second,
+                           phi.second});
+        msg += st->len * cols.second;
+      }
+    }
+}
+
+void SplitSummaStrategy::weight_gradient_summa(int l, ConstView x, ConstView u, View dw) {
+  const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
+  const std::int64_t fin = dims_[l], fout = dims_[l + 1];
+  const std::int64_t phi = weight_rows(fin, i).second, gj = features(fout, j).second;
+  transpose_input(l, x);
+  // dW^(k)[Φ_i, G_j] = Σ_stages Xᵀ[Φ_i, piece] U[piece, G_j] (Xᵀ stored as |C_{j,k}| x |Φ_i|)
+  View block{dw_block_.data(), phi, gj, gj};
   {
     auto s = ledger_.time(Category::gemm);
-    backend_.fill(dw, 0.f);
-    if (dx) backend_.fill(*dx, 0.f);
+    backend_.fill(block, 0.f);
   }
-  for_each_column_block(u, dims_[l + 1], [&](int jp, ConstView blk) {
-    const std::int64_t c0 = features(dims_[l + 1], jp).first;
+  for (const Stage& st : stages_) {
+    float* a = st.sparse_root == j ? xt_.data() + st.a_row0 * phi : xt_piece_.data();
+    row_.broadcast(std::span<float>(a, st.len * phi), st.sparse_root, Category::bcast_dense);
+    float* b = st.dense_root == i ? const_cast<float*>(u.data) + st.h_row0 * gj : dense_scratch_.data();
+    col_.broadcast(std::span<float>(b, st.len * gj), st.dense_root, Category::bcast_dense);
     auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, blk, 1.f, View{dw.data + ci0 * dw.ld + c0, cin, blk.cols, dw.ld});
-    if (dx) backend_.gemm(Op::N, Op::T, 1.f, blk, ConstView{w.data + ci0 * w.ld + c0, cin, blk.cols, w.ld}, 1.f, *dx);
-  });
-  world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
+    backend_.gemm(Op::T, Op::N, 1.f, ConstView{a, st.len, phi, phi}, ConstView{b, st.len, gj, gj}, 1.f, block);
+  }
+  // Z > 1: the fiber's partial sums, reduce-scattered by rows of Φ_i
+  const float* kept = dw_block_.data();
+  if (Z() > 1) {
+    std::vector<std::int64_t> counts;
+    for (int kk = 0; kk < Z(); ++kk) counts.push_back(fiber_rows(fin, i, kk).second * gj);
+    fiber_->reduce_scatter(std::span<const float>(dw_block_.data(), phi * gj),
+                           std::span<float>(dw_kept_.data(), counts[k]), std::span<const std::int64_t>(counts),
+                           Category::reduce_scatter);
+    kept = dw_kept_.data();
+  }
+  // every rank's block, all-gathered in rank order, then placed into dW
+  std::vector<std::int64_t> counts;
+  for (int r = 0; r < world_.size(); ++r) {
+    const auto c = grid_.coords_of(r);
+    counts.push_back(fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0).second * features(fout, c[1]).second);
+  }
+  world_.allgather(std::span<const float>(kept, counts[world_.rank()]),
+                   std::span<float>(dw_gathered_.data(), fin * fout), std::span<const std::int64_t>(counts),
+                   Category::allgather);
+  auto s = ledger_.time(Category::pack);
+  const float* blk = dw_gathered_.data();
+  for (int r = 0; r < world_.size(); ++r) {
+    const auto c = grid_.coords_of(r);
+    const std::int64_t row0 = weight_rows(fin, c[0]).first + fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0).first;
+    const auto [col0, cols] = features(fout, c[1]);
+    const std::int64_t rows = counts[r] ? counts[r] / cols : 0;
+    backend_.copy(ConstView{blk, rows, cols, cols}, View{dw.data + row0 * dw.ld + col0, rows, cols, dw.ld});
+    blk += counts[r];
+  }
 }
 
 double SplitSummaStrategy::column_block_bytes(std::int64_t f) const {
@@ -276,6 +467,33 @@ double SplitSummaStrategy::column_block_bytes(std::int64_t f) const {
   for (int jp = 0; jp < Y(); ++jp)
     bytes += wire::broadcast(static_cast<double>(rows_ik_) * features(f, jp).second * sizeof(float), jp == j);
   return bytes;
+}
+
+double SplitSummaStrategy::summa_dw_bytes(int l, Category c) const {
+  // The wire bytes of weight_gradient_summa for layer l in category c.
+  const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
+  const std::int64_t fin = dims_[l], fout = dims_[l + 1];
+  const double phi = static_cast<double>(weight_rows(fin, i).second), gj = static_cast<double>(features(fout, j).second);
+  double bytes = 0;
+  switch (c) {
+    case Category::p2p:  // Xᵀ pieces from the other ranks of the layer
+      for (const Stage& st : stages_)
+        for (int jp = 0; jp < Y() && st.sparse_root == j; ++jp)
+          if (st.dense_root != i || jp != j)
+            bytes += st.len * static_cast<double>(overlap(features(fin, jp), weight_rows(fin, i)).second) * sizeof(float);
+      return bytes;
+    case Category::bcast_dense:
+      for (const Stage& st : stages_)
+        bytes += wire::broadcast(st.len * phi * sizeof(float), st.sparse_root == j) +
+                 wire::broadcast(st.len * gj * sizeof(float), st.dense_root == i);
+      return bytes;
+    case Category::reduce_scatter:
+      return Z() > 1 ? wire::reduce_scatter(fiber_rows(fin, i, k).second * gj * sizeof(float), Z()) : 0;
+    case Category::allgather:  // every block but this rank's
+      return (static_cast<double>(fin * fout) - fiber_rows(fin, i, k).second * gj) * sizeof(float);
+    default:
+      return 0;
+  }
 }
 
 ByteModel SplitSummaStrategy::byte_model() const {
@@ -292,9 +510,16 @@ ByteModel SplitSummaStrategy::byte_model() const {
         add(Category::bcast_dense, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
       }
       if (Z() > 1) add(Category::reduce_scatter, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
-      add(Category::bcast_dense, column_block_bytes(f));
+      // the partial SUMMA: forward always; backward for dX, and for the allreduce variant's dW
+      if (!backward || computes_dx(static_cast<int>(l)) || dw_reduce_ == DwReduce::allreduce)
+        add(Category::bcast_dense, column_block_bytes(f));
     }
-    add(Category::allreduce, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+    if (dw_reduce_ == DwReduce::allreduce) {
+      add(Category::allreduce, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+    } else {
+      for (const Category c : {Category::p2p, Category::bcast_dense, Category::reduce_scatter, Category::allgather})
+        add(c, summa_dw_bytes(static_cast<int>(l), c));
+    }
   }
   return m;
 }

@@ -20,11 +20,29 @@
 //      T[R_{i,k}, F_j'] --bcast along y from (i, j', k)-->              bcast_dense
 //      Z[R_{i,k}, F_j] += T[R_{i,k}, F_j'] W[F_j', F_j]                 gemm
 // Backward: U = Â G by the same SUMMA; each U[R_{i,k}, F_j'] block broadcast
-// along y serves both dX[R_{i,k}, F_j] += U_j' W[F_j, F_j']ᵀ and the weight
-// gradient rows dW[F_j, F_j'] += X[R_{i,k}, F_j]ᵀ U_j' (CAGNET reuses ÂG);
-// dW is then summed over all ranks (disjoint row blocks per y coordinate).
-// The last layer's softmax is distributed: the trainer all-reduces the row
-// max and row sum over the y group that splits the classes.
+// along y gives dX[R_{i,k}, F_j] += U_j' W[F_j, F_j']ᵀ (the partial SUMMA of
+// Eq. 3; skipped where no dX is needed). The weight gradient dW = Xᵀ U, --dw-reduce:
+//   summa      CAGNET's (Sec. IV-C Eq. 4, IV-D Eq. 4): a dense SUMMA on the two
+//              n x f operands. dW is cut into X x Y blocks dW[Φ_i, G_j] (Φ: X
+//              slices of f_l, G: the Y slices of f_{l+1}); Xᵀ is first
+//              redistributed ("transposed") so that rank (i,j,k) holds
+//              Xᵀ[Φ_i, C_{j,k}], the operand layout of Âᵀ above:
+//                X[rows, F_j' ∩ Φ_i] --p2p from (i', j', k)--> (i, j, k)         p2p
+//              then over the same stages as the SpMM
+//                Xᵀ[Φ_i, piece] --bcast along y from (i, j', k)-->               bcast_dense
+//                U[piece, G_j]  --bcast along x from (i', j, k)-->               bcast_dense
+//                dW^(k)[Φ_i, G_j] += Xᵀ[Φ_i, piece] U[piece, G_j]               gemm
+//              and (Z > 1) the fiber's partial sums are reduce-scattered, then
+//              every block is all-gathered to keep W replicated:
+//                dW --reduce-scatter along z--> --allgather over all ranks-->  reduce_scatter, allgather
+//              (2nf/√P + f² words per rank on a square grid, as Eq. 4 has it);
+//   allreduce  each rank adds Xᵀ U_j' for the U blocks it receives for dX into
+//              the rows F_j of a zeroed f_l x f_{l+1} matrix, summed with one
+//              all-reduce over all ranks (2 f² words; cheaper when dX is computed
+//              anyway, not the paper's).
+// The last layer's softmax crosses the y group that splits the classes,
+// --softmax allgather (CAGNET: the logits' rows gathered) or allreduce (row max
+// and sum), see common/model/loss.hpp.
 
 #include <functional>
 #include <memory>
@@ -36,9 +54,10 @@ namespace gcnlab {
 
 class SplitSummaStrategy : public Strategy {
  public:
-  // grid: X x Y (2D, axes "x","y") or X x Y x Z (axes "x","y","z"); block: the
-  // SUMMA blocking parameter b (max vertices per stage; 0 = no limit).
-  SplitSummaStrategy(const StrategyContext& ctx, std::vector<int> dims, std::int64_t block);
+  // grid: X x Y (2D, axes "x","y") or X x Y x Z (axes "x","y","z"); opts.block:
+  // the SUMMA blocking parameter b (max vertices per stage; 0 = no limit);
+  // opts.dw_reduce and opts.softmax: the variants above.
+  SplitSummaStrategy(const StrategyOptions& opts, const StrategyContext& ctx, std::vector<int> dims);
 
   std::vector<int> grid() const override { return grid_.dims(); }
   std::vector<int> coords() const override { return grid_.coords(); }
@@ -48,13 +67,14 @@ class SplitSummaStrategy : public Strategy {
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
-  Communicator* class_group() override { return &row_; }
+  ClassSplit class_split() override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
 
  protected:
   std::string layout_description() const;
+  std::string variant_description() const;
   int X() const { return grid_.dims()[0]; }
   int Y() const { return grid_.dims()[1]; }
   int Z() const { return grid_.ndims() > 2 ? grid_.dims()[2] : 1; }
@@ -62,10 +82,12 @@ class SplitSummaStrategy : public Strategy {
   ProcessGrid grid_;
 
  private:
+  enum class DwReduce { summa, allreduce };
   struct Stage {
     std::int64_t pos0, len;        // graph positions [pos0, pos0 + len), inside R_{i',k} and C_{j',k}
     int dense_root, sparse_root;   // i' (rank along x), j' (rank along y)
     std::int64_t h_row0;           // first row of the piece inside R_{i',k}
+    std::int64_t a_row0;           // first row of the piece inside C_{j',k} (the Xᵀ operand)
     std::int64_t nnz_fwd, nnz_bwd; // nnz of Âᵀ[R_i, piece] and Â[R_i, piece]
     int owned = -1;                // index into pieces_ when this rank is the sparse root
   };
@@ -75,7 +97,23 @@ class SplitSummaStrategy : public Strategy {
   // Broadcasts the Y column blocks of the local rows along y and hands each to fn.
   void for_each_column_block(ConstView local, std::int64_t f, const std::function<void(int, ConstView)>& fn);
   std::pair<std::int64_t, std::int64_t> features(std::int64_t f, int j) const;  // F_j = [first, first+count)
+  std::pair<std::int64_t, std::int64_t> weight_rows(std::int64_t f, int i) const;  // Φ_i = [first, first+count)
+  // Rows of dW[Φ_i, :] that fiber member k keeps after the reduce-scatter: [first, first+count) inside Φ_i.
+  std::pair<std::int64_t, std::int64_t> fiber_rows(std::int64_t f, int i, int k) const;
   double column_block_bytes(std::int64_t f) const;
+  bool computes_dx(int l) const { return l > 0 || learn_features_; }
+  // dW = Xᵀ U by CAGNET's dense SUMMA (summa) into the full dw.
+  void weight_gradient_summa(int l, ConstView x, ConstView u, View dw);
+  // Xᵀ[Φ_i, C_{j,k}] of this rank from the X blocks of layer k (the p2p redistribution).
+  void transpose_input(int l, ConstView x);
+  // The stages whose rows rank (dense_root, sparse_root, k) holds in H and in Xᵀ.
+  std::vector<const Stage*> stages_between(int dense_root, int sparse_root) const;
+  double summa_dw_bytes(int l, Category c) const;
+  struct DwSizes {
+    std::int64_t cslice = 0;  // |C_{j,k}|: rows of the Xᵀ operand
+    std::int64_t phi = 0, send = 0, block = 0, gathered = 0, kept = 0;
+  };
+  DwSizes dw_sizes() const;
   struct ScratchSizes {
     std::int64_t max_nnz = 0, max_len = 0, fmax_j = 0, fmax_any = 0;
   };
@@ -88,6 +126,9 @@ class SplitSummaStrategy : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::int64_t block_;
+  DwReduce dw_reduce_;
+  SoftmaxComm softmax_;
+  bool learn_features_;
   std::vector<std::int64_t> dims_;
   std::vector<Layout> layouts_;
   bool directed_ = false;
@@ -98,6 +139,10 @@ class SplitSummaStrategy : public Strategy {
   std::int64_t nnz_local_ = 0;
   Csr sparse_scratch_;
   Buffer<float> dense_scratch_, partial_, work_;
+  // dw_reduce summa: Xᵀ[Φ_i, C_{j,k}] (row-major as |C_{j,k}| x |Φ_i|), the
+  // redistribution's send/receive buffers, a received Xᵀ piece, the dW block,
+  // its fiber slice and the all-gathered blocks.
+  Buffer<float> xt_, xt_send_, xt_recv_, xt_piece_, dw_block_, dw_kept_, dw_gathered_;
 };
 
 // Default grids: the most square R x C (R >= C) and the most cube-like X x Y x Z.

@@ -21,6 +21,7 @@
 #include "common/comm/ledger.hpp"
 #include "common/data/graph.hpp"
 #include "common/model/init.hpp"
+#include "common/model/loss.hpp"
 
 namespace gcnlab {
 
@@ -93,6 +94,8 @@ struct StrategyOptions {
   std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
   std::string order = "auto";          // product order per layer (ProductOrder; serial and the block-row family)
   bool overlap = true;                 // mggcn-1d: broadcasts overlapped with the SpMM (Sec. 4.3)
+  std::string dw_reduce = "summa";     // 2d/split-3d: dW by CAGNET's dense SUMMA + all-gather, or one all-reduce
+  std::string softmax = "allgather";   // 2d/split-3d: SoftmaxComm (CAGNET: the logits' rows all-gathered)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   std::uint64_t seed = 1;              // permutations
 };
@@ -139,8 +142,9 @@ class Strategy {
   // The trainer's buffer layout (ActivationPlan).
   virtual ActivationPlan activation_plan() const { return ActivationPlan::per_layer; }
 
-  // Ranks that split the classes of the logits' rows (null: each rank holds whole rows).
-  virtual Communicator* class_group() { return nullptr; }
+  // The ranks that split the classes of the logits' rows and how the softmax
+  // crosses them (default: each rank holds whole rows).
+  virtual ClassSplit class_split() { return {}; }
   // Whether this rank's rows count in loss/accuracy sums (false on replicas).
   virtual bool counts_metrics() const { return true; }
 

@@ -201,7 +201,7 @@ void Trainer::forward(int epoch, bool training) {
 
 XentSums Trainer::loss() {
   LayerState& last = layers_.back();
-  return softmax_cross_entropy(backend_, ledger_, strategy_.class_group(), last.z,
+  return softmax_cross_entropy(backend_, ledger_, strategy_.class_split(), last.z,
                                strategy_.layout(model_.layers).col0, labels_.data(), split_.data(), n_train_,
                                loss_ws_, last.g);
 }
@@ -367,11 +367,11 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
 
 ByteModel Trainer::byte_model() const {
   ByteModel m = strategy_.byte_model();
-  // one reduction of the metrics per epoch, plus the split-class softmax reductions
-  m[static_cast<int>(Category::allreduce)] +=
-      wire::allreduce(kMetrics * sizeof(double), world_.size()) +
-      softmax_cross_entropy_bytes(strategy_.class_group(),
-                                  static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
+  // one reduction of the metrics per epoch, plus the split-class softmax's collectives
+  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
+  const auto [category, bytes] = softmax_cross_entropy_bytes(
+      strategy_.class_split(), static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
+  m[static_cast<int>(category)] += bytes;
   return m;
 }
 
@@ -402,7 +402,8 @@ MemoryNeed Trainer::memory_need() const {
   if (model_.learn_features) m.weights += bytes_of<float>(2 * size(strategy_.layout(0)));
   // labels, split and the loss workspace (row max and sum) of the logits' rows
   const auto rows = rows_of(strategy_.layout(L));
-  m.activations += bytes_of<std::int32_t>(rows) + bytes_of<std::uint8_t>(rows) + bytes_of<float>(2 * rows);
+  m.activations += bytes_of<std::int32_t>(rows) + bytes_of<std::uint8_t>(rows) +
+                   softmax_workspace_bytes(strategy_.class_split(), rows);
   return m;
 }
 

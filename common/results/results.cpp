@@ -88,6 +88,8 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"agg_blocks", info.agg_blocks},
                  {"order", info.order},
                  {"overlap", info.overlap ? nlohmann::json(*info.overlap) : nlohmann::json()},
+                 {"dw_reduce", info.dw_reduce ? nlohmann::json(*info.dw_reduce) : nlohmann::json()},
+                 {"softmax", info.softmax ? nlohmann::json(*info.softmax) : nlohmann::json()},
                  {"activations", info.activations},
                  {"checkpoint", info.checkpoint},
                  {"resumed_from", info.resumed_from},

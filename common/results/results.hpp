@@ -18,6 +18,7 @@ struct RunInfo {
   std::string algo, backend, partitioner = "block", permutation = "none", describe;
   int agg_blocks = 1;
   std::optional<bool> overlap;             // mggcn-1d --overlap
+  std::optional<std::string> dw_reduce, softmax;  // 2d/split-3d --dw-reduce, --softmax
   std::string activations = "per-layer";  // the trainer's ActivationPlan
   std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;

@@ -66,8 +66,10 @@ TEST_CASE("measured bytes equal the model for every strategy and grid", "[bytes]
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
           spec.order = "aggregate";
         }
-        if (algo == "2d" || algo == "split-3d") {
+        if (algo == "2d" || algo == "split-3d") {  // blocked stages, both dW and softmax variants
           spec.block = 64;
+          require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
+          spec.dw_reduce = spec.softmax = "allreduce";
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
         }
       }
@@ -168,51 +170,128 @@ TEST_CASE("1.5d: c = 1 moves exactly 1d's bytes; even grids follow CAGNET's nf/c
   }
 }
 
-TEST_CASE("2d and split-3d on square/cube grids follow CAGNET's bandwidth terms", "[bytes][2d][split-3d]") {
-  const int p = world_size();
-  int q = 1;  // √P (2d) or ∛P (split-3d)
-  std::vector<int> grid;
-  if (p == 4) q = 2, grid = {2, 2};
-  else if (p == 8) q = 2, grid = {2, 2, 2};
-  else return;  // the closed forms need a square or cube grid
-  const bool cube = grid.size() == 3;
-  const std::int64_t n = 1200;  // divisible by every block count used
-  const Dataset data = small_graph(n);
-  RunSpec spec = small_spec(cube ? "split-3d" : "2d", grid);
-  spec.model.hidden = 8;                       // widths 10, 8, 4: all even
-  const std::vector<std::int64_t> dims = {10, 8, 4};
-  const RunResult r = run(MPI_COMM_WORLD, spec, data);
-  const NormalizedAdjacency g = normalized_graph(data);
-  const int kSparse = static_cast<int>(Category::bcast_sparse), kRs = static_cast<int>(Category::reduce_scatter);
-  for (const RankReport& rr : r.ranks) {
-    const int i = rr.coords[0], j = rr.coords[1];
-    // Dense: per SpMM of width f, the SUMMA receives (q-1) pieces of n/√P x f/√P (cube: n/P^{2/3}
-    // rows) and the partial multiply (q-1) blocks of the same shape: CAGNET's 2nf/√P (2nf/P^{2/3})
-    // words times (q-1)/q — CAGNET counts the rank's own block as moved.
-    double dense = 0, rs = 0;
-    const double rows_per_piece = cube ? n / 4.0 : n / 2.0;  // n/√P (2d), n/P^{2/3} (cube)
-    for (int l = 0; l < 2; ++l)
-      for (const std::int64_t f : {dims[l], dims[l + 1]}) {
-        dense += 2 * (q - 1) * rows_per_piece * (f / q) * 4.0;
-        if (cube) rs += (q - 1) * (n / 4.0) * (f / q) * 4.0;  // fiber: (Z-1) x the n/P^{2/3} x f/∛P output
-      }
-    CHECK(rr.per_epoch[kBcast].wire_bytes == Approx(dense).epsilon(1e-12));
-    CHECK(rr.per_epoch[kRs].wire_bytes == Approx(rs).epsilon(1e-12).margin(1e-9));
-    // Sparse: the pieces of Âᵀ[R_i, slab] this rank does not own (CAGNET: nnz/√P words in total,
-    // here 8 bytes per nonzero plus each piece's row pointers), once per SpMM (Â = Âᵀ).
-    const auto rows = block_offsets(n, q);
-    double sparse = 0;
-    const int k = cube ? rr.coords[2] : 0;
-    for (int ip = 0; ip < q; ++ip) {          // stages: row pieces R_{i',k}
-      const auto sub = block_offsets(rows[ip + 1] - rows[ip], cube ? q : 1);
-      const std::int64_t c0 = rows[ip] + sub[k], c1 = rows[ip] + sub[k + 1];
-      const int owner = ip;                   // slab split Y = q ways coincides with the row pieces here
-      if (owner == j) continue;
-      const HostCsr piece = extract_block(*g.a_hat_t, rows[i], rows[i + 1], c0, c1);
-      sparse += (piece.rows + 1) * 8.0 + piece.nnz() * 8.0;
+namespace {
+
+// CAGNET's per-rank volumes (Sec. IV-C, IV-D) for an X x Y x Z grid (Z = 1: 2D)
+// when every block divides evenly, written from the layout's definition (block
+// sizes), not from the strategy's stages. CAGNET drops the (1 - 1/q) factors
+// (it counts a rank's own block as moved) and the transpose; here they are kept exact.
+struct CagnetVolumes {
+  double bcast_dense = 0, bcast_sparse = 0, reduce_scatter = 0, allgather = 0, allreduce = 0, p2p = 0;
+};
+
+CagnetVolumes cagnet_volumes(const HostCsr& a_t, std::int64_t n, const std::vector<std::int64_t>& dims,
+                             const std::vector<int>& grid, const std::vector<int>& at, bool summa, bool gather) {
+  const double X = grid[0], Y = grid[1], Z = grid.size() > 2 ? grid[2] : 1, P = X * Y * Z;
+  const std::int64_t i = at[0], j = at[1], k = grid.size() > 2 ? at[2] : 0;
+  const double N = static_cast<double>(n);
+  CagnetVolumes v;
+  auto interval = [](double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); };
+  for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
+    const double a = static_cast<double>(dims[l]), b = static_cast<double>(dims[l + 1]);
+    // SpMM (Eq. 1 and 3): H / G rows of the slab from the other x ranks; the partial
+    // SUMMA's Y-1 blocks of T (forward) and U (backward, only where dX exists: l > 0)
+    for (const double f : {a, b}) {
+      v.bcast_dense += N / Z * (1 - 1 / X) * f / Y * 4;
+      if (Z > 1) v.reduce_scatter += (Z - 1) * N / (X * Z) * f / Y * 4;
     }
-    INFO("rank " << rr.rank);
-    CHECK(rr.per_epoch[kSparse].wire_bytes == Approx(sparse * 2 * 2).epsilon(1e-12));  // 2 layers x (fwd + bwd)
+    v.bcast_dense += N / (X * Z) * a * (1 - 1 / Y) * 4;
+    if (l > 0 || !summa) v.bcast_dense += N / (X * Z) * b * (1 - 1 / Y) * 4;
+    if (summa) {  // Eq. 4: dense SUMMA on Xᵀ (a/X columns, from the y ranks) and U (b/Y, from the x ranks)
+      v.bcast_dense += N / Z * (1 - 1 / Y) * a / X * 4 + N / Z * (1 - 1 / X) * b / Y * 4;
+      // the transpose: Xᵀ[Φ_i, C_{j,k}] less what this rank holds, X[R_{i,k} ∩ C_{j,k}, F_j ∩ Φ_i]
+      const double own = interval(i * N / (X * Z), (i + 1) * N / (X * Z), j * N / (Y * Z), (j + 1) * N / (Y * Z)) *
+                         interval(j * a / Y, (j + 1) * a / Y, i * a / X, (i + 1) * a / X);
+      v.p2p += (N * a / P - own) * 4;
+      if (Z > 1) v.reduce_scatter += (Z - 1) * a / (X * Z) * b / Y * 4;
+      v.allgather += a * b * (1 - 1 / P) * 4;  // keeps W replicated: f² words
+    } else {
+      v.allreduce += 2 * (P - 1) / P * a * b * 4;
+    }
+  }
+  const double classes = static_cast<double>(dims.back());  // Eq. 2: the logits' rows over the process row
+  if (gather) v.allgather += N / (X * Z) * classes * (1 - 1 / Y) * 4;
+  else if (Y > 1) v.allreduce += 2 * 2 * (Y - 1) / Y * N / (X * Z) * 4;
+  v.allreduce += 2 * (P - 1) / P * 56;  // the trainer's 7-double metric reduction
+  // Sparse (nnz/√P words): the pieces of Âᵀ[R_i, slab S_k] owned by other y ranks, each
+  // cut where the row pieces R_{i',k} end; 8 bytes per nonzero plus |R_i| + 1 row pointers.
+  // Once per SpMM: 2 per layer (Â = Âᵀ on an undirected graph).
+  const std::int64_t Xi = grid[0], Zi = grid.size() > 2 ? grid[2] : 1, Yi = grid[1];
+  const std::int64_t piece_rows = n / (Xi * Zi), slice = n / (Yi * Zi);
+  for (std::int64_t jp = 0; jp < Yi; ++jp) {
+    if (jp == j) continue;
+    for (std::int64_t t = jp * slice; t < (jp + 1) * slice;) {  // slab positions
+      const std::int64_t ip = t / piece_rows, end = std::min((ip + 1) * piece_rows, (jp + 1) * slice);
+      const std::int64_t c0 = ip * (n / Xi) + k * piece_rows + (t - ip * piece_rows);  // graph position
+      const HostCsr piece = extract_block(a_t, i * (n / Xi), (i + 1) * (n / Xi), c0, c0 + (end - t));
+      v.bcast_sparse += 2.0 * static_cast<double>(dims.size() - 1) * ((n / Xi + 1) * 8.0 + piece.nnz() * 8.0);
+      t = end;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("2d and split-3d follow CAGNET's volumes on every grid, in both dW and softmax variants",
+          "[bytes][2d][split-3d]") {
+  const std::int64_t n = 1680;  // divisible by every block count of every grid of 1-8 ranks
+  const Dataset data = load_dataset("sbm:nodes=1680,classes=24,avg-degree=6,features=48,seed=5");
+  const std::vector<std::int64_t> dims = {48, 24, 24};  // divisible by X, Y and X·Z
+  const NormalizedAdjacency g = normalized_graph(data);
+  for (const std::string algo : {"2d", "split-3d"})
+    for (const auto& grid : grids_for(algo, world_size()))
+      for (const bool summa : {true, false}) {
+        RunSpec spec = small_spec(algo, grid);
+        spec.model.hidden = 24;
+        spec.train.epochs = 2;
+        spec.dw_reduce = summa ? "summa" : "allreduce";
+        spec.softmax = summa ? "allgather" : "allreduce";
+        const RunResult r = run(MPI_COMM_WORLD, spec, data);
+        for (const RankReport& rr : r.ranks) {
+          INFO(algo << " grid " << format_grid(grid) << " dw " << spec.dw_reduce << " rank " << rr.rank);
+          const CagnetVolumes v = cagnet_volumes(*g.a_hat_t, n, dims, grid, rr.coords, summa, summa);
+          auto measured = [&](Category c) { return rr.per_epoch[static_cast<int>(c)].wire_bytes; };
+          CHECK(measured(Category::bcast_dense) == Approx(v.bcast_dense).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::bcast_sparse) == Approx(v.bcast_sparse).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::reduce_scatter) == Approx(v.reduce_scatter).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::allgather) == Approx(v.allgather).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::allreduce) == Approx(v.allreduce).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::p2p) == Approx(v.p2p).epsilon(1e-12).margin(1e-9));
+        }
+      }
+}
+
+TEST_CASE("on a square grid the dW SUMMA moves CAGNET's 2nf/√P + f² words", "[bytes][2d]") {
+  // Eq. 4 as printed, for P = 4 (√P = 2): (√P-1)/√P of each n x f operand's
+  // column block and (P-1)/P of dW, beside the transpose's pairwise exchange.
+  if (world_size() != 4) return;
+  const std::int64_t n = 1680;
+  const Dataset data = load_dataset("sbm:nodes=1680,classes=24,avg-degree=6,features=48,seed=5");
+  RunSpec spec = small_spec("2d", {2, 2});
+  spec.model.hidden = 24;
+  spec.train.epochs = 2;
+  RunSpec cheap = spec;
+  cheap.dw_reduce = "allreduce";
+  const RunResult r = run(MPI_COMM_WORLD, spec, data), c = run(MPI_COMM_WORLD, cheap, data);
+  const double q = 2, P = 4;
+  double eq4 = 0, allreduce = 0, partial_bwd_layer0 = n / q * (24 / q) * 4;  // U blocks for dW at layer 0
+  for (const auto& [a, b] : {std::pair{48.0, 24.0}, std::pair{24.0, 24.0}}) {
+    eq4 += ((q - 1) / q * (n * a / q + n * b / q) + (P - 1) / P * a * b) * 4;
+    allreduce += 2 * (P - 1) / P * a * b * 4;
+  }
+  for (std::size_t rank = 0; rank < r.ranks.size(); ++rank) {
+    const auto& s = r.ranks[rank].per_epoch;
+    const auto& o = c.ranks[rank].per_epoch;
+    auto at = [](const CategoryTallies& t, Category x) { return t[static_cast<int>(x)].wire_bytes; };
+    // summa minus allreduce variant: Eq. 4's broadcasts and all-gather, no all-reduce of dW,
+    // no partial SUMMA at layer 0 (no dX there)
+    const double dense_and_gather = at(s, Category::bcast_dense) + at(s, Category::allgather) -
+                                    (at(o, Category::bcast_dense) + at(o, Category::allgather));
+    CHECK(dense_and_gather == Approx(eq4 - partial_bwd_layer0).epsilon(1e-12));
+    CHECK(at(o, Category::allreduce) - at(s, Category::allreduce) == Approx(allreduce).epsilon(1e-12));
+    const bool diagonal = r.ranks[rank].coords[0] == r.ranks[rank].coords[1];
+    CHECK(at(s, Category::p2p) == (diagonal ? 0.0 : n / q * 48 / q * 4 + n / q * 24 / q * 4));  // (i,j) <-> (j,i)
   }
 }
 

@@ -48,8 +48,9 @@ void check_all_grids(const std::string& algo, const std::vector<std::string>& pa
           spec.grid = grid;
           spec.partitioner = partitioner;
           require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
-          if (algo == "2d" || algo == "split-3d") {  // SUMMA blocking: at most 97 vertices per stage
-            spec.block = 97;
+          if (algo == "2d" || algo == "split-3d") {  // SUMMA blocking: at most 97 vertices per stage,
+            spec.block = 97;                         // with the non-CAGNET dW and softmax
+            spec.dw_reduce = spec.softmax = "allreduce";
             require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
           }
         }
@@ -93,6 +94,27 @@ TEST_CASE("mggcn-1d matches serial without overlap and with learned features", "
 }
 TEST_CASE("2d matches serial on every R x C grid", "[equivalence][2d]") { check_all_grids("2d"); }
 TEST_CASE("split-3d matches serial on every X x Y x Z grid", "[equivalence][split-3d]") { check_all_grids("split-3d"); }
+
+TEST_CASE("2d and split-3d match serial in every dW / softmax variant, with learned features", "[equivalence][2d][split-3d]") {
+  // layer 0's dX only exists with learned features: the dW SUMMA runs without its partial SUMMA otherwise
+  const int p = world_size();
+  const Dataset data = load_dataset(kDirected);
+  RunSpec reference = spec_for("serial", 0.5f);
+  reference.model.learn_features = true;
+  const RunResult serial = run(MPI_COMM_SELF, reference, data);
+  for (const std::string algo : {"2d", "split-3d"})
+    for (const auto& grid : grids_for(algo, p))
+      for (const char* dw : {"summa", "allreduce"})
+        for (const char* softmax : {"allgather", "allreduce"}) {
+          INFO(algo << " grid " << format_grid(grid) << " dw " << dw << " softmax " << softmax);
+          RunSpec spec = reference;
+          spec.algo = algo;
+          spec.grid = grid;
+          spec.dw_reduce = dw;
+          spec.softmax = softmax;
+          require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
+        }
+}
 
 TEST_CASE("the block-row strategies match serial in every product order", "[equivalence][order]") {
   // (ÂᵀX)W and Âᵀ(XW) per layer (--order), against serial in the other order

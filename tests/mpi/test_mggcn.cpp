@@ -23,11 +23,11 @@ struct BufferCount {
 
 // Activation-sized buffers of each rank: everything but the graph blocks, the
 // weights, the input features and the per-row vectors (dropout keys, labels,
-// split, the loss workspace), in units of n_i x d floats.
+// split; 1d's whole rows need no loss workspace), in units of n_i x d floats.
 std::vector<BufferCount> buffer_counts(const RunResult& r, int layers) {
   const std::int64_t rows = kNodes / world_size();
   const double unit = static_cast<double>(rows * kWidth) * sizeof(float);
-  const double per_row = rows * (layers * sizeof(std::int64_t) + sizeof(std::int32_t) + 1 + 2 * sizeof(float));
+  const double per_row = rows * (layers * sizeof(std::int64_t) + sizeof(std::int32_t) + 1);
   std::vector<BufferCount> out;
   for (const RankReport& rr : r.ranks) {
     const double fixed = rr.memory.graph + rr.memory.weights + unit + per_row;

@@ -93,7 +93,7 @@ TEST_CASE("every strategy trains the same model from a prepared directory", "[pr
   std::vector<Case> cases;
   for (const char* algo : {"serial", "1d", "1.5d", "sa-1d", "sa-1.5d", "2d", "split-3d"})
     cases.push_back({algo, {"random", 0, Permutation::none, 7}});
-  for (const char* permutation : {"none", "single", "double"})
+  for (const char* permutation : {"none", "single", "double", "double-balanced"})
     cases.push_back({"plexus-3d", {"block", 0, parse_permutation(permutation), 7}});
   // a partition: the block rows of the 1D family at this rank count
   cases.push_back({"sa-1d", {"metis", p, Permutation::none, 7}});

@@ -32,6 +32,8 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.gemm_order = spec.gemm_order;
   opts.order = spec.order;
   opts.overlap = spec.overlap;
+  opts.dw_reduce = spec.dw_reduce;
+  opts.softmax = spec.softmax;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
   strategy_ = make_strategy(opts, {c, *backend_});

@@ -25,6 +25,8 @@ struct RunSpec {
   std::string gemm_order = "auto";
   std::string order = "auto";
   bool overlap = true;
+  std::string dw_reduce = "summa";
+  std::string softmax = "allgather";
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

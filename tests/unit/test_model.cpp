@@ -45,7 +45,7 @@ TEST_CASE("softmax cross-entropy gradient against finite differences", "[model][
   auto dy = make_buffer<std::int32_t>(*be, y);
   auto ds = make_buffer<std::uint8_t>(*be, split);
   LossWorkspace ws;
-  const XentSums sums = softmax_cross_entropy(*be, ledger, nullptr, dz, 0, dy.data(), ds.data(), n_train, ws, g);
+  const XentSums sums = softmax_cross_entropy(*be, ledger, ClassSplit{}, dz, 0, dy.data(), ds.data(), n_train, ws, g);
 
   std::vector<double> zd(z.begin(), z.end());
   CHECK(sums.loss / n_train == Approx(xent_double(zd, rows, cols, y, split, n_train)).epsilon(1e-6));

@@ -1,0 +1,98 @@
+// The Ledger's bytes — what the Communicator records for each call — equal the
+// bytes MPI was asked to move, counted from the MPI calls' own arguments by the
+// profiling layer below it (common/comm/pmpi_counter.hpp), for every strategy
+// at every grid the suite runs, over a whole run (setup, epochs, evaluation,
+// report). With the model-equals-ledger tests this closes the loop: the model
+// is checked against something it does not compute itself.
+
+#include <catch2/catch.hpp>
+
+#include "common/comm/pmpi_counter.hpp"
+#include "common/comm/process_grid.hpp"
+#include "tests/support/harness.hpp"
+
+using namespace gcnlab;
+using namespace gcnlab::test;
+
+namespace {
+
+pmpi::Family family_of(Category c) {
+  switch (c) {
+    case Category::bcast_dense:
+    case Category::bcast_sparse: return pmpi::Family::bcast;
+    case Category::allreduce: return pmpi::Family::allreduce;
+    case Category::allgather: return pmpi::Family::allgather;
+    case Category::reduce_scatter: return pmpi::Family::reduce_scatter;
+    case Category::alltoall: return pmpi::Family::alltoall;
+    default: return pmpi::Family::p2p;
+  }
+}
+
+void require_ledger_equals_mpi(const Ledger& ledger, const pmpi::Counts& mpi) {
+  std::array<double, pmpi::kNumFamilies> bytes{};
+  std::array<std::int64_t, pmpi::kNumFamilies> calls{};
+  for (int c = 0; c < kNumCategories; ++c) {
+    if (!is_communication(static_cast<Category>(c))) continue;
+    const int f = static_cast<int>(family_of(static_cast<Category>(c)));
+    bytes[f] += ledger.lifetime()[c].wire_bytes;
+    calls[f] += ledger.lifetime()[c].calls;
+  }
+  for (int f = 0; f < pmpi::kNumFamilies; ++f) {
+    INFO("rank " << world_rank() << " MPI call family " << pmpi::to_string(static_cast<pmpi::Family>(f)));
+    CHECK(bytes[f] == Approx(mpi.wire_bytes[f]).epsilon(1e-12).margin(1e-9));
+    // one MPI call per collective (an exchange posts one receive per peer)
+    if (static_cast<pmpi::Family>(f) != pmpi::Family::p2p) CHECK(calls[f] == mpi.calls[f]);
+  }
+}
+
+RunSpec spec_for(const std::string& algo, const std::vector<int>& grid) {
+  RunSpec s;
+  s.algo = algo;
+  s.grid = grid;
+  s.model.layers = 3;
+  s.model.hidden = 9;
+  s.model.dropout = 0.5f;
+  s.train.epochs = 2;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy and grid", "[bytes][pmpi]") {
+  REQUIRE(pmpi::linked());
+  const Dataset data = load_dataset("sbm:nodes=601,classes=5,avg-degree=6,features=11,seed=4,directed=1");
+  std::vector<RunSpec> specs;
+  for (const std::string algo : {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d"})
+    for (const auto& grid : grids_for(algo, world_size())) {
+      RunSpec s = spec_for(algo, grid);
+      if (algo == "sa-1d" || algo == "sa-1.5d") s.partitioner = "metis";
+      if (algo == "plexus-3d") s.agg_blocks = 3;  // the nonblocking all-reduces
+      specs.push_back(s);
+      if (algo == "2d" || algo == "split-3d") {  // the other dW / softmax variant, blocked stages
+        s.dw_reduce = s.softmax = "allreduce";
+        s.block = 50;
+        specs.push_back(s);
+      }
+      if (algo == "mggcn-1d") s.overlap = false, specs.push_back(s);
+    }
+  for (const RunSpec& spec : specs) {
+    INFO(spec.algo << " grid " << format_grid(spec.grid) << " dw " << spec.dw_reduce << " overlap " << spec.overlap);
+    Job job(MPI_COMM_WORLD, spec);
+    pmpi::reset();
+    job.setup(data);
+    job.train();
+    require_ledger_equals_mpi(job.ledger(), pmpi::snapshot());
+  }
+}
+
+TEST_CASE("a call the Communicator does not make is not counted", "[pmpi]") {
+  // the layer counts MPI's arguments, so a direct call shows up (and a zero-byte one does not)
+  pmpi::reset();
+  std::vector<float> v(10, 1.f);
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), 10, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  const pmpi::Counts c = pmpi::snapshot();
+  const int p = world_size();
+  CHECK(c.wire_bytes[static_cast<int>(pmpi::Family::allreduce)] == Approx(p > 1 ? 2.0 * (p - 1) / p * 40 : 0.0));
+  CHECK(c.calls[static_cast<int>(pmpi::Family::allreduce)] == 1);
+  CHECK(c.wire_bytes[static_cast<int>(pmpi::Family::bcast)] == 0);
+}

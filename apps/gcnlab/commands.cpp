@@ -174,6 +174,9 @@ usage:
   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
   gcnlab plan --calibrate RUN.json... --out PROFILE.json      (plexus-3d runs; fits a machine profile)
   gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
+  gcnlab simulate --algo NAME --ranks P [--grid G] [--dataset SPEC] [train's model/strategy options]
+                  [--out FILE.json]  (per-rank nnz, modelled bytes and memory for P <= 4096 ranks,
+                                      from the strategy's own setup on P threads of one process)
   gcnlab bench spmm|gemm|elementwise --dataset SPEC [--f 16,64,128] [--threads N] [--reps R] [--warmup W]
                [--shape whole|1d:P] (spmm: the whole Âᵀ or one 1d rank's P column blocks)
   gcnlab bench epoch [train options] (--epochs N: N epochs, the first untimed; experiments/bench.sh
@@ -236,6 +239,40 @@ dataset SPEC:
                      fmt::join(order_strategies(), ", "));
 }
 
+StrategyOptions read_strategy_options(Args& args, const char* command) {
+  StrategyOptions sopts;
+  sopts.algo = args.value_or("--algo", "");
+  GCNLAB_CHECK(!sopts.algo.empty(), "{} needs --algo (one of: {})", command, fmt::join(strategy_names(), ", "));
+  sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
+  sopts.block = args.integer("--block", 0, 0);
+  sopts.permutation = args.value_or("--permutation", "double");
+  sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
+  sopts.gemm_order = args.value_or("--gemm-order", "auto");
+  sopts.order = args.value_or("--order", "auto");
+  const std::string overlap = args.value_or("--overlap", "on");
+  GCNLAB_CHECK(overlap == "on" || overlap == "off", "--overlap takes on or off (got '{}')", overlap);
+  sopts.overlap = overlap == "on";
+  sopts.dw_reduce = args.value_or("--dw-reduce", "summa");
+  sopts.softmax = args.value_or("--softmax", "allgather");
+  return sopts;
+}
+
+ModelConfig read_model_config(Args& args) {
+  ModelConfig model;
+  model.layers = static_cast<int>(args.integer("--layers", 3, 1));
+  model.hidden = args.integer("--hidden", 128, 1);
+  model.optimizer = args.value_or("--optimizer", "adam");
+  model.lr = static_cast<float>(args.real("--lr", 0.01));
+  model.weight_decay = static_cast<float>(args.real("--weight-decay", 0));
+  const std::string wd_layers = args.value_or("--weight-decay-layers", "all");
+  GCNLAB_CHECK(wd_layers == "all" || wd_layers == "first", "--weight-decay-layers must be all or first");
+  model.weight_decay_first_only = wd_layers == "first";
+  model.dropout = static_cast<float>(args.real("--dropout", 0));
+  model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+  model.learn_features = args.flag("--learn-features");
+  return model;
+}
+
 TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   TrainRun run;
   RunInfo& info = run.info;
@@ -248,43 +285,21 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
 
   collectively(world, [&] {
-    sopts.algo = args.value_or("--algo", "");
-    GCNLAB_CHECK(!sopts.algo.empty(), "train needs --algo (one of: {})", fmt::join(strategy_names(), ", "));
+    sopts = read_strategy_options(args, "train");
     const auto grid_text = args.value("--grid");
     const bool auto_grid_wanted = grid_text == "auto";
     if (grid_text && !auto_grid_wanted) sopts.grid = parse_grid(*grid_text);
     const std::string machine = args.value_or("--machine", "local");
-    sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
     dataset_spec = args.value_or("--dataset", kDefaultDataset);
     tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
     tc.eval_each_epoch = !args.flag("--no-eval");
-    model.layers = static_cast<int>(args.integer("--layers", 3, 1));
-    model.hidden = args.integer("--hidden", 128, 1);
-    model.optimizer = args.value_or("--optimizer", "adam");
-    model.lr = static_cast<float>(args.real("--lr", 0.01));
-    model.weight_decay = static_cast<float>(args.real("--weight-decay", 0));
-    const std::string wd_layers = args.value_or("--weight-decay-layers", "all");
-    GCNLAB_CHECK(wd_layers == "all" || wd_layers == "first", "--weight-decay-layers must be all or first");
-    model.weight_decay_first_only = wd_layers == "first";
-    model.dropout = static_cast<float>(args.real("--dropout", 0));
-    model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+    model = read_model_config(args);
+    sopts.learn_features = model.learn_features;
+    sopts.seed = model.seed;
     const auto partitioner = args.value("--partitioner");
     info.backend = args.value_or("--backend", "cpu");
     const auto [local_rank, ranks_on_node] = node_position(world);
     info.threads = static_cast<int>(args.integer("--threads", default_threads(ranks_on_node), 1));
-    sopts.block = args.integer("--block", 0, 0);
-    sopts.permutation = args.value_or("--permutation", "double");
-    sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
-    sopts.gemm_order = args.value_or("--gemm-order", "auto");
-    sopts.order = args.value_or("--order", "auto");
-    const std::string overlap = args.value_or("--overlap", "on");
-    GCNLAB_CHECK(overlap == "on" || overlap == "off", "--overlap takes on or off (got '{}')", overlap);
-    sopts.overlap = overlap == "on";
-    sopts.dw_reduce = args.value_or("--dw-reduce", "summa");
-    sopts.softmax = args.value_or("--softmax", "allgather");
-    model.learn_features = args.flag("--learn-features");
-    sopts.learn_features = model.learn_features;
-    sopts.seed = model.seed;
     const auto memory_limit = args.value("--memory-limit");
     if (memory_limit) {
       tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");

@@ -50,6 +50,9 @@ struct TrainRun {
   Communicator& comm(Communicator& world) { return device_world ? *device_world : world; }
 };
 TrainRun start_train(Args& args, Communicator& world, int default_epochs = 100);
+// train's strategy options (all but --grid, which the caller reads) and model options.
+StrategyOptions read_strategy_options(Args& args, const char* command);
+ModelConfig read_model_config(Args& args);
 
 int train(Args& args, Communicator& world);
 int bench(const std::string& kind, Args& args, Communicator& world);  // bench.cpp: spmm | gemm | epoch
@@ -58,6 +61,7 @@ int prepare(Args& args, Communicator& world);
 int partition(Args& args, Communicator& world);
 int compare(Args& args, Communicator& world);
 int plan(Args& args, Communicator& world);  // plan.cpp
+int simulate(Args& args, Communicator& world);  // simulate.cpp
 
 std::string usage();
 

@@ -34,12 +34,13 @@ int main(int argc, char** argv) {
     else if (command == "compare") rc = gcnlab::cli::compare(a, world);
     else if (command == "partition") rc = gcnlab::cli::partition(a, world);
     else if (command == "plan") rc = gcnlab::cli::plan(a, world);
+    else if (command == "simulate") rc = gcnlab::cli::simulate(a, world);
     else if (command == "bench") rc = gcnlab::cli::bench(kind, a, world);
     else if (command == "--help" || command == "-h" || command == "help") {
       if (world.rank() == 0) std::fputs(gcnlab::cli::usage().c_str(), stdout);
     } else {
       collectively(world, [&] {
-        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan, bench or compare; see gcnlab --help)", command);
+        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan, simulate, bench or compare; see gcnlab --help)", command);
       });
     }
   } catch (const gcnlab::cli::ReportedError&) {

@@ -50,13 +50,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   ledger_.set_phase(Phase::setup);
   world_.barrier();
   const auto t0 = Clock::now();
-  dims_ = model_.dims(data.features, data.classes);
+  distribute(data, graph);
   const int L = model_.layers;
-  strategy_.setup(graph, dims_);
-
-  layers_.clear();
-  layers_.resize(L);
-  plan_ = strategy_.activation_plan();
   admit();
   allocate_activations();
   for (int l = 0; l < L; ++l) {
@@ -98,6 +93,14 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   n_train_ = static_cast<double>(data.count(ew::kTrain));
   backend_.sync();
   setup_time_s_ = seconds_since(t0);
+}
+
+void Trainer::distribute(const Dataset& data, const Graph& graph) {
+  dims_ = model_.dims(data.features, data.classes);
+  strategy_.setup(graph, dims_);
+  layers_.clear();
+  layers_.resize(model_.layers);
+  plan_ = strategy_.activation_plan();
 }
 
 namespace {

@@ -73,6 +73,10 @@ class Trainer {
   // Distributes the graph (strategy) and the vertex data (here). `initial`
   // (optional) replaces the Glorot initialisation. Afterwards `data` may be freed.
   void setup(const Dataset& data, const Graph& graph, const Weights* initial = nullptr);
+  // Only the first step of setup: the strategy reads its blocks; nothing of the
+  // trainer's is allocated. byte_model() and memory_need() are then defined
+  // (gcnlab simulate, planning/simulate.hpp).
+  void distribute(const Dataset& data, const Graph& graph);
 
   // Runs the epochs left: from 0, or from the restored state's epoch, to epochs - 1.
   RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});

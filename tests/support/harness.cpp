@@ -22,6 +22,15 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   attach_ledger(*backend_, ledger_);
   device_comm_ = make_device_communicator(*backend_, *comm_);
   Communicator& c = device_comm_ ? *device_comm_ : *comm_;
+  strategy_ = make_strategy(strategy_options(spec), {c, *backend_});
+  trainer_ = std::make_unique<Trainer>(*strategy_, c, *backend_, spec.model, spec.train);
+}
+
+void Job::setup(const Dataset& data, const Weights* initial) {
+  trainer_->setup(data, *graph_for(data, *strategy_, spec_.partitioner, spec_.model.seed).graph, initial);
+}
+
+StrategyOptions strategy_options(const RunSpec& spec) {
   StrategyOptions opts;
   opts.algo = spec.algo;
   opts.grid = spec.grid;
@@ -36,12 +45,7 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   opts.softmax = spec.softmax;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
-  strategy_ = make_strategy(opts, {c, *backend_});
-  trainer_ = std::make_unique<Trainer>(*strategy_, c, *backend_, spec.model, spec.train);
-}
-
-void Job::setup(const Dataset& data, const Weights* initial) {
-  trainer_->setup(data, *graph_for(data, *strategy_, spec_.partitioner, spec_.model.seed).graph, initial);
+  return opts;
 }
 
 RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data) {

@@ -57,6 +57,9 @@ class Job {
 
 RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data);
 
+// The strategy options a spec runs with.
+StrategyOptions strategy_options(const RunSpec& spec);
+
 // Per-epoch loss within `rel` relative error, final weights within rel + abs. `other`
 // may be a resumed run: its epochs are compared with the reference's last ones.
 void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4);

@@ -1,0 +1,54 @@
+#pragma once
+// A Communicator whose ranks are threads of one process: every collective is
+// a rendezvous of the group's threads over shared memory (publish pointers,
+// barrier, copy or reduce from the others' buffers, barrier). It moves the
+// same data as MpiCommunicator and records the same wire bytes, so a strategy's
+// distribution, model and byte counts can be computed for thousands of ranks
+// on one machine (gcnlab simulate, planning/simulate.hpp). Reductions add the
+// members' contributions in rank order: results are deterministic.
+//
+// A rank that throws aborts the run: the others leave their next (or current)
+// rendezvous with an error instead of waiting forever, and run_ranks rethrows
+// the first error.
+
+#include <functional>
+#include <memory>
+
+#include "common/comm/communicator.hpp"
+
+namespace gcnlab {
+
+struct ThreadGroup;  // the shared state of one group (thread_communicator.cpp)
+
+class ThreadCommunicator final : public Communicator {
+ public:
+  ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Ledger& ledger);
+  ~ThreadCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override;
+  std::unique_ptr<Communicator> split(int color, int key) const override;
+
+ protected:
+  void do_broadcast(void* buf, std::size_t count, DType t, int root) override;
+  void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
+  void do_allgather(const void* send, void* recv, std::size_t count, DType t) override;
+  void do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
+  void do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) override;
+  void do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) override;
+  void do_alltoallv(const void* send, const std::int64_t* send_counts, const std::int64_t* send_displs, void* recv,
+                    const std::int64_t* recv_counts, const std::int64_t* recv_displs, DType t) override;
+  void do_exchange(const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
+                   DType t) override;
+  void do_barrier() override;
+
+ private:
+  std::shared_ptr<ThreadGroup> group_;
+  int rank_;
+};
+
+// Runs body(rank's communicator) on `ranks` threads, each with a ledger of its
+// own, and returns when all have finished; rethrows the first error.
+void run_ranks(int ranks, const std::function<void(Communicator&)>& body);
+
+}  // namespace gcnlab

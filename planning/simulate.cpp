@@ -1,0 +1,105 @@
+#include "planning/simulate.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include "algorithms/registry.hpp"
+#include "backends/factory.hpp"
+#include "common/comm/thread_communicator.hpp"
+#include "common/model/trainer.hpp"
+#include "partitioners/prepare.hpp"
+
+namespace gcnlab {
+
+Simulation simulate(const Dataset& data, const StrategyOptions& options, const ModelConfig& model, int ranks,
+                    const std::string& partitioner) {
+  Simulation sim;
+  sim.ranks.resize(static_cast<std::size_t>(ranks));
+  RunGraph graph;  // prepared once, by rank 0, for every rank (read-only)
+  std::mutex describe_mutex;
+  run_ranks(ranks, [&](Communicator& world) {
+    const auto backend = make_backend("cpu", {1, 0});
+    const auto strategy = make_strategy(options, {world, *backend});
+    TrainConfig train;
+    Trainer trainer(*strategy, world, *backend, model, train);
+    if (world.rank() == 0) {
+      const std::string method =
+          !partitioner.empty() ? partitioner : data.shards ? "block" : strategy->default_partitioner();
+      graph = graph_for(data, *strategy, method, model.seed);
+    }
+    world.barrier();
+    trainer.distribute(data, *graph.graph);
+    SimulatedRank& mine = sim.ranks[static_cast<std::size_t>(world.rank())];
+    mine.coords = strategy->coords();
+    mine.nnz_local = strategy->nnz_local();
+    mine.model = trainer.byte_model();
+    mine.memory = trainer.memory_need();
+    if (world.rank() == 0) {
+      std::lock_guard lock(describe_mutex);
+      sim.grid = strategy->grid();
+      sim.dims = trainer.dims();
+      sim.describe = strategy->describe();
+    }
+    world.barrier();  // the graph stays alive until every rank has read its blocks
+  });
+  sim.partition = graph.partition;
+  return sim;
+}
+
+nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& options, const ModelConfig& model,
+                               const std::string& dataset_spec) {
+  using nlohmann::json;
+  const auto P = static_cast<double>(s.ranks.size());
+  json j;
+  j["schema"] = "gcnlab.simulate/1";
+  j["config"] = {{"algo", options.algo}, {"grid", s.grid},        {"ranks", s.ranks.size()},
+                 {"dims", s.dims},       {"dataset", dataset_spec}, {"seed", model.seed},
+                 {"permutation", options.permutation}, {"dw_reduce", options.dw_reduce},
+                 {"softmax", options.softmax}, {"order", options.order}, {"describe", s.describe},
+                 {"partition", s.partition}};
+  json per_rank = json::array();
+  std::vector<double> peak(kNumCategories, 0.0), total(kNumCategories, 0.0);
+  double nnz_max = 0, nnz_sum = 0, mem_max = 0;
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const SimulatedRank& x = s.ranks[r];
+    json bytes = json::object();
+    for (int c = 0; c < kNumCategories; ++c) {
+      if (!is_communication(static_cast<Category>(c))) continue;
+      bytes[std::string(to_string(static_cast<Category>(c)))] = x.model[c];
+      peak[c] = std::max(peak[c], x.model[c]);
+      total[c] += x.model[c];
+    }
+    nnz_max = std::max(nnz_max, static_cast<double>(x.nnz_local));
+    nnz_sum += static_cast<double>(x.nnz_local);
+    mem_max = std::max(mem_max, x.memory.total());
+    per_rank.push_back({{"rank", r},
+                        {"coords", x.coords},
+                        {"nnz_local", x.nnz_local},
+                        {"model_wire_bytes", bytes},
+                        {"memory_need",
+                         {{"graph", x.memory.graph},
+                          {"buffers", x.memory.buffers},
+                          {"activations", x.memory.activations},
+                          {"weights", x.memory.weights},
+                          {"total", x.memory.total()}}}});
+  }
+  json summary = {{"nnz_max_over_mean", nnz_sum > 0 ? nnz_max / (nnz_sum / P) : 1.0},
+                  {"memory_need_max", mem_max}};
+  double wire_max = 0;
+  for (int c = 0; c < kNumCategories; ++c) {
+    if (!is_communication(static_cast<Category>(c))) continue;
+    summary["wire_bytes"][std::string(to_string(static_cast<Category>(c)))] = {
+        {"max", peak[c]}, {"mean", total[c] / P}, {"total", total[c]}};
+  }
+  for (const auto& row : per_rank) {
+    double sum = 0;
+    for (const auto& [k, v] : row["model_wire_bytes"].items()) sum += v.get<double>();
+    wire_max = std::max(wire_max, sum);
+  }
+  summary["wire_bytes_max_rank"] = wire_max;
+  j["ranks"] = per_rank;
+  j["summary"] = summary;
+  return j;
+}
+
+}  // namespace gcnlab

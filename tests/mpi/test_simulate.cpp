@@ -1,0 +1,98 @@
+// gcnlab simulate (planning/simulate.hpp) computes, on one process, exactly
+// what a real run on P ranks has per rank: nonzeros, modelled bytes (= the
+// measured bytes), analytic memory — for every strategy and grid at the rank
+// counts the suite runs. And the threaded communicator it runs on moves data
+// as MPI does.
+
+#include <catch2/catch.hpp>
+
+#include "common/comm/process_grid.hpp"
+#include "common/comm/thread_communicator.hpp"
+#include "planning/simulate.hpp"
+#include "tests/support/harness.hpp"
+
+using namespace gcnlab;
+using namespace gcnlab::test;
+
+TEST_CASE("simulate equals the real run's per-rank nnz, bytes and memory", "[simulate]") {
+  const Dataset data = load_dataset("sbm:nodes=701,classes=5,avg-degree=6,features=13,seed=8,directed=1");
+  const int p = world_size();
+  for (const std::string algo : {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d"})
+    for (const auto& grid : grids_for(algo, p)) {
+      RunSpec spec;
+      spec.algo = algo;
+      spec.grid = grid;
+      spec.model.layers = 3;
+      spec.model.hidden = 10;
+      spec.train.epochs = 2;
+      spec.partitioner = algo == "sa-1d" || algo == "sa-1.5d" ? "metis" : "block";
+      if (algo == "mggcn-1d") spec.partitioner = "random";
+      const RunResult real = run(MPI_COMM_WORLD, spec, data);
+      if (world_rank() != 0) continue;  // one process simulates all p ranks
+      const Simulation sim = simulate(data, strategy_options(spec), spec.model, p, spec.partitioner);
+      if (!grid.empty()) CHECK(sim.grid == grid);
+      REQUIRE(sim.ranks.size() == real.ranks.size());
+      for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
+        INFO(algo << " grid " << format_grid(grid) << " rank " << r);
+        const SimulatedRank& s = sim.ranks[r];
+        const RankReport& m = real.ranks[r];
+        CHECK(s.coords == m.coords);
+        CHECK(s.nnz_local == m.nnz_local);
+        CHECK(s.memory.total() == m.memory.total());
+        for (int c = 0; c < kNumCategories; ++c) {
+          if (!is_communication(static_cast<Category>(c))) continue;
+          INFO(to_string(static_cast<Category>(c)));
+          CHECK(s.model[c] == m.model[c]);
+          CHECK(s.model[c] == Approx(m.per_epoch[c].wire_bytes).epsilon(1e-12).margin(1e-9));
+        }
+      }
+    }
+}
+
+TEST_CASE("the threaded communicator's collectives", "[simulate][unit]") {
+  if (world_rank() != 0) return;
+  const int p = 5;
+  run_ranks(p, [&](Communicator& world) {
+    const int me = world.rank();
+    std::vector<double> v = {1.0 * me, 2.0 * me};
+    world.allreduce(std::span<double>(v), ReduceOp::sum, Category::allreduce);
+    CHECK(v == std::vector<double>{10, 20});
+    std::int64_t x = me == 3 ? 42 : -1;
+    world.broadcast(std::span<std::int64_t>(&x, 1), 3, Category::bcast_dense);
+    CHECK(x == 42);
+    // uneven all-gather and reduce-scatter: rank r contributes / keeps r + 1 elements
+    std::vector<std::int64_t> counts;
+    for (int r = 0; r < p; ++r) counts.push_back(r + 1);
+    std::vector<float> mine(static_cast<std::size_t>(me + 1), static_cast<float>(me)), all(15);
+    world.allgather(std::span<const float>(mine), std::span<float>(all), std::span<const std::int64_t>(counts),
+                    Category::allgather);
+    CHECK(all == std::vector<float>{0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4});
+    std::vector<float> ones(15, 1.f), kept(static_cast<std::size_t>(me + 1));
+    world.reduce_scatter(std::span<const float>(ones), std::span<float>(kept), std::span<const std::int64_t>(counts),
+                         Category::reduce_scatter);
+    CHECK(kept == std::vector<float>(static_cast<std::size_t>(me + 1), 5.f));
+    // a split into even and odd ranks, keyed in reverse
+    auto half = world.split(me % 2, -me);
+    CHECK(half->size() == (me % 2 ? 2 : 3));
+    std::int32_t first = me;
+    half->broadcast(std::span<std::int32_t>(&first, 1), 0, Category::bcast_dense);
+    CHECK(first == (me % 2 ? 3 : 4));  // the highest rank of each half is its rank 0
+    // point to point: a ring
+    float in = -1, out = static_cast<float>(me);
+    world.exchange<float>({{(me + 1) % p, &out, 1}}, {{(me + p - 1) % p, &in, 1}}, Category::p2p);
+    CHECK(in == static_cast<float>((me + p - 1) % p));
+    // the ledger records what the Communicator counts: (p-1) x 4 bytes for the all-gather's others
+    CHECK(world.ledger().lifetime()[static_cast<int>(Category::allgather)].wire_bytes == (15 - (me + 1)) * 4.0);
+  });
+}
+
+TEST_CASE("a failing simulated rank ends the run with its error, not a hang", "[simulate][unit]") {
+  if (world_rank() != 0) return;
+  const std::string msg = error_message([] {
+    run_ranks(4, [](Communicator& world) {
+      if (world.rank() == 2) fail("rank 2 gives up");
+      world.barrier();  // the others would wait here forever
+    });
+  });
+  CHECK(msg == "rank 2 gives up");
+}

@@ -123,4 +123,25 @@ for name in ["breakdown-sbm.png", "scaling-sbm.png", "volume-sbm.png", "loss-sbm
     assert name in html, name
 print("plot checks passed")
 PY
+
+# --- the papers' tables by simulation (quick): the tables, figures and raw JSON
+GCNLAB="$GCNLAB" "$PYTHON" "$GCNLAB_SOURCE_DIR/experiments/paper_tables.py" "$WORK/tables" --quick >"$WORK/tables.txt" 2>&1 \
+  || { cat "$WORK/tables.txt"; fail "experiments/paper_tables.py"; }
+for f in summary.md cagnet_volume.png sa_table2.png plexus_table3.png 2d-p64.json plexus_table3.json; do
+  [[ -s "$WORK/tables/$f" ]] || fail "paper_tables.py did not write $f"
+done
+"$PYTHON" - "$WORK/tables" <<'PY'
+import json, sys
+from pathlib import Path
+t = Path(sys.argv[1])
+j = json.loads((t / "2d-p64.json").read_text())
+assert j["schema"] == "gcnlab.simulate/1" and j["config"]["grid"] == [8, 8] and len(j["ranks"]) == 64, j["config"]
+# the 1d volume does not shrink with P; 2d's does (CAGNET Sec. IV)
+v = {p: json.loads((t / f"{a}-p{p}.json").read_text())["summary"]["wire_bytes_max_rank"] for a in ["1d"] for p in [4, 64]}
+w = {p: json.loads((t / f"2d-p{p}.json").read_text())["summary"]["wire_bytes_max_rank"] for p in [4, 64]}
+assert v[64] > v[4] and w[64] < w[4] / 1.5, (v, w)
+t3 = json.loads((t / "plexus_table3.json").read_text())
+assert t3["8"]["original"] > t3["8"]["single"] > t3["8"]["double"] > t3["8"]["double-balanced"], t3
+PY
+[[ $? -eq 0 ]] || fail "paper_tables.py numbers"
 finish

@@ -83,6 +83,11 @@ void reduce_into(void* acc, const void* x, std::size_t n, DType t, ReduceOp op) 
 
 const char* bytes(const void* p) { return static_cast<const char*>(p); }
 
+// memcpy that allows the null pointers of empty buffers
+void copy_bytes(void* dst, const void* src, std::size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
+
 }  // namespace
 
 ThreadCommunicator::ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Ledger& ledger)
@@ -115,7 +120,7 @@ void ThreadCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int
   ThreadGroup& g = *group_;
   g.slot[rank_].data = buf;
   g.wait();
-  if (rank_ != root) std::memcpy(buf, g.slot[root].data, count * dtype_size(t));
+  if (rank_ != root) copy_bytes(buf, g.slot[root].data, count * dtype_size(t));
   g.wait();
 }
 
@@ -127,7 +132,7 @@ void ThreadCommunicator::do_allreduce(void* buf, std::size_t count, DType t, Red
   std::vector<char> acc(bytes(g.slot[0].data), bytes(g.slot[0].data) + n);
   for (int r = 1; r < g.size; ++r) reduce_into(acc.data(), g.slot[r].data, count, t, op);
   g.wait();  // all have read every buffer before any is overwritten
-  std::memcpy(buf, acc.data(), n);
+  copy_bytes(buf, acc.data(), n);
 }
 
 void ThreadCommunicator::do_allgather(const void* send, void* recv, std::size_t count, DType t) {
@@ -142,7 +147,7 @@ void ThreadCommunicator::do_allgatherv(const void* send, void* recv, const std::
   char* out = static_cast<char*>(recv);
   for (int r = 0; r < g.size; ++r) {
     const std::size_t n = static_cast<std::size_t>(counts[r]) * dtype_size(t);
-    std::memcpy(out, g.slot[r].data, n);
+    copy_bytes(out, g.slot[r].data, n);
     out += n;
   }
   g.wait();
@@ -160,7 +165,7 @@ void ThreadCommunicator::do_reduce_scatterv(const void* send, void* recv, const 
   std::size_t offset = 0;
   for (int r = 0; r < rank_; ++r) offset += static_cast<std::size_t>(counts[r]) * dtype_size(t);
   const auto count = static_cast<std::size_t>(counts[rank_]);
-  std::memcpy(recv, bytes(g.slot[0].data) + offset, count * dtype_size(t));
+  copy_bytes(recv, bytes(g.slot[0].data) + offset, count * dtype_size(t));
   for (int r = 1; r < g.size; ++r) reduce_into(recv, bytes(g.slot[r].data) + offset, count, t, ReduceOp::sum);
   g.wait();
 }
@@ -175,7 +180,7 @@ void ThreadCommunicator::do_alltoallv(const void* send, const std::int64_t* send
   for (int r = 0; r < g.size; ++r) {
     const auto& s = g.slot[r];
     GCNLAB_ASSERT(s.counts[rank_] == recv_counts[r]);
-    std::memcpy(static_cast<char*>(recv) + recv_displs[r] * e, bytes(s.data) + s.displs[rank_] * e,
+    copy_bytes(static_cast<char*>(recv) + recv_displs[r] * e, bytes(s.data) + s.displs[rank_] * e,
                 static_cast<std::size_t>(recv_counts[r]) * e);
   }
   g.wait();
@@ -193,7 +198,7 @@ void ThreadCommunicator::do_exchange(const std::vector<Message<const void>>& sen
     std::size_t& k = next[m.peer];
     while (k < from.size() && from[k].peer != rank_) ++k;
     GCNLAB_ASSERT(k < from.size() && from[k].count == m.count);
-    std::memcpy(m.data, from[k].data, m.count * dtype_size(t));
+    copy_bytes(m.data, from[k].data, m.count * dtype_size(t));
     ++k;
   }
   g.wait();

@@ -361,7 +361,9 @@ void SplitSummaStrategy::transpose_input(int l, ConstView x) {
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
   const std::int64_t f = dims_[l];
   const auto fj = features(f, j), phi = weight_rows(f, i);
-  auto peer = [&](int ip, int jp) { return grid_.rank_of(Z() > 1 ? std::vector<int>{ip, jp, k} : std::vector<int>{ip, jp}); };
+  auto peer = [&](int ip, int jp) {  // split-3d's grid has a z axis even when Z = 1
+    return grid_.rank_of(grid_.ndims() > 2 ? std::vector<int>{ip, jp, k} : std::vector<int>{ip, jp});
+  };
   std::vector<Message<const float>> sends;
   std::vector<Message<float>> recvs;
   const float* self = nullptr;  // this rank's message to itself stays in the send buffer

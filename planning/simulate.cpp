@@ -1,7 +1,6 @@
 #include "planning/simulate.hpp"
 
 #include <algorithm>
-#include <mutex>
 
 #include "algorithms/registry.hpp"
 #include "backends/factory.hpp"
@@ -16,7 +15,6 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
   Simulation sim;
   sim.ranks.resize(static_cast<std::size_t>(ranks));
   RunGraph graph;  // prepared once, by rank 0, for every rank (read-only)
-  std::mutex describe_mutex;
   run_ranks(ranks, [&](Communicator& world) {
     const auto backend = make_backend("cpu", {1, 0});
     const auto strategy = make_strategy(options, {world, *backend});
@@ -34,8 +32,7 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
     mine.nnz_local = strategy->nnz_local();
     mine.model = trainer.byte_model();
     mine.memory = trainer.memory_need();
-    if (world.rank() == 0) {
-      std::lock_guard lock(describe_mutex);
+    if (world.rank() == 0) {  // only rank 0 writes these
       sim.grid = strategy->grid();
       sim.dims = trainer.dims();
       sim.describe = strategy->describe();
@@ -59,16 +56,19 @@ nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& optio
                  {"partition", s.partition}};
   json per_rank = json::array();
   std::vector<double> peak(kNumCategories, 0.0), total(kNumCategories, 0.0);
-  double nnz_max = 0, nnz_sum = 0, mem_max = 0;
+  double nnz_max = 0, nnz_sum = 0, mem_max = 0, wire_max = 0;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const SimulatedRank& x = s.ranks[r];
     json bytes = json::object();
+    double rank_total = 0;
     for (int c = 0; c < kNumCategories; ++c) {
       if (!is_communication(static_cast<Category>(c))) continue;
       bytes[std::string(to_string(static_cast<Category>(c)))] = x.model[c];
       peak[c] = std::max(peak[c], x.model[c]);
       total[c] += x.model[c];
+      rank_total += x.model[c];
     }
+    wire_max = std::max(wire_max, rank_total);
     nnz_max = std::max(nnz_max, static_cast<double>(x.nnz_local));
     nnz_sum += static_cast<double>(x.nnz_local);
     mem_max = std::max(mem_max, x.memory.total());
@@ -85,16 +85,10 @@ nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& optio
   }
   json summary = {{"nnz_max_over_mean", nnz_sum > 0 ? nnz_max / (nnz_sum / P) : 1.0},
                   {"memory_need_max", mem_max}};
-  double wire_max = 0;
   for (int c = 0; c < kNumCategories; ++c) {
     if (!is_communication(static_cast<Category>(c))) continue;
     summary["wire_bytes"][std::string(to_string(static_cast<Category>(c)))] = {
         {"max", peak[c]}, {"mean", total[c] / P}, {"total", total[c]}};
-  }
-  for (const auto& row : per_rank) {
-    double sum = 0;
-    for (const auto& [k, v] : row["model_wire_bytes"].items()) sum += v.get<double>();
-    wire_max = std::max(wire_max, sum);
   }
   summary["wire_bytes_max_rank"] = wire_max;
   j["ranks"] = per_rank;

@@ -159,6 +159,8 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   row_.allreduce(std::span<std::int64_t>(piece_nnz), ReduceOp::sum, Category::allreduce);
   for (std::size_t s = 0; s < stages_.size(); ++s)
     std::tie(stages_[s].nnz_fwd, stages_[s].nnz_bwd) = std::pair{piece_nnz[2 * s], piece_nnz[2 * s + 1]};
+  stages_by_roots_.assign(static_cast<std::size_t>(X() * Y()), {});
+  for (const Stage& st : stages_) stages_by_roots_[static_cast<std::size_t>(st.dense_root * Y() + st.sparse_root)].push_back(&st);
 
   const auto [max_nnz, max_len, fmax_j, fmax_any] = scratch_sizes();
   sparse_scratch_.rowptr = Buffer<std::int64_t>(backend_, static_cast<std::size_t>(rows_i_ + 1));
@@ -346,13 +348,6 @@ void SplitSummaStrategy::backward(int l, ConstView x, ConstView g, ConstView w, 
   else world_.allreduce(std::span<float>(dw.data, dw.size()), ReduceOp::sum, Category::allreduce);
 }
 
-std::vector<const SplitSummaStrategy::Stage*> SplitSummaStrategy::stages_between(int dense_root, int sparse_root) const {
-  std::vector<const Stage*> out;
-  for (const Stage& st : stages_)
-    if (st.dense_root == dense_root && st.sparse_root == sparse_root) out.push_back(&st);
-  return out;
-}
-
 void SplitSummaStrategy::transpose_input(int l, ConstView x) {
   // Rank (i, j, k) holds X[R_{i,k}, F_j] and needs Xᵀ[Φ_i, C_{j,k}]: from every
   // (i', j', k) of its layer the rows of the stages (i', j) — its own column
@@ -454,9 +449,9 @@ void SplitSummaStrategy::weight_gradient_summa(int l, ConstView x, ConstView u, 
   const float* blk = dw_gathered_.data();
   for (int r = 0; r < world_.size(); ++r) {
     const auto c = grid_.coords_of(r);
-    const std::int64_t row0 = weight_rows(fin, c[0]).first + fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0).first;
+    const auto [kept0, rows] = fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0);
     const auto [col0, cols] = features(fout, c[1]);
-    const std::int64_t rows = counts[r] ? counts[r] / cols : 0;
+    const std::int64_t row0 = weight_rows(fin, c[0]).first + kept0;
     backend_.copy(ConstView{blk, rows, cols, cols}, View{dw.data + row0 * dw.ld + col0, rows, cols, dw.ld});
     blk += counts[r];
   }

@@ -107,7 +107,9 @@ class SplitSummaStrategy : public Strategy {
   // Xᵀ[Φ_i, C_{j,k}] of this rank from the X blocks of layer k (the p2p redistribution).
   void transpose_input(int l, ConstView x);
   // The stages whose rows rank (dense_root, sparse_root, k) holds in H and in Xᵀ.
-  std::vector<const Stage*> stages_between(int dense_root, int sparse_root) const;
+  const std::vector<const Stage*>& stages_between(int dense_root, int sparse_root) const {
+    return stages_by_roots_[static_cast<std::size_t>(dense_root * Y() + sparse_root)];
+  }
   double summa_dw_bytes(int l, Category c) const;
   struct DwSizes {
     std::int64_t cslice = 0;  // |C_{j,k}|: rows of the Xᵀ operand
@@ -135,6 +137,7 @@ class SplitSummaStrategy : public Strategy {
   std::int64_t rows_i_ = 0, rows_ik_ = 0;  // |R_i|, |R_{i,k}|
   std::vector<std::int64_t> sub_rows_;     // |R_{i,k'}| for k' = 0..Z-1
   std::vector<Stage> stages_;
+  std::vector<std::vector<const Stage*>> stages_by_roots_;  // [i' * Y + j']: the stages with those roots, in order
   std::vector<Csr> pieces_fwd_, pieces_bwd_;  // owned pieces (bwd empty when undirected)
   std::int64_t nnz_local_ = 0;
   Csr sparse_scratch_;

@@ -85,8 +85,8 @@ TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy
   }
 }
 
-TEST_CASE("a call the Communicator does not make is not counted", "[pmpi]") {
-  // the layer counts MPI's arguments, so a direct call shows up (and a zero-byte one does not)
+TEST_CASE("the profiling layer counts an MPI call from its own arguments", "[pmpi]") {
+  // a direct call, not made through a Communicator, shows up under its family and no other
   pmpi::reset();
   std::vector<float> v(10, 1.f);
   MPI_Allreduce(MPI_IN_PLACE, v.data(), 10, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);

@@ -10,6 +10,7 @@
 #include "algorithms/sa-1.5d/sa_one_half_d.hpp"
 #include "algorithms/sa-1d/sa_one_d.hpp"
 #include "algorithms/plexus-3d/plexus_3d.hpp"
+#include "algorithms/scalegnn-4d/scalegnn_4d.hpp"
 #include "algorithms/split-3d/split_3d.hpp"
 #include "algorithms/serial/serial.hpp"
 #include "algorithms/registry.hpp"
@@ -52,6 +53,9 @@ const Entry kStrategies[] = {
     {"plexus-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Plexus3DStrategy>(o, c);
      }},
+    {"scalegnn-4d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
+       return std::make_unique<ScaleGnn4DStrategy>(o, c);
+     }},
 };
 
 }  // namespace
@@ -72,6 +76,9 @@ std::vector<std::string> order_strategies() {
 std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {
   for (const auto& e : kStrategies) {
     if (opts.algo != e.name) continue;
+    GCNLAB_CHECK(opts.batch_size == 0 || opts.algo == "serial" || opts.algo == "scalegnn-4d",
+                 "--batch-size (mini-batch training) is for scalegnn-4d and its oracle serial; --algo {} trains on "
+                 "the full graph", opts.algo);
     const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
     if (!e.any_order) {
       const bool aggregate = std::all_of(orders.begin(), orders.end(),

@@ -22,27 +22,43 @@ Range sub_range(Range r, int p, int k) {
 }
 }  // namespace
 
-InputBlock input_block(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l) {
+std::int64_t RowSplit::rows() const { return sample_ ? sample_->size() : n_; }
+
+Range RowSplit::block(int p, int k) const { return restrict(block_range(n_, p, k)); }
+
+Range RowSplit::sub_block(int p, int k, int q, int j) const {
+  return restrict(sub_range(block_range(n_, p, k), q, j));
+}
+
+std::vector<std::int64_t> RowSplit::sub_block_elements(int p, int k, int q, std::int64_t width) const {
+  std::vector<std::int64_t> s(static_cast<std::size_t>(q));
+  for (int j = 0; j < q; ++j) s[j] = sub_block(p, k, q, j).count * width;
+  return s;
+}
+
+InputBlock input_block(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k,
+                       int l) {
   const Axes ax = layer_axes(l);
-  InputBlock b{block_range(n, g[ax.a], k[ax.a]), block_range(dims[l], g[ax.b], k[ax.b])};
-  if (l == 0) b.rows = sub_range(b.rows, g[ax.c], k[ax.c]);  // sharded further over c (Sec. 3.1)
+  InputBlock b{rows.block(g[ax.a], k[ax.a]), block_range(dims[l], g[ax.b], k[ax.b])};
+  if (l == 0) b.rows = rows.sub_block(g[ax.a], k[ax.a], g[ax.c], k[ax.c]);  // sharded further over c (Sec. 3.1)
   return b;
 }
 
-LayerBlocks layer_blocks(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l) {
+LayerBlocks layer_blocks(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k,
+                         int l) {
   LayerBlocks b;
   b.ax = layer_axes(l);
   const auto [a, bb, c] = b.ax;
-  b.rows_in = block_range(n, g[a], k[a]);
-  b.x_rows = l == 0 ? sub_range(b.rows_in, g[c], k[c]) : b.rows_in;
-  b.rows_out = block_range(n, g[c], k[c]);
+  b.rows_in = rows.block(g[a], k[a]);
+  b.x_rows = l == 0 ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
+  b.rows_out = rows.block(g[c], k[c]);
   b.cols_in = block_range(dims[l], g[bb], k[bb]);
   b.cols_out = block_range(dims[l + 1], g[a], k[a]);
   b.w_rows = sub_range(b.cols_in, g[c], k[c]);
   return b;
 }
 
-std::vector<Collective> epoch_collectives(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g,
+std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
                                           const Coords& k, bool learn_features) {
   constexpr double f4 = sizeof(float);
   const int L = static_cast<int>(dims.size()) - 1;
@@ -54,7 +70,7 @@ std::vector<Collective> epoch_collectives(std::int64_t n, const std::vector<std:
     add(Category::allreduce, axis, l, bwd, m, wire::allreduce(m, g[axis]));
   };
   for (int l = 0; l < L; ++l) {  // forward, Alg. 1
-    const LayerBlocks b = layer_blocks(n, dims, g, k, l);
+    const LayerBlocks b = layer_blocks(rows, dims, g, k, l);
     if (l == 0)
       add(Category::allgather, b.ax.c, l, false, f4 * b.x_rows.count * b.cols_in.count,
           f4 * (b.rows_in.count - b.x_rows.count) * b.cols_in.count);
@@ -64,7 +80,7 @@ std::vector<Collective> epoch_collectives(std::int64_t n, const std::vector<std:
     allreduce(b.ax.b, l, false, f4 * b.rows_out.count * b.cols_out.count);
   }
   for (int l = L - 1; l >= 0; --l) {  // backward, Alg. 2
-    const LayerBlocks b = layer_blocks(n, dims, g, k, l);
+    const LayerBlocks b = layer_blocks(rows, dims, g, k, l);
     const double dw = f4 * b.w_rows.count * b.cols_out.count;
     add(Category::reduce_scatter, b.ax.c, l, true, dw, wire::reduce_scatter(dw, g[b.ax.c]));
     if (l == 0 && !learn_features) continue;

@@ -32,6 +32,7 @@
 
 #include "common/comm/ledger.hpp"
 #include "common/core/blocks.hpp"
+#include "common/data/sampling.hpp"
 #include "common/matrix/host_csr.hpp"
 #include "partitioners/permutation.hpp"
 
@@ -53,6 +54,34 @@ using Range = BlockRange;  // common/core/blocks.hpp: block_range(n, p, k)
 // (the counts of an uneven all-gather or reduce-scatter of its row blocks).
 std::vector<std::int64_t> row_block_elements(std::int64_t rows, int p, std::int64_t width);
 
+// How the rows (vertices) of every matrix are cut into blocks: equal blocks of
+// the n positions (the full graph), or, for a mini-batch, the sampled positions
+// inside each of those blocks (ScaleGNN Alg. 2 lines 4-5), so that the rows a
+// rank holds of a sample are a subset of the rows it holds of the full graph
+// and its sampled adjacency block is cut out of its full one with no
+// communication. For a sample, ranges are in sample indices.
+class RowSplit {
+ public:
+  RowSplit(std::int64_t n) : n_(n) {}  // NOLINT(google-explicit-constructor): the full graph
+  explicit RowSplit(const Sample& s) : n_(s.n), sample_(&s) {}
+  std::int64_t n() const { return n_; }
+  const Sample* sample() const { return sample_; }
+  // Rows of the whole matrix: n, or the sample's size.
+  std::int64_t rows() const;
+  // Block k of p.
+  Range block(int p, int k) const;
+  // Block j of q inside block k of p (layer 0's input rows, split further over c).
+  Range sub_block(int p, int k, int q, int j) const;
+  // Elements of each of the q sub-blocks of block k of p at `width` columns
+  // (the counts of layer 0's uneven all-gather over c).
+  std::vector<std::int64_t> sub_block_elements(int p, int k, int q, std::int64_t width) const;
+
+ private:
+  Range restrict(Range full) const { return sample_ ? sample_->restrict(full) : full; }
+  std::int64_t n_;
+  const Sample* sample_ = nullptr;
+};
+
 using Grid = std::array<int, 3>;    // Gx, Gy, Gz
 using Coords = std::array<int, 3>;  // x, y, z
 
@@ -66,13 +95,13 @@ struct LayerBlocks {
   Range cols_out;  // columns of Q and W (over a)
   Range w_rows;    // rows of W this rank stores: cols_in split over c
 };
-LayerBlocks layer_blocks(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+LayerBlocks layer_blocks(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
 
 // The rows and columns of activation matrix l (l = 0..L) held by coordinate k.
 struct InputBlock {
   Range rows, cols;
 };
-InputBlock input_block(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+InputBlock input_block(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
 
 // One collective of an epoch as one rank sees it.
 struct Collective {
@@ -84,9 +113,10 @@ struct Collective {
   double payload_bytes;
 };
 
-// Every collective of one training epoch (forward + backward) for coordinate
-// k, in program order. `learn_features`: layer 0 also computes dL/dF.
-std::vector<Collective> epoch_collectives(std::int64_t n, const std::vector<std::int64_t>& dims, const Grid& g,
+// Every collective of one training epoch (forward + backward; one step on a
+// sample) for coordinate k, in program order. `learn_features`: layer 0 also
+// computes dL/dF.
+std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
                                           const Coords& k, bool learn_features);
 
 // Nonzeros of every shard of Π_r A Π_cᵀ cut into R x C blocks (row-major

@@ -38,11 +38,12 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       ledger_(ctx.world.ledger()),
       g_(grid_from(opts, ctx.world.size())),
       grid_(make_grid(ctx.world, g_)),
-      permutation_(parse_permutation(opts.permutation)),
+      permutation_(parse_permutation(opts.permutation.empty() ? "double" : opts.permutation)),
       agg_blocks_(opts.agg_blocks),
       gemm_order_(opts.gemm_order),
       seed_(opts.seed),
-      learn_features_(opts.learn_features) {
+      learn_features_(opts.learn_features),
+      keep_host_shards_(opts.batch_size > 0) {
   GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
   GCNLAB_CHECK(gemm_order_ == "auto" || gemm_order_ == "direct" || gemm_order_ == "reversed",
                "unknown --gemm-order '{}' (expected auto, direct or reversed)", gemm_order_);
@@ -59,12 +60,14 @@ std::string Plexus3DStrategy::describe() const {
   return fmt::format("plexus-3d (Plexus Sec. 3): grid {}x{}x{} (X x Y x Z, Y innermost); permutation {}; "
                      "{} distinct adjacency shard(s) per rank, {} nnz; aggregation in {} row block(s); "
                      "F and W sharded over Z; dW GEMM order per layer: {}",
-                     g_[0], g_[1], g_[2], to_string(permutation_), shards_.size(), nnz_local_, agg_blocks_, orders);
+                     g_[0], g_[1], g_[2], to_string(permutation_), full_.shards.size(), full_.nnz, agg_blocks_, orders);
 }
 
 void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   n_ = g.n();
   dims_ = dims;
+  rows_ = RowSplit(n_);
+  cur_ = &full_;
   const int L = static_cast<int>(dims.size()) - 1;
   GCNLAB_CHECK(n_ >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
                "{} vertices cannot fill grid {}x{}x{}", n_, g_[0], g_[1], g_[2]);
@@ -75,52 +78,58 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
                "the graph was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
                "--seed {})",
                prepared.permutation, prepared.seed, to_string(permutation_), seed_);
+  GCNLAB_CHECK(!keep_host_shards_ || permutation_.kind == Permutation::none,
+               "mini-batches are sampled in one vertex ordering (ScaleGNN Alg. 2): --permutation must be none "
+               "(got {})", to_string(permutation_));
 
-  layouts_.clear();
+  Geometry& geo = full_;
+  geo = Geometry{};
   for (int l = 0; l <= L; ++l) {
     const InputBlock b = input_block(n_, dims, g_, k_, l);
     Layout lay;
     lay.vertices = g.vertices(ordering_id(permutation_, l), b.rows.first, b.rows.end());
     lay.col0 = b.cols.first;
     lay.cols = b.cols.count;
-    layouts_.push_back(std::move(lay));
+    geo.layouts.push_back(std::move(lay));
   }
 
   // Adjacency shards: A^(l) = Π_{l+1} Âᵀ Π_lᵀ restricted to rows R_c (ordering
   // l+1) and columns C_a (ordering l); layers with the same planes and
   // orderings share one shard.
-  blocks_.clear();
-  shards_.clear();
-  shard_of_layer_.clear();
-  nnz_local_ = 0;
+  host_shards_.clear();
+  shard_ranges_.clear();
   std::map<std::tuple<int, int, int, int>, int> index;
   for (int l = 0; l < L; ++l) {
     const LayerBlocks b = layer_blocks(n_, dims, g_, k_, l);
-    blocks_.push_back(b);
+    geo.blocks.push_back(b);
     const int r = ordering_id(permutation_, l + 1), c = ordering_id(permutation_, l);
     const auto key = std::make_tuple(b.ax.c, b.ax.a, r, c);
     if (auto it = index.find(key); it != index.end()) {
-      shard_of_layer_.push_back(it->second);
+      geo.shard_of_layer.push_back(it->second);
       continue;
     }
-    const HostCsr a = g.block(Direction::forward, r, b.rows_out.first, b.rows_out.end(), c, b.rows_in.first,
-                              b.rows_in.end());
-    nnz_local_ += a.nnz();
-    index.emplace(key, static_cast<int>(shards_.size()));
-    shard_of_layer_.push_back(static_cast<int>(shards_.size()));
-    shards_.push_back(make_shard(a));
+    HostCsr a = g.block(Direction::forward, r, b.rows_out.first, b.rows_out.end(), c, b.rows_in.first,
+                        b.rows_in.end());
+    geo.nnz += a.nnz();
+    index.emplace(key, static_cast<int>(geo.shards.size()));
+    geo.shard_of_layer.push_back(static_cast<int>(geo.shards.size()));
+    geo.shards.push_back(make_shard(a));
+    if (keep_host_shards_) {
+      host_shards_.push_back(std::move(a));
+      shard_ranges_.push_back({b.rows_out, b.rows_in});
+    }
   }
 
   h_.clear();
   w_full_.clear();
   std::int64_t dh = 0, dw = 0;
-  for (const LayerBlocks& b : blocks_) {
+  for (const LayerBlocks& b : geo.blocks) {
     h_.emplace_back(backend_, b.rows_out.count, b.cols_in.count);
     w_full_.push_back(g_[b.ax.c] > 1 ? Dense(backend_, b.cols_in.count, b.cols_out.count) : Dense());
     dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
-  const LayerBlocks& b0 = blocks_.front();
+  const LayerBlocks& b0 = geo.blocks.front();
   f_full_ = Dense(backend_, b0.rows_in.count, b0.cols_in.count);
   dh_ = Dense(backend_, 1, dh);
   dw_part_ = Dense(backend_, 1, dw);
@@ -129,22 +138,69 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   choose_gemm_orders();
 }
 
+void Plexus3DStrategy::restrict_to(const Sample* s) {
+  if (!s) {
+    rows_ = RowSplit(n_);
+    cur_ = &full_;
+    return;
+  }
+  GCNLAB_CHECK(keep_host_shards_, "plexus-3d was set up without mini-batches");
+  GCNLAB_ASSERT(s->n == n_);
+  sample_ = *s;
+  rows_ = RowSplit(sample_);
+  Geometry& geo = sampled_;
+  geo.layouts.clear();
+  geo.blocks.clear();
+  geo.shards.clear();
+  geo.shard_of_layer = full_.shard_of_layer;
+  geo.nnz = 0;
+  // Alg. 2 lines 4-5 and 18: this rank's sampled rows are the sample's
+  // positions inside its full rows; their vertices, features and labels are
+  // the full layout's at those positions.
+  const int L = static_cast<int>(dims_.size()) - 1;
+  for (int l = 0; l <= L; ++l) {
+    const InputBlock full = input_block(n_, dims_, g_, k_, l);
+    Layout lay = full_.layouts[l];
+    lay.vertices.clear();
+    for (const std::int64_t q : sampled_positions(sample_, full.rows))
+      lay.vertices.push_back(full_.layouts[l].vertices[q - full.rows.first]);
+    geo.layouts.push_back(std::move(lay));
+  }
+  for (int l = 0; l < L; ++l) geo.blocks.push_back(layer_blocks(rows_, dims_, g_, k_, l));
+  // Lines 6-17: the induced, rescaled block of every distinct shard.
+  for (std::size_t i = 0; i < host_shards_.size(); ++i) {
+    const auto [r, c] = shard_ranges_[i];
+    const HostCsr a = induced_block(host_shards_[i], r.first, c.first, sampled_positions(sample_, r),
+                                    sampled_positions(sample_, c), sample_.inclusion);
+    geo.nnz += a.nnz();
+    geo.shards.push_back(make_shard(a));
+  }
+  cur_ = &sampled_;
+}
+
+View Plexus3DStrategy::h(int l) {
+  const LayerBlocks& b = cur_->blocks[l];
+  return {h_[l].data(), b.rows_out.count, b.cols_in.count, b.cols_in.count};
+}
+
 MemoryNeed Plexus3DStrategy::memory_need() const {
   // Sec. 4: per distinct shard A^(l) its aggregation row blocks and transpose; per
   // layer H (kept for dW) and the all-gathered W; the all-gathered F of layer 0,
   // the dH / dW partial buffers and (learned features) dX's partial.
+  // A mini-batch adds its sampled shards; the buffers are the full graph's.
   MemoryNeed m;
-  for (const Shard& s : shards_) {
-    for (const Csr& a : s.row_blocks) m.graph += csr_bytes(a);
-    m.graph += csr_bytes(s.transposed);
-  }
+  for (const Geometry* geo : {&full_, &sampled_})
+    for (const Shard& s : geo->shards) {
+      for (const Csr& a : s.row_blocks) m.graph += csr_bytes(a);
+      m.graph += csr_bytes(s.transposed);
+    }
   std::int64_t floats = 0, dh = 0, dw = 0;
-  for (const LayerBlocks& b : blocks_) {
+  for (const LayerBlocks& b : full_.blocks) {
     floats += b.rows_out.count * b.cols_in.count + (g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0);
     dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
-  const LayerBlocks& b0 = blocks_.front();
+  const LayerBlocks& b0 = full_.blocks.front();
   floats += b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) + dh + 2 * dw;
   m.buffers = bytes_of<float>(floats);
   return m;
@@ -153,16 +209,16 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
 void Plexus3DStrategy::weight_gradient(int l, ConstView g, View dw) {
   auto t = ledger_.time(Category::gemm);
   if (dw_order_[l] == GemmOrder::direct) {
-    backend_.gemm(Op::T, Op::N, 1.f, h_[l], g, 0.f, dw);
+    backend_.gemm(Op::T, Op::N, 1.f, h(l), g, 0.f, dw);
     return;
   }
   View dw_t{dw_t_.data(), dw.cols, dw.rows, dw.rows};
-  backend_.gemm(Op::T, Op::N, 1.f, g, h_[l], 0.f, dw_t);
+  backend_.gemm(Op::T, Op::N, 1.f, g, h(l), 0.f, dw_t);
   backend_.transpose(dw_t, dw);
 }
 
 void Plexus3DStrategy::choose_gemm_orders() {
-  const int L = static_cast<int>(blocks_.size());
+  const int L = static_cast<int>(full_.blocks.size());
   if (gemm_order_ != "auto") {
     dw_order_.assign(L, gemm_order_ == "direct" ? GemmOrder::direct : GemmOrder::reversed);
     return;
@@ -170,7 +226,7 @@ void Plexus3DStrategy::choose_gemm_orders() {
   // seconds of 3 repetitions per (layer, order), summed over all ranks
   std::vector<double> seconds(2 * L, 0.0);
   for (int l = 0; l < L; ++l) {
-    const LayerBlocks& b = blocks_[l];
+    const LayerBlocks& b = full_.blocks[l];
     Dense g(backend_, b.rows_out.count, b.cols_out.count);
     backend_.fill(g, 1.f);
     backend_.fill(h_[l], 1.f);
@@ -208,7 +264,7 @@ Plexus3DStrategy::Shard Plexus3DStrategy::make_shard(const HostCsr& a) {
 }
 
 Block Plexus3DStrategy::weight_block(int l) const {
-  const LayerBlocks& b = blocks_[l];
+  const LayerBlocks& b = cur_->blocks[l];
   return {b.w_rows.first, b.w_rows.count, b.cols_out.first, b.cols_out.count};
 }
 
@@ -229,18 +285,19 @@ void Plexus3DStrategy::aggregate(const Shard& s, Communicator& group, ConstView 
 }
 
 void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  const LayerBlocks& b = blocks_[l];
+  const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
   Communicator& over_b = along(b.ax.b);
   Communicator& over_c = along(b.ax.c);
 
   ConstView f = x;
   if (l == 0 && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
-    over_c.allgather(span_of(x.data, x.rows * x.cols), f_full_.span(),
-                     row_block_elements(b.rows_in.count, over_c.size(), b.cols_in.count), Category::allgather);
-    f = f_full_;
+    const auto counts = rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count);
+    over_c.allgather(span_of(x.data, x.rows * x.cols), span_of(f_full_.data(), b.rows_in.count * b.cols_in.count),
+                     counts, Category::allgather);
+    f = ConstView{f_full_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count};
   }
-  aggregate(shards_[shard_of_layer_[l]], over_a, f, h_[l]);  // lines 4-5
+  aggregate(shard(l), over_a, f, h(l));  // lines 4-5
 
   if (over_c.size() > 1) {  // line 7
     over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(),
@@ -249,13 +306,13 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
   const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
   {
     auto t = ledger_.time(Category::gemm);  // line 8
-    backend_.gemm(Op::N, Op::N, 1.f, h_[l], w_full, 0.f, z);
+    backend_.gemm(Op::N, Op::N, 1.f, h(l), w_full, 0.f, z);
   }
   if (over_b.size() > 1) over_b.allreduce(span_of(z.data, z.rows * z.cols), ReduceOp::sum, Category::allreduce);  // line 9
 }
 
 void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w, View dw, View* dx) {
-  const LayerBlocks& b = blocks_[l];
+  const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
   Communicator& over_c = along(b.ax.c);
   GCNLAB_ASSERT(l > 0 || (dx != nullptr) == learn_features_);
@@ -283,11 +340,11 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
   View df = scatter ? View{dx_part_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count} : *dx;
   {
     auto t = ledger_.time(Category::spmm);
-    backend_.spmm(shards_[shard_of_layer_[l]].transposed, dh, df, 0.f);
+    backend_.spmm(shard(l).transposed, dh, df, 0.f);
   }
   if (scatter) {
     over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(dx->data, dx->size()),
-                          row_block_elements(b.rows_in.count, over_c.size(), b.cols_in.count),
+                          rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count),
                           Category::reduce_scatter);
   } else if (l > 0 && over_c.size() > 1) {
     over_c.allreduce(span_of(df.data, df.size()), ReduceOp::sum, Category::allreduce);
@@ -307,7 +364,7 @@ bool Plexus3DStrategy::counts_metrics() const {
 
 ByteModel Plexus3DStrategy::byte_model() const {
   ByteModel m{};
-  for (const Collective& c : epoch_collectives(n_, dims_, g_, k_, learn_features_))
+  for (const Collective& c : epoch_collectives(rows_, dims_, g_, k_, learn_features_))
     m[static_cast<int>(c.category)] += c.wire_bytes;
   return m;
 }

@@ -23,6 +23,13 @@
 // Per rank and epoch the wire bytes are exactly the sum over
 // plexus::epoch_collectives (ring all-reduce 2(p-1)/p M, all-gather and
 // reduce-scatter (p-1) m, the Eq. 4.5 terms with this rank's block sizes).
+//
+// Mini-batches (used by scalegnn-4d, which is this 3D PMM inside each of its
+// data-parallel groups): restrict_to(sample) cuts the sampled, rescaled
+// adjacency blocks out of this rank's full ones, kept on the host for that
+// (ScaleGNN Alg. 2; --permutation none, so that a rank's rows of the sample
+// lie inside its rows of the full graph), and the same code runs on them;
+// restrict_to(nullptr) returns to the full graph (evaluation).
 
 #include <map>
 #include <tuple>
@@ -42,14 +49,15 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<int> coords() const override { return {k_[0], k_[1], k_[2]}; }
   int partition_parts() const override { return world_.size(); }
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
-  const Layout& layout(int l) const override { return layouts_[l]; }
+  const Layout& layout(int l) const override { return cur_->layouts[l]; }
   Block weight_block(int l) const override;
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::string permutation() const override { return to_string(permutation_); }
+  void restrict_to(const Sample* s) override;
   ClassSplit class_split() override;
   bool counts_metrics() const override;
-  std::int64_t nnz_local() const override { return nnz_local_; }
+  std::int64_t nnz_local() const override { return cur_->nnz; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
 
@@ -58,6 +66,15 @@ class Plexus3DStrategy final : public Strategy {
     std::vector<Csr> row_blocks;  // A^(l) local block, cut into the aggregation row blocks
     Csr transposed;               // its transpose, for dF = Aᵀ dH
     std::vector<std::int64_t> block_rows;
+    std::int64_t nnz = 0;
+  };
+
+  // This rank's blocks of one row split (the full graph, or a sample).
+  struct Geometry {
+    std::vector<Layout> layouts;
+    std::vector<plexus::LayerBlocks> blocks;
+    std::vector<Shard> shards;  // the distinct A^(l); layer l multiplies shards[shard_of_layer[l]]
+    std::vector<int> shard_of_layer;
     std::int64_t nnz = 0;
   };
 
@@ -72,6 +89,9 @@ class Plexus3DStrategy final : public Strategy {
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
+  // Layer l's H (kept from the forward pass for dW), in the current geometry's shape.
+  View h(int l);
+  const Shard& shard(int l) const { return cur_->shards[cur_->shard_of_layer[l]]; }
 
   Communicator& world_;
   Backend& backend_;
@@ -87,13 +107,17 @@ class Plexus3DStrategy final : public Strategy {
   std::uint64_t seed_;
   bool learn_features_;
 
+  bool keep_host_shards_;  // mini-batches will be cut out of them
+
   std::int64_t n_ = 0;
   std::vector<std::int64_t> dims_;
-  std::vector<Layout> layouts_;
-  std::vector<plexus::LayerBlocks> blocks_;
-  std::vector<Shard> shards_;
-  std::vector<int> shard_of_layer_;
-  std::int64_t nnz_local_ = 0;
+  Geometry full_, sampled_;
+  const Geometry* cur_ = &full_;
+  Sample sample_;                    // the current sample (cur_ == &sampled_)
+  plexus::RowSplit rows_{0};         // n_, or sample_
+  std::vector<HostCsr> host_shards_; // full_.shards on the host, in ordering-0 positions
+  std::vector<std::array<plexus::Range, 2>> shard_ranges_;  // their rows and columns (positions)
+  // Buffers sized for the full graph (a sample's blocks are never larger).
   std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW) and the all-gathered W
   Dense f_full_, dh_, dw_part_, dw_t_, dx_part_;
 };

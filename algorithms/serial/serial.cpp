@@ -7,7 +7,7 @@
 namespace gcnlab {
 
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : backend_(ctx.backend), ledger_(ctx.world.ledger()) {
+    : backend_(ctx.backend), ledger_(ctx.world.ledger()), keep_host_(opts.batch_size > 0) {
   order_spec_ = opts.order;
   GCNLAB_CHECK(ctx.world.size() == 1, "--algo serial runs on one rank (the job has {})", ctx.world.size());
   GCNLAB_CHECK(opts.grid.empty() || opts.grid == std::vector<int>{1},
@@ -31,14 +31,34 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
     all.cols = f;
     layouts_.push_back(all);
   }
-  a_hat_t_ = upload(backend_, g.block(Direction::forward, 0, n_, 0, n_));
-  if (directed_) a_hat_ = upload(backend_, g.block(Direction::backward, 0, n_, 0, n_));
+  HostCsr t = g.block(Direction::forward, 0, n_, 0, n_);
+  a_hat_t_ = upload(backend_, t);
+  if (keep_host_) host_t_ = std::move(t);
+  if (directed_) {
+    HostCsr a = g.block(Direction::backward, 0, n_, 0, n_);
+    a_hat_ = upload(backend_, a);
+    if (keep_host_) host_ = std::move(a);
+  }
+  sampled_ = false;
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
+}
+
+void SerialStrategy::restrict_to(const Sample* s) {
+  sampled_ = s != nullptr;
+  if (!s) return;
+  GCNLAB_CHECK(keep_host_, "serial was set up without mini-batches");
+  sample_layouts_ = layouts_;
+  for (Layout& lay : sample_layouts_) {
+    lay.vertices.clear();
+    for (const std::int64_t q : s->positions) lay.vertices.push_back(layouts_[0].vertices[q]);
+  }
+  sample_t_ = upload(backend_, induced_block(host_t_, 0, 0, s->positions, s->positions, s->inclusion));
+  if (directed_) sample_ = upload(backend_, induced_block(host_, 0, 0, s->positions, s->positions, s->inclusion));
 }
 
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
-  m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0);
+  m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
   m.buffers = bytes_of<float>(n_ * *std::max_element(dims_.begin(), dims_.end()));
   return m;
 }
@@ -46,15 +66,16 @@ MemoryNeed SerialStrategy::memory_need() const {
 void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
   forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
     auto s = ledger_.time(Category::spmm);
-    backend_.spmm(a_hat_t_, in, out, 0.f);
+    backend_.spmm(sampled_ ? sample_t_ : a_hat_t_, in, out, 0.f);
   }, x, w, z, work_.data());
 }
 
 void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), n_, dims_[l + 1], dims_[l + 1]};
+  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
   {
     auto s = ledger_.time(Category::spmm);
-    backend_.spmm(directed_ ? a_hat_ : a_hat_t_, g, u, 0.f);
+    const Csr& a = sampled_ ? (directed_ ? sample_ : sample_t_) : (directed_ ? a_hat_ : a_hat_t_);
+    backend_.spmm(a, g, u, 0.f);
   }
   auto s = ledger_.time(Category::gemm);
   backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);

@@ -3,6 +3,9 @@
 // is one SpMM and GEMMs, written as plainly as possible.
 //   forward   T = Âᵀ X,  Z = T W
 //   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
+// With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
+// induced, rescaled subgraph (common/data/sampling.hpp) is cut out of the
+// whole Âᵀ, kept on the host for that, and multiplied the same way.
 
 #include "common/model/strategy.hpp"
 
@@ -17,10 +20,11 @@ class SerialStrategy final : public Strategy {
   std::vector<int> coords() const override { return {0}; }
   int partition_parts() const override { return 1; }
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
-  const Layout& layout(int l) const override { return layouts_[l]; }
+  const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void restrict_to(const Sample* s) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
   ByteModel byte_model() const override { return {}; }
   MemoryNeed memory_need() const override;
@@ -37,6 +41,11 @@ class SerialStrategy final : public Strategy {
   bool directed_ = false;
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
   Dense work_;           // n x max f
+  bool keep_host_;       // --batch-size: samples are cut out of the host copies
+  HostCsr host_t_, host_;
+  bool sampled_ = false;
+  std::vector<Layout> sample_layouts_;
+  Csr sample_t_, sample_;  // the current sample's Âᵀ_S and Â_S (Alg. 1 lines 2-3)
 };
 
 }  // namespace gcnlab

@@ -185,7 +185,8 @@ usage:
 train options:
   --algo NAME            {}
   --grid G               process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d,
-                         plexus-3d), auto (plexus-3d: the plan's best); default: the strategy's own
+                         plexus-3d), DxXxYxZ (scalegnn-4d: D data-parallel groups of a 3D PMM),
+                         auto (plexus-3d: the plan's best); default: the strategy's own
   --machine NAME|FILE    profile for --grid auto: local | perlmutter | a file from plan --calibrate
   --replication c        1.5d: replication factor (instead of --grid)
   --dataset SPEC         default {}
@@ -211,6 +212,12 @@ train options:
                          where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
   --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
   --learn-features       train the input features as parameters (Plexus's node embeddings)
+  --batch-size B         mini-batch training (scalegnn-4d; serial as its oracle): each step trains on
+                         the induced subgraph of B uniformly sampled vertices, off-diagonal weights
+                         scaled by (N-1)/(B-1) (ScaleGNN Sec. III-D); B = N: the whole graph
+  --steps-per-epoch S    mini-batch steps per epoch (default: ceil(N / (B D)))
+  --eval-every K         a full-graph evaluation every K steps besides each epoch's end (0: none)
+  --target-acc A         record the epochs and training seconds until validation accuracy >= A
   --memory-limit SIZE    per rank (e.g. 512M, 2G): setup fails with the analytic need if it does not fit;
                          default: the host's MemAvailable or cgroup limit over the node's ranks (cpu),
                          the GPU's free memory (cuda)
@@ -245,7 +252,7 @@ StrategyOptions read_strategy_options(Args& args, const char* command) {
   GCNLAB_CHECK(!sopts.algo.empty(), "{} needs --algo (one of: {})", command, fmt::join(strategy_names(), ", "));
   sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
   sopts.block = args.integer("--block", 0, 0);
-  sopts.permutation = args.value_or("--permutation", "double");
+  sopts.permutation = args.value_or("--permutation", "");  // empty: the strategy's default
   sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
   sopts.gemm_order = args.value_or("--gemm-order", "auto");
   sopts.order = args.value_or("--order", "auto");
@@ -293,6 +300,10 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     dataset_spec = args.value_or("--dataset", kDefaultDataset);
     tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
     tc.eval_each_epoch = !args.flag("--no-eval");
+    tc.batch_size = sopts.batch_size = args.integer("--batch-size", 0, 1);
+    tc.steps_per_epoch = static_cast<int>(args.integer("--steps-per-epoch", 0, 1));
+    tc.eval_every = static_cast<int>(args.integer("--eval-every", 0, 0));
+    tc.target_acc = args.real("--target-acc", 0);
     model = read_model_config(args);
     sopts.learn_features = model.learn_features;
     sopts.seed = model.seed;
@@ -373,7 +384,9 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   }
 
   info.algo = sopts.algo;
-  if (sopts.algo == "plexus-3d") info.permutation = sopts.permutation, info.agg_blocks = sopts.agg_blocks;
+  if (sopts.algo == "plexus-3d" || sopts.algo == "scalegnn-4d")
+    info.permutation = run.strategy->permutation(), info.agg_blocks = sopts.agg_blocks;
+  info.dp_groups = run.strategy->data_parallel()[0];
   if (sopts.algo == "mggcn-1d") info.overlap = sopts.overlap;
   if (sopts.algo == "2d" || sopts.algo == "split-3d") info.dw_reduce = sopts.dw_reduce, info.softmax = sopts.softmax;
   info.activations = to_string(run.strategy->activation_plan());

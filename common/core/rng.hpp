@@ -56,6 +56,7 @@ enum Stream : std::uint64_t {
   kGraph = 0x400,        // generators' edges
   kLabels = 0x500,       // generators' labels and splits
   kPermutation = 0x600,  // random vertex permutations
+  kSample = 0x700,       // mini-batch vertex samples (common/data/sampling.hpp)
 };
 
 }  // namespace gcnlab::rng

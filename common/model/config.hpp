@@ -40,6 +40,15 @@ struct TrainConfig {
   // vertex data. The device's free memory is checked too where it is known.
   double memory_budget = 0;
   std::string memory_budget_source;  // e.g. "--memory-limit", "MemAvailable / 4 ranks on the node"
+
+  // Mini-batch training (ScaleGNN Sec. III-D, Alg. 1): each step trains on the
+  // induced subgraph of B uniformly sampled vertices (0: full-graph epochs).
+  std::int64_t batch_size = 0;
+  int steps_per_epoch = 0;  // 0: ceil(N / (B D)), so that an epoch samples about N vertices
+  int eval_every = 0;       // a full-graph evaluation every k steps besides each epoch's end (0: none)
+  // Validation accuracy whose first crossing is timed (time to accuracy,
+  // ScaleGNN Sec. VII-B); 0: none.
+  double target_acc = 0;
 };
 
 }  // namespace gcnlab

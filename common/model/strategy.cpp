@@ -8,6 +8,10 @@ std::string to_string(ProductOrder o) { return o == ProductOrder::transform_firs
 
 std::string to_string(ActivationPlan p) { return p == ActivationPlan::shared ? "shared" : "per-layer"; }
 
+void Strategy::restrict_to(const Sample*) {
+  throw Error("this strategy trains on the full graph only (mini-batches: serial, scalegnn-4d)");
+}
+
 std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims) {
   const std::size_t layers = dims.empty() ? 0 : dims.size() - 1;
   std::vector<ProductOrder> out;

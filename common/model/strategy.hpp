@@ -20,6 +20,7 @@
 #include "common/comm/communicator.hpp"
 #include "common/comm/ledger.hpp"
 #include "common/data/graph.hpp"
+#include "common/data/sampling.hpp"
 #include "common/model/init.hpp"
 #include "common/model/loss.hpp"
 
@@ -89,7 +90,7 @@ struct StrategyOptions {
   std::vector<int> grid;  // empty: the strategy's default for the rank count
   int replication = 0;    // 1.5D family: c (0 = from --grid or the default)
   std::int64_t block = 0; // SUMMA blocking parameter b: max vertices per stage (0 = none)
-  std::string permutation = "double";  // plexus-3d: none | single | double (Sec. 5.1)
+  std::string permutation;             // plexus-3d: none | single | double (Sec. 5.1); empty: the strategy's default
   int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
   std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
   std::string order = "auto";          // product order per layer (ProductOrder; serial and the block-row family)
@@ -97,6 +98,7 @@ struct StrategyOptions {
   std::string dw_reduce = "summa";     // 2d/split-3d: dW by CAGNET's dense SUMMA + all-gather, or one all-reduce
   std::string softmax = "allgather";   // 2d/split-3d: SoftmaxComm (CAGNET: the logits' rows all-gathered)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
+  std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
   std::uint64_t seed = 1;              // permutations
 };
 
@@ -141,6 +143,16 @@ class Strategy {
   virtual std::string default_partitioner() const { return "block"; }
   // The trainer's buffer layout (ActivationPlan).
   virtual ActivationPlan activation_plan() const { return ActivationPlan::per_layer; }
+
+  // Mini-batch training (ScaleGNN Sec. III-D, Alg. 1): from now on compute on
+  // the induced, rescaled subgraph of sample `s` (common/data/sampling.hpp),
+  // or on the full graph again (nullptr: evaluation). The layouts change; their
+  // rows are a subset of the full graph's. Only strategies built with
+  // StrategyOptions::batch_size > 0 are asked; the default refuses.
+  virtual void restrict_to(const Sample* s);
+  // Data parallelism (ScaleGNN Sec. IV-A): D groups of ranks, each training
+  // on its own sample with replicated weights; {D, this rank's group}.
+  virtual std::array<int, 2> data_parallel() const { return {1, 0}; }
 
   // The ranks that split the classes of the logits' rows and how the softmax
   // crosses them (default: each rank holds whole rows).

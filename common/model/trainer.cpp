@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <tuple>
 
 #include "common/comm/wire.hpp"
@@ -41,6 +42,15 @@ Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, cons
   GCNLAB_CHECK(model_.optimizer == "adam" || model_.optimizer == "sgd",
                "unknown --optimizer '{}' (expected adam or sgd)", model_.optimizer);
   GCNLAB_CHECK(train_.epochs >= 1, "--epochs must be >= 1");
+  GCNLAB_CHECK(train_.batch_size >= 0 && train_.steps_per_epoch >= 0 && train_.eval_every >= 0,
+               "--batch-size, --steps-per-epoch and --eval-every must be >= 0");
+  GCNLAB_CHECK(train_.target_acc >= 0 && train_.target_acc <= 1, "--target-acc must be in [0, 1] (got {})",
+               train_.target_acc);
+  GCNLAB_CHECK(!minibatch() || !model_.learn_features,
+               "--batch-size does not support --learn-features (the sampled rows of H_0 would need their own "
+               "optimiser state)");
+  GCNLAB_CHECK(minibatch() || (train_.steps_per_epoch == 0 && train_.eval_every == 0),
+               "--steps-per-epoch and --eval-every are for mini-batch training: add --batch-size B");
   if (const char* fault = std::getenv("GCNLAB_INJECT_FAULT"))
     GCNLAB_CHECK(std::sscanf(fault, "%d:%d", &fault_rank_, &fault_epoch_) == 2,
                  "GCNLAB_INJECT_FAULT takes RANK:EPOCH (got '{}')", fault);
@@ -52,7 +62,18 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   const auto t0 = Clock::now();
   distribute(data, graph);
   const int L = model_.layers;
+  n_ = data.nodes();
+  sampled_ = false;
+  if (minibatch()) {
+    const auto d = static_cast<std::int64_t>(strategy_.data_parallel()[0]);
+    GCNLAB_CHECK(train_.batch_size <= n_, "--batch-size {} exceeds the graph's {} vertices", train_.batch_size, n_);
+    steps_per_epoch_ = train_.steps_per_epoch > 0
+                           ? train_.steps_per_epoch
+                           : static_cast<int>((n_ + train_.batch_size * d - 1) / (train_.batch_size * d));
+  }
   admit();
+  const Layout& in = strategy_.layout(0);
+  features_ = Dense(backend_, static_cast<std::int64_t>(in.vertices.size()), in.cols);
   allocate_activations();
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
@@ -72,14 +93,13 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 
   // Vertex data for this rank only: feature columns of layout(0), labels of
   // layout(L). Features go up in chunks of rows, so the host copy stays small.
-  const Layout& in = strategy_.layout(0);
   constexpr std::size_t kChunk = 1 << 14;
   std::vector<float> h0;
   for (std::size_t r0 = 0; r0 < in.vertices.size(); r0 += kChunk) {
     const std::span<const std::int64_t> rows(in.vertices.data() + r0, std::min(kChunk, in.vertices.size() - r0));
     h0.resize(rows.size() * in.cols);
     data.feature_rows(rows, in.col0, in.col0 + in.cols, h0.data());
-    backend_.copy_to_device(layers_[0].h.data + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
+    backend_.copy_to_device(features_.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
   }
   if (model_.learn_features) {
     feature_m_ = Dense(backend_, layers_[0].h.rows, layers_[0].h.cols);
@@ -91,6 +111,13 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   labels_ = make_buffer<std::int32_t>(backend_, data.labels_of(out.vertices));
   split_ = make_buffer<std::uint8_t>(backend_, data.split_of(out.vertices));
   n_train_ = static_cast<double>(data.count(ew::kTrain));
+  if (minibatch()) {  // what the samples' rows are gathered from
+    full_in_ = in.vertices;
+    full_out_ = out.vertices;
+    full_labels_ = data.labels_of(out.vertices);
+    full_split_ = data.split_of(out.vertices);
+    full_train_ = n_train_;
+  }
   backend_.sync();
   setup_time_s_ = seconds_since(t0);
 }
@@ -107,20 +134,40 @@ namespace {
 
 std::int64_t rows_of(const Layout& a) { return static_cast<std::int64_t>(a.vertices.size()); }
 
+// Where each of `part`'s vertices sits in `full`, of which `part` is a subsequence
+// (a sample's rows of a layout inside the full graph's rows of it).
+std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, const std::vector<std::int64_t>& part) {
+  std::vector<std::int64_t> at;
+  at.reserve(part.size());
+  std::size_t i = 0;
+  for (const std::int64_t v : part) {
+    while (i < full.size() && full[i] != v) ++i;
+    GCNLAB_ASSERT(i < full.size());
+    at.push_back(static_cast<std::int64_t>(i++));
+  }
+  return at;
+}
+
 }  // namespace
 
 void Trainer::allocate_activations() {
   const int L = model_.layers;
   const bool drop = model_.dropout > 0;
-  activations_.clear();
-  activations_.reserve(static_cast<std::size_t>(5 * L + 2));  // views point into it: no reallocation
-  auto store = [&](std::int64_t elements) -> float* { return activations_.emplace_back(backend_, 1, elements).data(); };
+  // Called again for every mini-batch: buffers are reused where they are large
+  // enough (a sample's layouts are never larger than the full graph's).
+  activations_.reserve(static_cast<std::size_t>(5 * L + 2));
+  std::size_t next = 0;
+  auto store = [&](std::int64_t elements) -> float* {
+    if (next == activations_.size()) activations_.emplace_back(backend_, 1, elements);
+    else if (activations_[next].size() < elements) activations_[next] = Dense(backend_, 1, elements);
+    return activations_[next++].data();
+  };
   auto shaped = [](float* p, const Layout& a) { return View{p, rows_of(a), a.cols, a.cols}; };
   auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
   auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
 
   const Layout& in0 = strategy_.layout(0);
-  layers_[0].h = shaped(store(size(in0)), in0);  // the features
+  layers_[0].h = sampled_ ? shaped(store(size(in0)), in0) : features_.view();  // a sample's rows of the features
   if (!shared()) {
     for (int l = 0; l < L; ++l) {
       LayerState& s = layers_[l];
@@ -150,6 +197,54 @@ void Trainer::allocate_activations() {
     float* x = store(widest_input);
     for (int l = 0; l < L; ++l) layers_[l].x = shaped(x, strategy_.layout(l));
   }
+}
+
+void Trainer::restrict_to_step(int step) {
+  {
+    auto t = ledger_.time(Category::sampling);
+    sampled_ = step >= 0;
+    if (sampled_) {  // Alg. 1 line 1 / Alg. 2 line 1: the same sample on every rank of the group
+      const Sample s = uniform_sample(n_, train_.batch_size, model_.seed, static_cast<std::uint64_t>(step),
+                                      strategy_.data_parallel()[1]);
+      strategy_.restrict_to(&s);
+    } else {
+      strategy_.restrict_to(nullptr);
+    }
+    allocate_activations();
+    bind_vertex_data();
+  }
+  if (!sampled_) {
+    n_train_ = full_train_;
+    return;
+  }
+  // The loss is the mean over the training vertices of all groups' samples.
+  const ClassSplit classes = strategy_.class_split();  // rows split by class are counted once, as the loss counts them
+  const bool counts = strategy_.counts_metrics() && (!classes.group || classes.group->rank() == 0);
+  double count = counts ? sample_train_ : 0;
+  world_.allreduce(std::span<double>(&count, 1), ReduceOp::sum, Category::allreduce);
+  n_train_ = std::max(count, 1.0);
+}
+
+void Trainer::bind_vertex_data() {
+  const int L = model_.layers;
+  for (int l = 0; l < L; ++l) layers_[l].row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
+  if (!sampled_) {
+    labels_ = make_buffer<std::int32_t>(backend_, full_labels_);
+    split_ = make_buffer<std::uint8_t>(backend_, full_split_);
+    return;
+  }
+  // Alg. 2 line 18: X_S = X[S_r], Y_S = Y[S_r] from this rank's own rows.
+  sample_rows_ = make_buffer<std::int64_t>(backend_, subsequence(full_in_, strategy_.layout(0).vertices));
+  backend_.gather_rows(features_, sample_rows_.data(), layers_[0].h);
+  std::vector<std::int32_t> labels;
+  std::vector<std::uint8_t> split;
+  for (const std::int64_t i : subsequence(full_out_, strategy_.layout(L).vertices)) {
+    labels.push_back(full_labels_[static_cast<std::size_t>(i)]);
+    split.push_back(full_split_[static_cast<std::size_t>(i)]);
+  }
+  labels_ = make_buffer<std::int32_t>(backend_, labels);
+  split_ = make_buffer<std::uint8_t>(backend_, split);
+  sample_train_ = static_cast<double>(std::count(split.begin(), split.end(), std::uint8_t{ew::kTrain}));
 }
 
 void Trainer::admit() const {
@@ -251,12 +346,65 @@ void Trainer::update(int step) {
   }
 }
 
-std::array<double, kMetrics> Trainer::reduce_metrics(const XentSums& s) {
+std::array<double, kMetrics> Trainer::metrics_of(const XentSums& s) const {
   std::array<double, kMetrics> m{s.loss, s.correct[1], s.correct[2], s.correct[3],
                                  s.counted[1], s.counted[2], s.counted[3]};
   if (!strategy_.counts_metrics()) m.fill(0);
+  return m;
+}
+
+std::array<double, kMetrics> Trainer::reduce(std::array<double, kMetrics> m) {
   world_.allreduce(std::span<double>(m), ReduceOp::sum, Category::allreduce);
   return m;
+}
+
+std::array<double, kMetrics> Trainer::evaluate(int epoch) {
+  if (sampled_) restrict_to_step(-1);
+  forward(epoch, /*training=*/false);
+  return reduce_metrics(loss());
+}
+
+void Trainer::check_target(double val_acc, double epochs) {
+  if (train_.target_acc <= 0 || target_ || val_acc < train_.target_acc) return;
+  target_ = TargetReached{epochs, train_seconds_, val_acc};
+}
+
+std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s) {
+  // Alg. 1 once per step; the loss of each step is normalised by its own
+  // training count, and the epoch's loss is the mean over its steps.
+  const int S = steps_per_epoch_;
+  std::array<double, kMetrics> sums{};
+  for (int s = 0; s < S; ++s) {
+    const int step = epoch * S + s;
+    ledger_.set_phase(Phase::epoch);
+    const auto t0 = Clock::now();
+    restrict_to_step(step);
+    forward(step, /*training=*/true);
+    const XentSums x = loss();
+    GCNLAB_CHECK(!(world_.rank() == fault_rank_ && epoch == fault_epoch_),
+                 "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, epoch);
+    backward(step);
+    update(step + 1);
+    backend_.sync();
+    const double seconds = seconds_since(t0);
+    step_seconds.push_back(seconds);
+    train_seconds_ += seconds;
+    const auto m = metrics_of(x);
+    sums[0] += m[0] / n_train_;
+    for (int k = 1; k < kMetrics; ++k) sums[k] += m[k];
+    if (accumulate_model_) {
+      const ByteModel step = step_model();
+      for (int c = 0; c < kNumCategories; ++c) model_sum_[c] += step[c];
+    }
+    if (train_.eval_every > 0 && (step + 1) % train_.eval_every == 0 && s + 1 < S) {
+      ledger_.set_phase(Phase::eval);
+      const auto t1 = Clock::now();
+      const auto acc = evaluate(epoch);
+      check_target(acc[5] > 0 ? acc[2] / acc[5] : 0, static_cast<double>(step + 1) / S);
+      eval_s += seconds_since(t1);
+    }
+  }
+  return sums;
 }
 
 RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoch) {
@@ -272,31 +420,43 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const bool eval_pass = model_.dropout > 0 && train_.eval_each_epoch;
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
 
+  model_sum_ = {};
+  model_epochs_ = 0;
   for (int e = first_epoch_; e < E; ++e) {
     const std::size_t i = static_cast<std::size_t>(e - first_epoch_);
     ledger_.set_phase(Phase::epoch);
     world_.barrier();
-    const auto t0 = Clock::now();
-    forward(e, /*training=*/true);
-    const XentSums sums = loss();
-    GCNLAB_CHECK(!(world_.rank() == fault_rank_ && e == fault_epoch_),
-                 "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, e);
-    backward(e);
-    update(e + 1);
-    auto m = reduce_metrics(sums);
-    backend_.sync();
-    epoch_time[i] = seconds_since(t0);
+    std::array<double, kMetrics> m{};
+    if (minibatch()) {
+      accumulate_model_ = e >= first_timed;
+      std::vector<double> steps;
+      m = reduce(minibatch_epoch(e, steps, eval_time[i]));
+      epoch_time[i] = std::accumulate(steps.begin(), steps.end(), 0.0);
+      model_epochs_ += accumulate_model_;
+    } else {
+      const auto t0 = Clock::now();
+      forward(e, /*training=*/true);
+      const XentSums sums = loss();
+      GCNLAB_CHECK(!(world_.rank() == fault_rank_ && e == fault_epoch_),
+                   "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, e);
+      backward(e);
+      update(e + 1);
+      m = reduce_metrics(sums);
+      m[0] /= n_train_;
+      backend_.sync();
+      epoch_time[i] = seconds_since(t0);
+      train_seconds_ += epoch_time[i];
+    }
     completed_epochs_ = e + 1;
     CategoryTallies tallies = ledger_.take(Phase::epoch);
 
-    if (eval_pass) {
+    if (eval_pass || minibatch()) {  // mini-batches: accuracy of the full graph
       ledger_.set_phase(Phase::eval);
       const auto t1 = Clock::now();
-      forward(e, /*training=*/false);
-      const auto acc = reduce_metrics(loss());
+      const auto acc = evaluate(e);
       for (int k = 1; k < kMetrics; ++k) m[k] = acc[k];
       backend_.sync();
-      eval_time[i] = seconds_since(t1);
+      eval_time[i] += seconds_since(t1);
     }
 
     double accounted = 0;
@@ -307,12 +467,13 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
 
     EpochMetrics em;
     em.epoch = e;
-    em.loss = m[0] / n_train_;
+    em.loss = minibatch() ? m[0] / steps_per_epoch_ : m[0];
     em.train_acc = ratio(m[1], m[4]);
     em.val_acc = ratio(m[2], m[5]);
     em.test_acc = ratio(m[3], m[6]);
     em.time_s = epoch_time[i];  // this rank's; replaced by the max below
     em.eval_time_s = eval_time[i];
+    check_target(em.val_acc, e + 1);
     r.epochs.push_back(em);
     if (on_epoch) on_epoch(em);
   }
@@ -322,6 +483,11 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   world_.allreduce(std::span<double>(epoch_time), ReduceOp::max, Category::allreduce);
   world_.allreduce(std::span<double>(eval_time), ReduceOp::max, Category::allreduce);
   for (std::size_t i = 0; i < r.epochs.size(); ++i) r.epochs[i].time_s = epoch_time[i], r.epochs[i].eval_time_s = eval_time[i];
+  r.steps_per_epoch = steps_per_epoch_;
+  if (target_) {  // every rank reached it at the same evaluation (the accuracy is reduced)
+    world_.allreduce(std::span<double>(&target_->train_seconds, 1), ReduceOp::max, Category::allreduce);
+    r.target = target_;
+  }
 
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
@@ -368,13 +534,23 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   return r;
 }
 
-ByteModel Trainer::byte_model() const {
+ByteModel Trainer::step_model() const {
   ByteModel m = strategy_.byte_model();
-  // one reduction of the metrics per epoch, plus the split-class softmax's collectives
-  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
+  // the split-class softmax's collectives, and a sample's training count
   const auto [category, bytes] = softmax_cross_entropy_bytes(
       strategy_.class_split(), static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
   m[static_cast<int>(category)] += bytes;
+  if (sampled_) m[static_cast<int>(Category::allreduce)] += wire::allreduce(sizeof(double), world_.size());
+  return m;
+}
+
+ByteModel Trainer::byte_model() const {
+  // Mini-batches: the steps of the timed epochs, each on its own sample, averaged per epoch.
+  ByteModel m = step_model();
+  if (minibatch() && model_epochs_ > 0)
+    for (int c = 0; c < kNumCategories; ++c) m[c] = model_sum_[c] / model_epochs_;
+  // one reduction of the metrics per epoch
+  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
   return m;
 }
 
@@ -402,6 +578,8 @@ MemoryNeed Trainer::memory_need() const {
     m.weights += bytes_of<float>(4 * b.rows * b.cols);  // W, dW, Adam m and v
   }
   if (shared() && drop) m.activations += bytes_of<float>(widest_input);
+  if (minibatch())  // a sample's rows of H_0 and their indices (at most the full graph's)
+    m.activations += bytes_of<float>(size(strategy_.layout(0))) + bytes_of<std::int64_t>(rows_of(strategy_.layout(0)));
   if (model_.learn_features) m.weights += bytes_of<float>(2 * size(strategy_.layout(0)));
   // labels, split and the loss workspace (row max and sum) of the logits' rows
   const auto rows = rows_of(strategy_.layout(L));
@@ -417,7 +595,7 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
   const auto m = reduce_metrics(loss());
   backward(epoch);
   ledger_.set_phase(previous);
-  return {m[0] / n_train_, gather(&LayerState::dw)};
+  return {m[0] / n_train_, gather(&LayerState::dw)};  // full graph: a mini-batch run's layouts are restored after each epoch
 }
 
 TrainingState Trainer::state() {

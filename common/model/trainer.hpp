@@ -16,6 +16,7 @@
 // keyed mask for the backward pass instead of being kept.
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/model/strategy.hpp"
@@ -56,8 +57,17 @@ struct TrainingState {
   Weights w, m, v;  // W_l, and Adam's first and second moments of W_l (empty under SGD)
 };
 
+// When the validation accuracy first reached TrainConfig::target_acc.
+struct TargetReached {
+  double epochs = 0;         // epochs trained (fractional for mini-batches: steps / steps per epoch)
+  double train_seconds = 0;  // training time up to then (evaluation passes excluded), max over ranks
+  double val_acc = 0;
+};
+
 struct RunResult {
   std::vector<std::int64_t> dims;
+  int steps_per_epoch = 1;  // 1: full-graph epochs
+  std::optional<TargetReached> target;
   std::vector<EpochMetrics> epochs;
   int timed_epochs = 0;  // epochs averaged in the breakdown (the first is excluded when E > 1)
   std::vector<RankReport> ranks;
@@ -79,6 +89,7 @@ class Trainer {
   void distribute(const Dataset& data, const Graph& graph);
 
   // Runs the epochs left: from 0, or from the restored state's epoch, to epochs - 1.
+  // Full-graph epochs, or steps_per_epoch() mini-batch steps each (batch_size > 0).
   RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});
 
   // The global state after the epochs run so far (collective).
@@ -86,6 +97,8 @@ class Trainer {
   // After setup: continue from `s` (its weights and moments; the next epoch is s.epoch).
   void restore(const TrainingState& s);
   const std::vector<std::int64_t>& dims() const { return dims_; }
+  bool minibatch() const { return train_.batch_size > 0; }
+  int steps_per_epoch() const { return steps_per_epoch_; }
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
@@ -113,6 +126,18 @@ class Trainer {
   // Memory admission: memory_need() against the budget (TrainConfig, the device's free memory).
   void admit() const;
   void allocate_activations();
+  // Mini-batches: restricts the strategy to step `step`'s sample of this rank's
+  // data-parallel group (nullptr-like: step < 0 returns to the full graph) and
+  // rebinds the activations, features, labels and training count to its layouts.
+  void restrict_to_step(int step);
+  // Vertex data of the current layouts: H_0 from the features, labels, split, dropout keys.
+  void bind_vertex_data();
+  // One epoch of mini-batch steps; returns the summed metrics (loss normalised per step).
+  std::array<double, 7> minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s);
+  // A full-graph pass without dropout: the metrics of the current weights.
+  std::array<double, 7> evaluate(int epoch);
+  // The model of one training step or full-graph epoch: strategy + softmax (+ the step's training count).
+  ByteModel step_model() const;
   // Dropout's input X_l from H_l (forward, and the shared plan's backward).
   void drop_input(int epoch, int l);
 
@@ -120,7 +145,10 @@ class Trainer {
   XentSums loss();
   void backward(int epoch);
   void update(int step);
-  std::array<double, 7> reduce_metrics(const XentSums& s);
+  std::array<double, 7> reduce_metrics(const XentSums& s) { return reduce(metrics_of(s)); }
+  // loss, correct[train, val, test], counted[...] of this rank (zero on replicas).
+  std::array<double, 7> metrics_of(const XentSums& s) const;
+  std::array<double, 7> reduce(std::array<double, 7> m);
   Weights gather(Dense LayerState::*member);
   // This rank's block of each full matrix in `full` into `member`.
   void scatter(Dense LayerState::*member, const Weights& full, const char* what);
@@ -138,9 +166,27 @@ class Trainer {
   ActivationPlan plan_ = ActivationPlan::per_layer;
   std::vector<Dense> activations_;  // the storage the views of layers_ point into
   Dense feature_m_, feature_v_;  // optimiser state of H_0 (learned features)
+  Dense features_;  // H_0 of the full graph's layout(0) (mini-batches gather their rows from it)
   Buffer<std::int32_t> labels_;
   Buffer<std::uint8_t> split_;
-  double n_train_ = 0;
+  double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)
+  // Mini-batches: the full layouts' vertices and vertex data on the host, the
+  // current sample's H_0 rows (indices into features_), and the epoch's model.
+  std::int64_t n_ = 0;
+  int steps_per_epoch_ = 1;
+  bool sampled_ = false;
+  std::vector<std::int64_t> full_in_, full_out_;
+  std::vector<std::int32_t> full_labels_;
+  std::vector<std::uint8_t> full_split_;
+  double full_train_ = 0, sample_train_ = 0;  // training vertices of the graph; of this rank's sampled rows
+  Buffer<std::int64_t> sample_rows_;
+  ByteModel model_sum_{};  // over the timed epochs' steps
+  int model_epochs_ = 0;
+  bool accumulate_model_ = false;  // the current epoch is timed
+  double train_seconds_ = 0;  // training time so far (this rank; evaluation excluded)
+  std::optional<TargetReached> target_;
+  // Records the first evaluation at or above --target-acc.
+  void check_target(double val_acc, double epochs);
   LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
   int first_epoch_ = 0;      // where train() starts (restore)

@@ -91,6 +91,13 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"dw_reduce", info.dw_reduce ? nlohmann::json(*info.dw_reduce) : nlohmann::json()},
                  {"softmax", info.softmax ? nlohmann::json(*info.softmax) : nlohmann::json()},
                  {"activations", info.activations},
+                 {"minibatch", info.train.batch_size > 0
+                                   ? json{{"batch_size", info.train.batch_size},
+                                          {"steps_per_epoch", r.steps_per_epoch},
+                                          {"eval_every", info.train.eval_every},
+                                          {"dp_groups", info.dp_groups}}
+                                   : json()},
+                 {"target_acc", info.train.target_acc > 0 ? json(info.train.target_acc) : json()},
                  {"checkpoint", info.checkpoint},
                  {"resumed_from", info.resumed_from},
                  {"describe", info.describe}};
@@ -181,7 +188,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                   {"final_loss", r.epochs.back().loss},
                   {"test_acc", r.epochs.back().test_acc},
                   {"best_val_acc", r.epochs[best].val_acc},
-                  {"test_acc_at_best_val", r.epochs[best].test_acc}};
+                  {"test_acc_at_best_val", r.epochs[best].test_acc},
+                  {"target", r.target ? json{{"epochs", r.target->epochs},
+                                             {"train_seconds", r.target->train_seconds},
+                                             {"val_acc", r.target->val_acc}}
+                                      : json()}};
   return j;
 }
 

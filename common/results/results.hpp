@@ -23,6 +23,7 @@ struct RunInfo {
   std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;
   int ranks = 1, threads = 1;
+  int dp_groups = 1;  // data-parallel groups (scalegnn-4d's D)
   ModelConfig model;
   TrainConfig train;
   // dataset

@@ -199,7 +199,10 @@ TEST_CASE("permutation names round-trip; the paper's uniform draw is the default
   for (const Permutation p : all_permutations()) CHECK(parse_permutation(to_string(p)) == p);
   CHECK(parse_permutation("double") == Permutation(Permutation::dual, Permutation::uniform));
   CHECK(error_message([] { parse_permutation("double-uniform"); }).find("single-balanced") != std::string::npos);
-  CHECK(StrategyOptions{}.permutation == "double");
+  RunSpec spec;  // no --permutation: plexus-3d's default
+  spec.algo = "plexus-3d";
+  spec.permutation = "";
+  CHECK(Job(MPI_COMM_SELF, spec).strategy().permutation() == "double");
 }
 
 TEST_CASE("permutations are permutations and differ between P_r and P_c", "[plexus-3d][unit]") {

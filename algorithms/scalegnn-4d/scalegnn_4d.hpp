@@ -1,0 +1,69 @@
+#pragma once
+// scalegnn-4d: ScaleGNN's 4D mini-batch GCN (Wei et al., 2026) on a
+// D x (X x Y x Z) grid (`--grid DxXxYxZ`, `--batch-size B`).
+//
+//   D   data-parallel groups (Sec. IV-A): each trains on its own uniform
+//       vertex sample every step (Sec. III-D, Alg. 1; seed shared inside the
+//       group, so sampling needs no communication) with replicated weights;
+//       after the backward pass every dW block is all-reduced over D.
+//   XYZ inside a group, the 3D PMM of Sec. IV-C: exactly plexus-3d's
+//       decomposition, layer rotation and collectives (Eq. 27-28), run by a
+//       plexus-3d strategy on the group's communicator, whose blocks of each
+//       step's sampled subgraph every rank cuts out of its own full 2D shard
+//       (Alg. 2; no graph communication).
+// Evaluation runs the same 3D PMM on the full graph in every group; group 0's
+// metrics count.
+//
+// The loss of a step is the mean over the training vertices of all D samples
+// (the count is one 8-byte all-reduce), so the summed dW of the D groups is
+// the gradient of the step's loss: D groups with samples S_1..S_D compute what
+// one rank computes on the block-diagonal union of their induced subgraphs.
+//
+// Per rank and step the wire bytes are plexus::epoch_collectives on the
+// sample's blocks plus the ring all-reduce of every layer's dW block over D.
+//
+// Not yet here (issue 15): the paper's model variant (input projection,
+// RMSNorm, residuals), BF16 collectives (Sec. V-B) and sampling prefetch (Sec. V-A).
+
+#include <memory>
+
+#include "algorithms/plexus-3d/plexus_3d.hpp"
+#include "common/comm/process_grid.hpp"
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+class ScaleGnn4DStrategy final : public Strategy {
+ public:
+  ScaleGnn4DStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
+
+  std::string describe() const override;
+  std::vector<int> grid() const override;
+  std::vector<int> coords() const override;
+  int partition_parts() const override { return pmm_->partition_parts(); }
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  const Layout& layout(int l) const override { return pmm_->layout(l); }
+  Block weight_block(int l) const override { return pmm_->weight_block(l); }
+  void forward(int l, ConstView x, ConstView w, View z) override { pmm_->forward(l, x, w, z); }
+  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  std::string permutation() const override { return pmm_->permutation(); }
+  void restrict_to(const Sample* s) override;
+  std::array<int, 2> data_parallel() const override { return {d_, grid_.coord("d")}; }
+  ClassSplit class_split() override { return pmm_->class_split(); }
+  bool counts_metrics() const override;
+  std::int64_t nnz_local() const override { return pmm_->nnz_local(); }
+  ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override { return pmm_->memory_need(); }
+
+ private:
+  ScaleGnn4DStrategy(const std::pair<int, StrategyOptions>& split, const StrategyContext& ctx);
+  Communicator& data_group() const { return grid_.along({"d"}); }
+
+  int d_;
+  ProcessGrid grid_;  // (d, pmm): the groups are consecutive ranks
+  std::unique_ptr<Plexus3DStrategy> pmm_;
+  std::vector<std::int64_t> dims_;
+  bool sampled_ = false;
+};
+
+}  // namespace gcnlab

@@ -20,7 +20,7 @@ struct RunSpec {
   std::vector<int> grid;
   int replication = 0;
   std::int64_t block = 0;
-  std::string permutation = "double";
+  std::string permutation;  // empty: the strategy's default
   int agg_blocks = 1;
   std::string gemm_order = "auto";
   std::string order = "auto";
@@ -60,9 +60,10 @@ RunResult run(MPI_Comm comm, const RunSpec& spec, const Dataset& data);
 // The strategy options a spec runs with.
 StrategyOptions strategy_options(const RunSpec& spec);
 
-// Per-epoch loss within `rel` relative error, final weights within rel + abs. `other`
-// may be a resumed run: its epochs are compared with the reference's last ones.
-void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4);
+// Per-epoch loss within `rel` relative error, final weights within rel + abs, and
+// (`accuracy`) the training accuracy. `other` may be a resumed run: its epochs
+// are compared with the reference's last ones.
+void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4, bool accuracy = true);
 
 // Every grid shape this strategy accepts on p ranks (all factorisations).
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p);

@@ -144,4 +144,26 @@ t3 = json.loads((t / "plexus_table3.json").read_text())
 assert t3["8"]["original"] > t3["8"]["single"] > t3["8"]["double"] > t3["8"]["double-balanced"], t3
 PY
 [[ $? -eq 0 ]] || fail "paper_tables.py numbers"
+
+# --- time to accuracy, scalegnn-4d vs plexus-3d (quick): every configuration ran and is in the table
+GCNLAB="$GCNLAB" MPIRUN="$MPIEXEC" bash "$GCNLAB_SOURCE_DIR/experiments/scalegnn_tta.sh" --quick --out "$WORK/tta" \
+  >"$WORK/tta.txt" 2>&1 || { cat "$WORK/tta.txt"; fail "experiments/scalegnn_tta.sh"; }
+"$PYTHON" - "$WORK/tta" <<'PY'
+import glob, json, sys
+out = sys.argv[1]
+runs = {f.split("/")[-1]: json.load(open(f)) for f in glob.glob(f"{out}/runs/*.json")}
+assert len(runs) == 5, sorted(runs)
+for name, j in runs.items():
+    mb = j["config"]["minibatch"]
+    if j["config"]["algo"] == "plexus-3d":
+        assert mb is None, name
+        continue
+    d, b = j["config"]["grid"][0], mb["batch_size"]
+    assert mb["dp_groups"] == d and mb["steps_per_epoch"] == -(-2000 // (b * d)), (name, mb)
+    t = j["summary"]["target"]
+    assert t is None or (t["val_acc"] >= 0.35 and t["epochs"] > 0), (name, t)
+table = open(f"{out}/summary.md").read()
+assert table.count("| sbm |") == 5, table
+PY
+[[ $? -eq 0 ]] || fail "scalegnn_tta.sh results"
 finish

@@ -62,10 +62,12 @@ TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy
   REQUIRE(pmpi::linked());
   const Dataset data = load_dataset("sbm:nodes=601,classes=5,avg-degree=6,features=11,seed=4,directed=1");
   std::vector<RunSpec> specs;
-  for (const std::string algo : {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d"})
+  for (const std::string algo :
+       {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d", "scalegnn-4d"})
     for (const auto& grid : grids_for(algo, world_size())) {
       RunSpec s = spec_for(algo, grid);
       if (algo == "sa-1d" || algo == "sa-1.5d") s.partitioner = "metis";
+      if (algo == "scalegnn-4d") s.train.batch_size = 200, s.train.eval_every = 1;  // 3 steps per epoch at D = 1
       if (algo == "plexus-3d") s.agg_blocks = 3;  // the nonblocking all-reduces
       specs.push_back(s);
       if (algo == "2d" || algo == "split-3d") {  // the other dW / softmax variant, blocked stages

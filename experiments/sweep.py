@@ -21,6 +21,7 @@ A sweep file (JSON):
      "grids": "default" | "all" | "auto",    # all: every factorisation for 2D/3D strategies
      "repetitions": 1,
      "options": {"epochs": 10, "hidden": 64},  # gcnlab train flags, shared by all runs
+     "algorithm_options": {"scalegnn-4d": {"batch-size": 4096}},  # optional: flags of one algorithm
      "variants": [{"label": "metis", "partitioner": "metis"}]   # optional: extra flags per variant
     }
 `serial` runs at 1 rank only. "auto" gives plexus-3d `--grid auto` (its plan).
@@ -36,7 +37,8 @@ import sys
 import time
 from pathlib import Path
 
-GRID_DIMS = {"serial": 0, "1d": 1, "sa-1d": 1, "1.5d": 2, "sa-1.5d": 2, "2d": 2, "split-3d": 3, "plexus-3d": 3}
+GRID_DIMS = {"serial": 0, "1d": 1, "sa-1d": 1, "1.5d": 2, "sa-1.5d": 2, "2d": 2, "split-3d": 3, "plexus-3d": 3,
+             "mggcn-1d": 1, "scalegnn-4d": 4}
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -65,6 +67,7 @@ def load_sweep(path):
     sweep.setdefault("repetitions", 1)
     sweep.setdefault("options", {})
     sweep.setdefault("variants", [{"label": ""}])
+    sweep.setdefault("algorithm_options", {})
     if sweep["grids"] not in ("default", "all", "auto"):
         raise SystemExit(f"sweep: error: grids must be default, all or auto (got '{sweep['grids']}')")
     for algo in sweep["algorithms"]:
@@ -93,7 +96,8 @@ def expand(sweep):
                         for rep in range(sweep["repetitions"]):
                             run = {"dataset": dataset, "algo": algo, "ranks": p, "grid": grid, "rep": rep,
                                    "variant": variant.get("label", ""),
-                                   "flags": {**sweep["options"], **{k: v for k, v in variant.items() if k != "label"}}}
+                                   "flags": {**sweep["options"], **sweep["algorithm_options"].get(algo, {}),
+                                             **{k: v for k, v in variant.items() if k != "label"}}}
                             run["id"] = run_id(run)
                             runs.append(run)
     return runs

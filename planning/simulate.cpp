@@ -36,6 +36,7 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
       sim.grid = strategy->grid();
       sim.dims = trainer.dims();
       sim.describe = strategy->describe();
+      sim.permutation = strategy->permutation();
     }
     world.barrier();  // the graph stays alive until every rank has read its blocks
   });
@@ -51,7 +52,7 @@ nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& optio
   j["schema"] = "gcnlab.simulate/1";
   j["config"] = {{"algo", options.algo}, {"grid", s.grid},        {"ranks", s.ranks.size()},
                  {"dims", s.dims},       {"dataset", dataset_spec}, {"seed", model.seed},
-                 {"permutation", options.permutation}, {"dw_reduce", options.dw_reduce},
+                 {"permutation", s.permutation}, {"dw_reduce", options.dw_reduce},
                  {"softmax", options.softmax}, {"order", options.order}, {"describe", s.describe},
                  {"partition", s.partition}};
   json per_rank = json::array();

@@ -31,6 +31,7 @@ struct Simulation {
   std::vector<int> grid;
   std::vector<std::int64_t> dims;
   std::string describe;  // rank 0's strategy description
+  std::string permutation;  // the strategy's vertex permutation (its default when not given)
   nlohmann::json partition;
   std::vector<SimulatedRank> ranks;
 };

@@ -160,8 +160,7 @@ void Plexus3DStrategy::restrict_to(const Sample* s) {
   const int L = static_cast<int>(dims_.size()) - 1;
   for (int l = 0; l <= L; ++l) {
     const InputBlock full = input_block(n_, dims_, g_, k_, l);
-    Layout lay = full_.layouts[l];
-    lay.vertices.clear();
+    Layout lay{{}, full_.layouts[l].col0, full_.layouts[l].cols};
     for (const std::int64_t q : sampled_positions(sample_, full.rows))
       lay.vertices.push_back(full_.layouts[l].vertices[q - full.rows.first]);
     geo.layouts.push_back(std::move(lay));

@@ -47,11 +47,10 @@ void SerialStrategy::restrict_to(const Sample* s) {
   sampled_ = s != nullptr;
   if (!s) return;
   GCNLAB_CHECK(keep_host_, "serial was set up without mini-batches");
-  sample_layouts_ = layouts_;
-  for (Layout& lay : sample_layouts_) {
-    lay.vertices.clear();
-    for (const std::int64_t q : s->positions) lay.vertices.push_back(layouts_[0].vertices[q]);
-  }
+  std::vector<std::int64_t> vertices;
+  for (const std::int64_t q : s->positions) vertices.push_back(layouts_[0].vertices[q]);
+  sample_layouts_.clear();
+  for (const Layout& full : layouts_) sample_layouts_.push_back({vertices, full.col0, full.cols});
   sample_t_ = upload(backend_, induced_block(host_t_, 0, 0, s->positions, s->positions, s->inclusion));
   if (directed_) sample_ = upload(backend_, induced_block(host_, 0, 0, s->positions, s->positions, s->inclusion));
 }

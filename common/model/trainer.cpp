@@ -108,14 +108,16 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     backend_.fill(feature_v_, 0.f);
   }
   const Layout& out = strategy_.layout(L);
-  labels_ = make_buffer<std::int32_t>(backend_, data.labels_of(out.vertices));
-  split_ = make_buffer<std::uint8_t>(backend_, data.split_of(out.vertices));
+  std::vector<std::int32_t> labels = data.labels_of(out.vertices);
+  std::vector<std::uint8_t> split = data.split_of(out.vertices);
+  labels_ = make_buffer<std::int32_t>(backend_, labels);
+  split_ = make_buffer<std::uint8_t>(backend_, split);
   n_train_ = static_cast<double>(data.count(ew::kTrain));
   if (minibatch()) {  // what the samples' rows are gathered from
     full_in_ = in.vertices;
     full_out_ = out.vertices;
-    full_labels_ = data.labels_of(out.vertices);
-    full_split_ = data.split_of(out.vertices);
+    full_labels_ = std::move(labels);
+    full_split_ = std::move(split);
     full_train_ = n_train_;
   }
   backend_.sync();
@@ -364,6 +366,11 @@ std::array<double, kMetrics> Trainer::evaluate(int epoch) {
   return reduce_metrics(loss());
 }
 
+void Trainer::inject_fault(int epoch) const {
+  GCNLAB_CHECK(!(world_.rank() == fault_rank_ && epoch == fault_epoch_),
+               "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, epoch);
+}
+
 void Trainer::check_target(double val_acc, double epochs) {
   if (train_.target_acc <= 0 || target_ || val_acc < train_.target_acc) return;
   target_ = TargetReached{epochs, train_seconds_, val_acc};
@@ -381,8 +388,7 @@ std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<dou
     restrict_to_step(step);
     forward(step, /*training=*/true);
     const XentSums x = loss();
-    GCNLAB_CHECK(!(world_.rank() == fault_rank_ && epoch == fault_epoch_),
-                 "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, epoch);
+    inject_fault(epoch);
     backward(step);
     update(step + 1);
     backend_.sync();
@@ -437,8 +443,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
       const auto t0 = Clock::now();
       forward(e, /*training=*/true);
       const XentSums sums = loss();
-      GCNLAB_CHECK(!(world_.rank() == fault_rank_ && e == fault_epoch_),
-                   "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, e);
+      inject_fault(e);
       backward(e);
       update(e + 1);
       m = reduce_metrics(sums);

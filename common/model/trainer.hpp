@@ -185,6 +185,8 @@ class Trainer {
   bool accumulate_model_ = false;  // the current epoch is timed
   double train_seconds_ = 0;  // training time so far (this rank; evaluation excluded)
   std::optional<TargetReached> target_;
+  // GCNLAB_INJECT_FAULT: throws on that rank in that epoch, between the forward and the backward pass.
+  void inject_fault(int epoch) const;
   // Records the first evaluation at or above --target-acc.
   void check_target(double val_acc, double epochs);
   LossWorkspace loss_ws_;

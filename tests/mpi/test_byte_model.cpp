@@ -24,15 +24,6 @@ namespace {
 constexpr int kBcast = static_cast<int>(Category::bcast_dense);
 constexpr int kAllreduce = static_cast<int>(Category::allreduce);
 
-void require_measured_equals_model(const RunResult& r) {
-  for (const RankReport& rr : r.ranks)
-    for (int c = 0; c < kNumCategories; ++c) {
-      if (!is_communication(static_cast<Category>(c))) continue;
-      INFO("rank " << rr.rank << " category " << to_string(static_cast<Category>(c)));
-      CHECK(rr.per_epoch[c].wire_bytes == Approx(rr.model[c]).epsilon(1e-12).margin(1e-9));
-    }
-}
-
 RunSpec small_spec(const std::string& algo, const std::vector<int>& grid) {
   RunSpec spec;
   spec.algo = algo;

@@ -238,13 +238,7 @@ TEST_CASE("scalegnn-4d: measured bytes equal the model on every grid, with the D
       RunSpec spec = spec_for("scalegnn-4d", 250, 0.f);
       spec.grid = grid;
       spec.train.steps_per_epoch = 2;
-      const RunResult r = run(MPI_COMM_WORLD, spec, data);
-      for (const RankReport& rr : r.ranks)
-        for (int c = 0; c < kNumCategories; ++c) {
-          if (!is_communication(static_cast<Category>(c))) continue;
-          INFO("rank " << rr.rank << " category " << to_string(static_cast<Category>(c)));
-          CHECK(rr.per_epoch[c].wire_bytes == Approx(rr.model[c]).epsilon(1e-12).margin(1e-9));
-        }
+      require_measured_equals_model(run(MPI_COMM_WORLD, spec, data));
     }
   }
 }

@@ -80,6 +80,15 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
   }
 }
 
+void require_measured_equals_model(const RunResult& r) {
+  for (const RankReport& rr : r.ranks)
+    for (int c = 0; c < kNumCategories; ++c) {
+      if (!is_communication(static_cast<Category>(c))) continue;
+      INFO("rank " << rr.rank << " category " << to_string(static_cast<Category>(c)));
+      CHECK(rr.per_epoch[c].wire_bytes == Approx(rr.model[c]).epsilon(1e-12).margin(1e-9));
+    }
+}
+
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
   std::vector<std::vector<int>> out;
   if (algo == "serial") return {{1}};

@@ -65,6 +65,10 @@ StrategyOptions strategy_options(const RunSpec& spec);
 // are compared with the reference's last ones.
 void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4, bool accuracy = true);
 
+// Every rank's measured wire bytes per communication category equal its model
+// (exactly, up to the double sums' rounding).
+void require_measured_equals_model(const RunResult& r);
+
 // Every grid shape this strategy accepts on p ranks (all factorisations).
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p);
 

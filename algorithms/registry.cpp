@@ -14,6 +14,7 @@
 #include "algorithms/split-3d/split_3d.hpp"
 #include "algorithms/serial/serial.hpp"
 #include "algorithms/registry.hpp"
+#include "common/dist/partial_sums.hpp"
 
 namespace gcnlab {
 
@@ -79,6 +80,10 @@ std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const Strat
     GCNLAB_CHECK(opts.batch_size == 0 || opts.algo == "serial" || opts.algo == "scalegnn-4d",
                  "--batch-size (mini-batch training) is for scalegnn-4d and its oracle serial; --algo {} trains on "
                  "the full graph", opts.algo);
+    parse_comm_precision(opts.comm_precision);
+    GCNLAB_CHECK(opts.comm_precision == "fp32" || opts.algo == "plexus-3d" || opts.algo == "scalegnn-4d",
+                 "--comm-precision bf16 is for the 3D PMM of plexus-3d and scalegnn-4d (ScaleGNN Sec. V-B); --algo {} "
+                 "communicates in fp32", opts.algo);
     const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
     if (!e.any_order) {
       const bool aggregate = std::all_of(orders.begin(), orders.end(),

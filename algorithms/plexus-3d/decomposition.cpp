@@ -59,14 +59,15 @@ LayerBlocks layer_blocks(const RowSplit& rows, const std::vector<std::int64_t>& 
 }
 
 std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
-                                          const Coords& k, bool learn_features) {
+                                          const Coords& k, bool learn_features, double sum_element_bytes) {
   constexpr double f4 = sizeof(float);
   const int L = static_cast<int>(dims.size()) - 1;
   std::vector<Collective> out;
   auto add = [&](Category cat, int axis, int l, bool bwd, double payload, double wire) {
     if (g[axis] > 1) out.push_back({cat, axis, l, bwd, wire, payload});
   };
-  auto allreduce = [&](int axis, int l, bool bwd, double m) {
+  auto allreduce = [&](int axis, int l, bool bwd, double elements) {  // a partial sum (PartialSums)
+    const double m = sum_element_bytes * elements;
     add(Category::allreduce, axis, l, bwd, m, wire::allreduce(m, g[axis]));
   };
   for (int l = 0; l < L; ++l) {  // forward, Alg. 1
@@ -74,19 +75,19 @@ std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vecto
     if (l == 0)
       add(Category::allgather, b.ax.c, l, false, f4 * b.x_rows.count * b.cols_in.count,
           f4 * (b.rows_in.count - b.x_rows.count) * b.cols_in.count);
-    allreduce(b.ax.a, l, false, f4 * b.rows_out.count * b.cols_in.count);
+    allreduce(b.ax.a, l, false, b.rows_out.count * b.cols_in.count);
     add(Category::allgather, b.ax.c, l, false, f4 * b.w_rows.count * b.cols_out.count,
         f4 * (b.cols_in.count - b.w_rows.count) * b.cols_out.count);
-    allreduce(b.ax.b, l, false, f4 * b.rows_out.count * b.cols_out.count);
+    allreduce(b.ax.b, l, false, b.rows_out.count * b.cols_out.count);
   }
   for (int l = L - 1; l >= 0; --l) {  // backward, Alg. 2
     const LayerBlocks b = layer_blocks(rows, dims, g, k, l);
     const double dw = f4 * b.w_rows.count * b.cols_out.count;
     add(Category::reduce_scatter, b.ax.c, l, true, dw, wire::reduce_scatter(dw, g[b.ax.c]));
     if (l == 0 && !learn_features) continue;
-    allreduce(b.ax.a, l, true, f4 * b.rows_out.count * b.cols_in.count);
+    allreduce(b.ax.a, l, true, b.rows_out.count * b.cols_in.count);
     if (l > 0) {
-      allreduce(b.ax.c, l, true, f4 * b.rows_in.count * b.cols_in.count);
+      allreduce(b.ax.c, l, true, b.rows_in.count * b.cols_in.count);
     } else {
       const double dx = f4 * b.x_rows.count * b.cols_in.count;
       add(Category::reduce_scatter, b.ax.c, l, true, dx, wire::reduce_scatter(dx, g[b.ax.c]));

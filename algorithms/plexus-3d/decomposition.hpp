@@ -115,9 +115,11 @@ struct Collective {
 
 // Every collective of one training epoch (forward + backward; one step on a
 // sample) for coordinate k, in program order. `learn_features`: layer 0 also
-// computes dL/dF.
+// computes dL/dF. `sum_element_bytes`: the wire size of an element of the
+// partial-sum all-reduces (4, or 2 with bf16 communication, ScaleGNN Sec. V-B;
+// the all-gathers and reduce-scatters stay fp32).
 std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
-                                          const Coords& k, bool learn_features);
+                                          const Coords& k, bool learn_features, double sum_element_bytes = 4);
 
 // Nonzeros of every shard of Π_r A Π_cᵀ cut into R x C blocks (row-major
 // R x C result): row q of the permuted matrix is A's row row_order[q].

@@ -30,6 +30,16 @@ std::span<T> span_of(T* p, std::int64_t n) {
   return {p, static_cast<std::size_t>(n)};
 }
 
+// Elements of the largest partial sum of any layer (H, Q, dH or dF): what
+// PartialSums stages in bf16.
+std::int64_t largest_partial_sum(const std::vector<LayerBlocks>& blocks) {
+  std::int64_t n = 0;
+  for (const LayerBlocks& b : blocks)
+    n = std::max({n, b.rows_out.count * b.cols_in.count, b.rows_out.count * b.cols_out.count,
+                  b.rows_in.count * b.cols_in.count});
+  return n;
+}
+
 }  // namespace
 
 Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
@@ -43,6 +53,7 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       gemm_order_(opts.gemm_order),
       seed_(opts.seed),
       learn_features_(opts.learn_features),
+      sums_(ctx.backend, parse_comm_precision(opts.comm_precision)),
       keep_host_shards_(opts.batch_size > 0) {
   GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
   GCNLAB_CHECK(gemm_order_ == "auto" || gemm_order_ == "direct" || gemm_order_ == "reversed",
@@ -59,8 +70,9 @@ std::string Plexus3DStrategy::describe() const {
   }
   return fmt::format("plexus-3d (Plexus Sec. 3): grid {}x{}x{} (X x Y x Z, Y innermost); permutation {}; "
                      "{} distinct adjacency shard(s) per rank, {} nnz; aggregation in {} row block(s); "
-                     "F and W sharded over Z; dW GEMM order per layer: {}",
-                     g_[0], g_[1], g_[2], to_string(permutation_), full_.shards.size(), full_.nnz, agg_blocks_, orders);
+                     "F and W sharded over Z; partial sums all-reduced in {}; dW GEMM order per layer: {}",
+                     g_[0], g_[1], g_[2], to_string(permutation_), full_.shards.size(), full_.nnz, agg_blocks_,
+                     to_string(sums_.precision()), orders);
 }
 
 void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
@@ -129,6 +141,7 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
     dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
+  sums_.reserve(largest_partial_sum(geo.blocks));
   const LayerBlocks& b0 = geo.blocks.front();
   f_full_ = Dense(backend_, b0.rows_in.count, b0.cols_in.count);
   dh_ = Dense(backend_, 1, dh);
@@ -185,7 +198,8 @@ View Plexus3DStrategy::h(int l) {
 MemoryNeed Plexus3DStrategy::memory_need() const {
   // Sec. 4: per distinct shard A^(l) its aggregation row blocks and transpose; per
   // layer H (kept for dW) and the all-gathered W; the all-gathered F of layer 0,
-  // the dH / dW partial buffers and (learned features) dX's partial.
+  // the dH / dW partial buffers, (learned features) dX's partial and (bf16) the
+  // partial sums' staging.
   // A mini-batch adds its sampled shards; the buffers are the full graph's.
   MemoryNeed m;
   for (const Geometry* geo : {&full_, &sampled_})
@@ -202,6 +216,7 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
   const LayerBlocks& b0 = full_.blocks.front();
   floats += b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) + dh + 2 * dw;
   m.buffers = bytes_of<float>(floats);
+  if (sums_.precision() == CommPrecision::bf16) m.buffers += bytes_of<bf16>(largest_partial_sum(full_.blocks));
   return m;
 }
 
@@ -276,11 +291,11 @@ void Plexus3DStrategy::aggregate(const Shard& s, Communicator& group, ConstView 
       auto t = ledger_.time(Category::spmm);
       backend_.spmm(s.row_blocks[kb], f, hb, 0.f);
     }
-    if (group.size() > 1)  // Alg. 1 line 5, one block at a time (Sec. 5.2)
-      pending.push_back(group.iallreduce(span_of(hb.data, hb.rows * hb.cols), ReduceOp::sum, Category::allreduce));
+    if (group.size() > 1) pending.push_back(sums_.post(group, hb));  // Alg. 1 line 5, one block at a time (Sec. 5.2)
     row0 += hb.rows;
   }
   for (auto& p : pending) p.wait();
+  sums_.finish();
 }
 
 void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
@@ -307,7 +322,7 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
     auto t = ledger_.time(Category::gemm);  // line 8
     backend_.gemm(Op::N, Op::N, 1.f, h(l), w_full, 0.f, z);
   }
-  if (over_b.size() > 1) over_b.allreduce(span_of(z.data, z.rows * z.cols), ReduceOp::sum, Category::allreduce);  // line 9
+  if (over_b.size() > 1) sums_.allreduce(over_b, z);  // line 9
 }
 
 void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w, View dw, View* dx) {
@@ -332,7 +347,7 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
     auto t = ledger_.time(Category::gemm);
     backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, dh);
   }
-  if (over_a.size() > 1) over_a.allreduce(span_of(dh.data, dh.size()), ReduceOp::sum, Category::allreduce);
+  if (over_a.size() > 1) sums_.allreduce(over_a, dh);
 
   // lines 7-8: dF = Aᵀ dH, partial over c.
   const bool scatter = l == 0 && over_c.size() > 1;  // the learned input features are sharded over c
@@ -346,7 +361,7 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
                           rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count),
                           Category::reduce_scatter);
   } else if (l > 0 && over_c.size() > 1) {
-    over_c.allreduce(span_of(df.data, df.size()), ReduceOp::sum, Category::allreduce);
+    sums_.allreduce(over_c, df);
   }
 }
 
@@ -363,7 +378,8 @@ bool Plexus3DStrategy::counts_metrics() const {
 
 ByteModel Plexus3DStrategy::byte_model() const {
   ByteModel m{};
-  for (const Collective& c : epoch_collectives(rows_, dims_, g_, k_, learn_features_))
+  for (const Collective& c :
+       epoch_collectives(rows_, dims_, g_, k_, learn_features_, wire_element_bytes(sums_.precision())))
     m[static_cast<int>(c.category)] += c.wire_bytes;
   return m;
 }

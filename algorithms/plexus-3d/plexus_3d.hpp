@@ -14,7 +14,9 @@
 // (blocked aggregation, Sec. 5.2: the forward SpMM in K row blocks, each
 // all-reduced with a nonblocking all-reduce while the next block multiplies),
 // --gemm-order auto|direct|reversed (Sec. 5.3: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto
-// times both on each layer's shapes at setup and keeps the faster).
+// times both on each layer's shapes at setup and keeps the faster),
+// --comm-precision fp32|bf16 (ScaleGNN Sec. V-B: the four partial-sum
+// all-reduces H, Q, dH, dF sent in bf16; common/dist/partial_sums.hpp).
 //
 // Deviation from Alg. 2 line 4: the all-gathered W of the forward pass is
 // kept for the backward pass instead of being gathered again (weights are
@@ -37,6 +39,7 @@
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/dist/partial_sums.hpp"
 
 namespace gcnlab {
 
@@ -106,6 +109,7 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<std::array<double, 2>> dw_seconds_;  // auto: 3 x (direct, reversed), summed over ranks
   std::uint64_t seed_;
   bool learn_features_;
+  PartialSums sums_;  // the partial-sum all-reduces, in fp32 or bf16 (--comm-precision)
 
   bool keep_host_shards_;  // mini-batches will be cut out of them
 

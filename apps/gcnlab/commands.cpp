@@ -211,6 +211,8 @@ train options:
   --order auto|aggregate|transform|LIST   forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform
                          where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
   --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
+  --comm-precision fp32|bf16   plexus-3d, scalegnn-4d: the partial-sum all-reduces of the 3D PMM sent
+                         in bfloat16 (ScaleGNN Sec. V-B; local math, softmax, loss and dW stay fp32)
   --learn-features       train the input features as parameters (Plexus's node embeddings)
   --batch-size B         mini-batch training (scalegnn-4d; serial as its oracle): each step trains on
                          the induced subgraph of B uniformly sampled vertices, off-diagonal weights
@@ -261,6 +263,7 @@ StrategyOptions read_strategy_options(Args& args, const char* command) {
   sopts.overlap = overlap == "on";
   sopts.dw_reduce = args.value_or("--dw-reduce", "summa");
   sopts.softmax = args.value_or("--softmax", "allgather");
+  sopts.comm_precision = args.value_or("--comm-precision", "fp32");
   return sopts;
 }
 
@@ -389,6 +392,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   info.dp_groups = run.strategy->data_parallel()[0];
   if (sopts.algo == "mggcn-1d") info.overlap = sopts.overlap;
   if (sopts.algo == "2d" || sopts.algo == "split-3d") info.dw_reduce = sopts.dw_reduce, info.softmax = sopts.softmax;
+  info.comm_precision = sopts.comm_precision;
   info.activations = to_string(run.strategy->activation_plan());
   info.grid = run.strategy->grid();
   info.ranks = world.size();

@@ -110,6 +110,12 @@ void CpuBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   for_each_2d(out.rows, out.cols, ew::GatherRows{x.data, x.ld, rows, out.data, out.ld});
 }
 
+void CpuBackend::pack_bf16(ConstView x, bf16* out) { for_each_2d(x.rows, x.cols, ew::PackBf16{x.data, x.ld, out, x.cols}); }
+
+void CpuBackend::unpack_bf16(const bf16* in, View y) {
+  for_each_2d(y.rows, y.cols, ew::UnpackBf16{in, y.cols, y.data, y.ld});
+}
+
 void CpuBackend::relu(ConstView z, View h) {
   GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
   for_each_2d(h.rows, h.cols, ew::Relu{z.data, z.ld, h.data, h.ld});

@@ -220,6 +220,10 @@ void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.row
 void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});
 }
+void CudaBackend::pack_bf16(ConstView x, bf16* out) { cuda::pack_bf16(stream_, x.rows, x.cols, {x.data, x.ld, out, x.cols}); }
+void CudaBackend::unpack_bf16(const bf16* in, View y) {
+  cuda::unpack_bf16(stream_, y.rows, y.cols, {in, y.cols, y.data, y.ld});
+}
 void CudaBackend::relu(ConstView z, View h) { cuda::relu(stream_, h.rows, h.cols, {z.data, z.ld, h.data, h.ld}); }
 void CudaBackend::relu_backward(ConstView dh, ConstView z, View g) {
   cuda::relu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, g.data, g.ld});

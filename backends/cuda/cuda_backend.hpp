@@ -47,6 +47,8 @@ class CudaBackend final : public Backend {
   void transpose(ConstView x, View y) override;
   void axpy(float a, ConstView x, View y) override;
   void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
+  void pack_bf16(ConstView x, bf16* out) override;
+  void unpack_bf16(const bf16* in, View y) override;
   void relu(ConstView z, View h) override;
   void relu_backward(ConstView dh, ConstView z, View g) override;
   void dropout(ConstView x, View y, const std::int64_t* row_ids, std::int64_t col0,

@@ -18,6 +18,8 @@ void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& 
 void transpose(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Transpose& f);
 void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
+void pack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::PackBf16& f);
+void unpack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::UnpackBf16& f);
 void relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Relu& f);
 void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluBackward& f);
 void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);

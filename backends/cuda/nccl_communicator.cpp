@@ -14,6 +14,7 @@ ncclDataType_t nccl_type(DType t) {
     case DType::i32: return ncclInt32;
     case DType::i64: return ncclInt64;
     case DType::u8: return ncclUint8;
+    case DType::bf16: return ncclBfloat16;
   }
   return ncclFloat32;
 }

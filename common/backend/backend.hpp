@@ -57,6 +57,9 @@ class Backend : public Allocator {
   virtual void axpy(float a, ConstView x, View y) = 0;
   // out (rows.size() x x.cols) = the rows `rows` (a backend array of out.rows ids) of x.
   virtual void gather_rows(ConstView x, const std::int64_t* rows, View out) = 0;
+  // out (x.rows * x.cols, row-major) = x rounded to bf16; y = in widened to fp32.
+  virtual void pack_bf16(ConstView x, bf16* out) = 0;
+  virtual void unpack_bf16(const bf16* in, View y) = 0;
   virtual void relu(ConstView z, View h) = 0;
   virtual void relu_backward(ConstView dh, ConstView z, View g) = 0;
   // `row_ids` is a backend array of x.rows global vertex ids.

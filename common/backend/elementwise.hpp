@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/core/bf16.hpp"
 #include "common/core/hd.hpp"
 #include "common/core/rng.hpp"
 
@@ -35,6 +36,17 @@ struct Transpose {
 struct GatherRows {
   const float* x; std::int64_t ldx; const std::int64_t* rows; float* out; std::int64_t ldo;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { out[i * ldo + j] = x[rows[i] * ldx + j]; }
+};
+
+// BF16 wire format (ScaleGNN Sec. V-B): x (rows x cols, fp32) packed row-major
+// into a contiguous bf16 array, and back.
+struct PackBf16 {
+  const float* x; std::int64_t ldx; bf16* out; std::int64_t cols;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { out[i * cols + j] = to_bf16(x[i * ldx + j]); }
+};
+struct UnpackBf16 {
+  const bf16* in; std::int64_t cols; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] = to_float(in[i * cols + j]); }
 };
 
 // H = ReLU(Z)

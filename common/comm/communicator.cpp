@@ -52,8 +52,13 @@ std::size_t dtype_size(DType t) {
     case DType::i32: return 4;
     case DType::i64: return 8;
     case DType::u8: return 1;
+    case DType::bf16: return 2;
   }
   return 0;
+}
+
+void reduce_bf16(bf16* acc, const bf16* x, std::size_t n, ReduceOp op) {
+  for (std::size_t i = 0; i < n; ++i) acc[i] = to_bf16(combine(to_float(acc[i]), to_float(x[i]), op));
 }
 
 }  // namespace gcnlab

@@ -15,12 +15,15 @@
 
 #include "common/comm/ledger.hpp"
 #include "common/comm/wire.hpp"
+#include "common/core/bf16.hpp"
 #include "common/core/error.hpp"
 
 
 namespace gcnlab {
 
-enum class DType { f32, f64, i32, i64, u8 };
+// bf16 is a wire format only (common/core/bf16.hpp): every transport sums it
+// in fp32 and rounds each partial result back to bf16.
+enum class DType { f32, f64, i32, i64, u8, bf16 };
 
 // One point-to-point message of an exchange: `count` elements to or from `peer`.
 template <class T>
@@ -37,6 +40,7 @@ template <> constexpr DType dtype_of<double>() { return DType::f64; }
 template <> constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
 template <> constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
 template <> constexpr DType dtype_of<std::uint8_t>() { return DType::u8; }
+template <> constexpr DType dtype_of<bf16>() { return DType::bf16; }
 
 class Communicator {
  public:
@@ -283,5 +287,16 @@ Communicator::Pending Communicator::ibroadcast(std::span<T> buf, int root, Categ
 
 // Size of one element of `t` in bytes.
 std::size_t dtype_size(DType t);
+
+// One element of a reduction.
+template <class T>
+T combine(T a, T b, ReduceOp op) {
+  if (op == ReduceOp::sum) return static_cast<T>(a + b);
+  return op == ReduceOp::max ? (a < b ? b : a) : (b < a ? b : a);
+}
+
+// acc[i] = acc[i] op x[i] for bf16 elements: combined in fp32, rounded back to
+// bf16 (what NCCL does per hop); for transports without a native bf16 reduction.
+void reduce_bf16(bf16* acc, const bf16* x, std::size_t n, ReduceOp op);
 
 }  // namespace gcnlab

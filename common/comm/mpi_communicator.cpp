@@ -1,5 +1,6 @@
 #include "common/comm/mpi_communicator.hpp"
 
+#include <array>
 #include <climits>
 #include <vector>
 
@@ -22,11 +23,31 @@ MPI_Datatype mpi_type(DType t) {
     case DType::i32: return MPI_INT32_T;
     case DType::i64: return MPI_INT64_T;
     case DType::u8: return MPI_UINT8_T;
+    case DType::bf16: return MPI_UINT16_T;  // reduced by the operations of bf16_op
   }
   return MPI_DATATYPE_NULL;
 }
 
-MPI_Op mpi_op(ReduceOp op) {
+template <ReduceOp Op>
+void bf16_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduce_bf16(static_cast<bf16*>(inout), static_cast<const bf16*>(in), static_cast<std::size_t>(*len), Op);
+}
+
+// MPI has no bf16 type: its elements travel as MPI_UINT16_T and are reduced by
+// user operations (created once, after MPI_Init, on first use).
+MPI_Op bf16_op(ReduceOp op) {
+  static const std::array<MPI_Op, 3> ops = [] {
+    std::array<MPI_Op, 3> o{};
+    GCNLAB_MPI(MPI_Op_create(&bf16_reduce<ReduceOp::sum>, 1, &o[0]));
+    GCNLAB_MPI(MPI_Op_create(&bf16_reduce<ReduceOp::max>, 1, &o[1]));
+    GCNLAB_MPI(MPI_Op_create(&bf16_reduce<ReduceOp::min>, 1, &o[2]));
+    return o;
+  }();
+  return ops[static_cast<int>(op)];
+}
+
+MPI_Op mpi_op(ReduceOp op, DType t) {
+  if (t == DType::bf16) return bf16_op(op);
   switch (op) {
     case ReduceOp::sum: return MPI_SUM;
     case ReduceOp::max: return MPI_MAX;
@@ -73,7 +94,7 @@ void MpiCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int ro
 }
 
 void MpiCommunicator::do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) {
-  GCNLAB_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op), comm_));
+  GCNLAB_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op, t), comm_));
 }
 
 void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t count, DType t) {
@@ -103,7 +124,7 @@ struct MpiRequest final : Communicator::Request {
 std::unique_ptr<Communicator::Request> MpiCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
                                                                       ReduceOp op) {
   auto r = std::make_unique<MpiRequest>();
-  GCNLAB_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op), comm_, &r->request));
+  GCNLAB_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, as_count(count), mpi_type(t), mpi_op(op, t), comm_, &r->request));
   return r;
 }
 
@@ -115,12 +136,12 @@ std::unique_ptr<Communicator::Request> MpiCommunicator::do_ibroadcast(void* buf,
 }
 
 void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType t) {
-  GCNLAB_MPI(MPI_Reduce_scatter_block(send, recv, as_count(count), mpi_type(t), MPI_SUM, comm_));
+  GCNLAB_MPI(MPI_Reduce_scatter_block(send, recv, as_count(count), mpi_type(t), mpi_op(ReduceOp::sum, t), comm_));
 }
 
 void MpiCommunicator::do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) {
   const auto c = as_counts(counts, size_);
-  GCNLAB_MPI(MPI_Reduce_scatter(send, recv, c.data(), mpi_type(t), MPI_SUM, comm_));
+  GCNLAB_MPI(MPI_Reduce_scatter(send, recv, c.data(), mpi_type(t), mpi_op(ReduceOp::sum, t), comm_));
 }
 
 void MpiCommunicator::do_alltoallv(const void* send, const std::int64_t* send_counts,

@@ -63,11 +63,7 @@ namespace {
 
 template <class T>
 void reduce_into(T* acc, const T* x, std::size_t n, ReduceOp op) {
-  for (std::size_t i = 0; i < n; ++i) {
-    if (op == ReduceOp::sum) acc[i] = static_cast<T>(acc[i] + x[i]);
-    else if (op == ReduceOp::max) acc[i] = std::max(acc[i], x[i]);
-    else acc[i] = std::min(acc[i], x[i]);
-  }
+  for (std::size_t i = 0; i < n; ++i) acc[i] = combine(acc[i], x[i], op);
 }
 
 // acc (n elements) op= x, typed
@@ -78,6 +74,7 @@ void reduce_into(void* acc, const void* x, std::size_t n, DType t, ReduceOp op) 
     case DType::i32: return reduce_into(static_cast<std::int32_t*>(acc), static_cast<const std::int32_t*>(x), n, op);
     case DType::i64: return reduce_into(static_cast<std::int64_t*>(acc), static_cast<const std::int64_t*>(x), n, op);
     case DType::u8: return reduce_into(static_cast<std::uint8_t*>(acc), static_cast<const std::uint8_t*>(x), n, op);
+    case DType::bf16: return reduce_bf16(static_cast<bf16*>(acc), static_cast<const bf16*>(x), n, op);
   }
 }
 

@@ -98,6 +98,7 @@ struct StrategyOptions {
   std::string dw_reduce = "summa";     // 2d/split-3d: dW by CAGNET's dense SUMMA + all-gather, or one all-reduce
   std::string softmax = "allgather";   // 2d/split-3d: SoftmaxComm (CAGNET: the logits' rows all-gathered)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
+  std::string comm_precision = "fp32"; // plexus-3d, scalegnn-4d: the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B)
   std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
   std::uint64_t seed = 1;              // permutations
 };

@@ -90,6 +90,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"overlap", info.overlap ? nlohmann::json(*info.overlap) : nlohmann::json()},
                  {"dw_reduce", info.dw_reduce ? nlohmann::json(*info.dw_reduce) : nlohmann::json()},
                  {"softmax", info.softmax ? nlohmann::json(*info.softmax) : nlohmann::json()},
+                 {"comm_precision", info.comm_precision},
                  {"activations", info.activations},
                  {"minibatch", info.train.batch_size > 0
                                    ? json{{"batch_size", info.train.batch_size},

@@ -19,6 +19,7 @@ struct RunInfo {
   int agg_blocks = 1;
   std::optional<bool> overlap;             // mggcn-1d --overlap
   std::optional<std::string> dw_reduce, softmax;  // 2d/split-3d --dw-reduce, --softmax
+  std::string comm_precision = "fp32";           // --comm-precision (plexus-3d, scalegnn-4d)
   std::string activations = "per-layer";  // the trainer's ActivationPlan
   std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;

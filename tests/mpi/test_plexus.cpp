@@ -122,33 +122,71 @@ TEST_CASE("plexus-3d on an even 2x2x2 grid moves Plexus's per-layer volumes", "[
   if (world_size() != 8) return;
   // n = 1000, f = 12 -> 8 -> 4, 2 layers: every block even. Per rank, bytes received:
   //   layer 0 fwd: all-gather F over z   (2-1) · (n/2/2) · (12/2) · 4
-  //                all-reduce H over x   2(2-1)/2 · (n/2) · (12/2) · 4
+  //                all-reduce H over x   2(2-1)/2 · (n/2) · (12/2) · S
   //                all-gather W over z   (2-1) · (12/2/2) · (8/2) · 4
-  //                all-reduce Q over y   2(2-1)/2 · (n/2) · (8/2) · 4
+  //                all-reduce Q over y   2(2-1)/2 · (n/2) · (8/2) · S
   //   layer 1 (axes z, x, y) fwd: all-reduce H over z, W all-gather over y, Q all-reduce over x
   //   bwd: dW reduce-scatter over c; layer 1: dH over a, dF over c; layer 0 (frozen F): dW only
+  // S, the partial sums' element size: 4 in fp32, 2 with bf16 communication
+  // (ScaleGNN Sec. V-B), which leaves the all-gathers, reduce-scatters and
+  // the softmax statistics in fp32.
   const Dataset data = load_dataset("sbm:nodes=1000,classes=4,avg-degree=6,features=12,seed=5");
-  RunSpec spec = plexus_spec(2, 0.f, false);
-  spec.algo = "plexus-3d";
-  spec.grid = {2, 2, 2};
-  spec.model.hidden = 8;
-  spec.train.epochs = 2;
-  const RunResult r = run(MPI_COMM_WORLD, spec, data);
-  const double n = 1000, f0 = 12, f1 = 8, f2 = 4, B = 4;
-  const double allgather = (n / 4) * (f0 / 2) * B + (f0 / 4) * (f1 / 2) * B + (f1 / 4) * (f2 / 2) * B;
-  const double allreduce_fwd = (n / 2) * (f0 / 2) * B + (n / 2) * (f1 / 2) * B   // layer 0: H, Q
-                               + (n / 2) * (f1 / 2) * B + (n / 2) * (f2 / 2) * B;  // layer 1: H, Q
-  const double allreduce_bwd = (n / 2) * (f1 / 2) * B + (n / 2) * (f1 / 2) * B;    // layer 1: dH, dF
-  const double reduce_scatter = (f1 / 4) * (f2 / 2) * B + (f0 / 4) * (f1 / 2) * B; // dW_1, dW_0
-  for (const RankReport& rr : r.ranks) {
-    INFO("rank " << rr.rank);
-    CHECK(rr.per_epoch[static_cast<int>(Category::allgather)].wire_bytes == Approx(allgather).epsilon(1e-12));
-    CHECK(rr.per_epoch[static_cast<int>(Category::reduce_scatter)].wire_bytes == Approx(reduce_scatter).epsilon(1e-12));
-    // + the trainer's metric reduction (7 doubles over all 8 ranks) and the split-class
-    // softmax: row max and row sum of the n/2 logit rows over the class group z (2 ranks)
-    const double trainer = 2.0 * 7 / 8 * 7 * 8 + 2 * (n / 2) * B;
-    const double strategy_allreduce = rr.per_epoch[static_cast<int>(Category::allreduce)].wire_bytes - trainer;
-    CHECK(strategy_allreduce == Approx(allreduce_fwd + allreduce_bwd).epsilon(1e-12));
+  for (const std::string precision : {"fp32", "bf16"}) {
+    INFO("--comm-precision " << precision);
+    RunSpec spec = plexus_spec(2, 0.f, false);
+    spec.algo = "plexus-3d";
+    spec.grid = {2, 2, 2};
+    spec.model.hidden = 8;
+    spec.train.epochs = 2;
+    spec.comm_precision = precision;
+    const RunResult r = run(MPI_COMM_WORLD, spec, data);
+    const double n = 1000, f0 = 12, f1 = 8, f2 = 4, B = 4, S = precision == "bf16" ? 2 : 4;
+    const double allgather = (n / 4) * (f0 / 2) * B + (f0 / 4) * (f1 / 2) * B + (f1 / 4) * (f2 / 2) * B;
+    const double allreduce_fwd = (n / 2) * (f0 / 2) * S + (n / 2) * (f1 / 2) * S   // layer 0: H, Q
+                                 + (n / 2) * (f1 / 2) * S + (n / 2) * (f2 / 2) * S;  // layer 1: H, Q
+    const double allreduce_bwd = (n / 2) * (f1 / 2) * S + (n / 2) * (f1 / 2) * S;    // layer 1: dH, dF
+    const double reduce_scatter = (f1 / 4) * (f2 / 2) * B + (f0 / 4) * (f1 / 2) * B; // dW_1, dW_0
+    for (const RankReport& rr : r.ranks) {
+      INFO("rank " << rr.rank);
+      CHECK(rr.per_epoch[static_cast<int>(Category::allgather)].wire_bytes == Approx(allgather).epsilon(1e-12));
+      CHECK(rr.per_epoch[static_cast<int>(Category::reduce_scatter)].wire_bytes ==
+            Approx(reduce_scatter).epsilon(1e-12));
+      // + the trainer's metric reduction (7 doubles over all 8 ranks) and the split-class
+      // softmax: row max and row sum of the n/2 logit rows over the class group z (2 ranks)
+      const double trainer = 2.0 * 7 / 8 * 7 * 8 + 2 * (n / 2) * B;
+      const double strategy_allreduce = rr.per_epoch[static_cast<int>(Category::allreduce)].wire_bytes - trainer;
+      CHECK(strategy_allreduce == Approx(allreduce_fwd + allreduce_bwd).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("plexus-3d with bf16 partial sums: the fp32 model within bf16 rounding, bytes equal to the model",
+          "[bytes][plexus-3d][bf16]") {
+  const Dataset data = load_dataset(kDirected);
+  for (const auto& grid : grids_for("plexus-3d", world_size())) {
+    INFO("grid " << format_grid(grid));
+    RunSpec spec = plexus_spec(3, 0.f, false);
+    spec.algo = "plexus-3d";
+    spec.grid = grid;
+    spec.agg_blocks = 2;  // the nonblocking partial sums too
+    // SGD: weights move by the gradients' rounding; Adam's normalisation turns
+    // the sign of a near-zero gradient component into a full step
+    spec.model.optimizer = "sgd";
+    spec.model.lr = 0.2f;
+    const RunResult fp32 = run(MPI_COMM_WORLD, spec, data);
+    spec.comm_precision = "bf16";
+    const RunResult bf16 = run(MPI_COMM_WORLD, spec, data);
+    require_measured_equals_model(bf16);
+    // bf16 keeps 8 significant bits: the loss moves by far less than 1 %
+    require_same_model(fp32, bf16, 1e-2, false);
+    const bool sums = grid[0] * grid[1] * grid[2] > 1;  // some partial sum crosses ranks
+    const auto& a = fp32.ranks.front().per_epoch;
+    const auto& b = bf16.ranks.front().per_epoch;
+    const int ar = static_cast<int>(Category::allreduce);
+    if (sums) CHECK(b[ar].wire_bytes < a[ar].wire_bytes);
+    if (sums) CHECK(bf16.epochs.back().loss != fp32.epochs.back().loss);  // the rounding is real
+    for (Category c : {Category::allgather, Category::reduce_scatter})
+      CHECK(b[static_cast<int>(c)].wire_bytes == a[static_cast<int>(c)].wire_bytes);
   }
 }
 

@@ -76,9 +76,11 @@ TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy
         specs.push_back(s);
       }
       if (algo == "mggcn-1d") s.overlap = false, specs.push_back(s);
+      if (algo == "plexus-3d") s.comm_precision = "bf16", specs.push_back(s);  // 2-byte elements, user reduction
     }
   for (const RunSpec& spec : specs) {
-    INFO(spec.algo << " grid " << format_grid(spec.grid) << " dw " << spec.dw_reduce << " overlap " << spec.overlap);
+    INFO(spec.algo << " grid " << format_grid(spec.grid) << " dw " << spec.dw_reduce << " overlap " << spec.overlap
+                   << " " << spec.comm_precision);
     Job job(MPI_COMM_WORLD, spec);
     pmpi::reset();
     job.setup(data);

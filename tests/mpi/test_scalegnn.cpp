@@ -233,13 +233,15 @@ TEST_CASE("scalegnn-4d: measured bytes equal the model on every grid, with the D
   for (const char* dataset : {kUndirected, kDirected}) {
     if (many_grids() && dataset == kUndirected) continue;
     const Dataset data = load_dataset(dataset);
-    for (const auto& grid : grids_for("scalegnn-4d", world_size())) {
-      INFO("grid " << format_grid(grid) << " on " << dataset);
-      RunSpec spec = spec_for("scalegnn-4d", 250, 0.f);
-      spec.grid = grid;
-      spec.train.steps_per_epoch = 2;
-      require_measured_equals_model(run(MPI_COMM_WORLD, spec, data));
-    }
+    for (const auto& grid : grids_for("scalegnn-4d", world_size()))
+      for (const std::string precision : {"fp32", "bf16"}) {  // bf16: the PMM's partial sums, not dW over D
+        INFO("grid " << format_grid(grid) << " on " << dataset << ", --comm-precision " << precision);
+        RunSpec spec = spec_for("scalegnn-4d", 250, 0.f);
+        spec.grid = grid;
+        spec.train.steps_per_epoch = 2;
+        spec.comm_precision = precision;
+        require_measured_equals_model(run(MPI_COMM_WORLD, spec, data));
+      }
   }
 }
 
@@ -257,7 +259,14 @@ TEST_CASE("scalegnn-4d refuses what it cannot run, with one clear message", "[sc
   s.grid = {};
   s.train.batch_size = 5000;
   CHECK(fails(s).find("exceeds the graph's 1001 vertices") != std::string::npos);
+  s.train.batch_size = 100;
+  s.comm_precision = "fp16";
+  CHECK(fails(s).find("--comm-precision takes fp32 or bf16") != std::string::npos);
   RunSpec full = spec_for("1d", 100, 0.f);
   full.grid = {world_size()};
   CHECK(fails(full).find("--batch-size (mini-batch training) is for scalegnn-4d") != std::string::npos);
+  RunSpec bf16 = spec_for("1d", 0, 0.f);
+  bf16.grid = {world_size()};
+  bf16.comm_precision = "bf16";
+  CHECK(fails(bf16).find("--comm-precision bf16 is for the 3D PMM") != std::string::npos);
 }

@@ -43,6 +43,7 @@ StrategyOptions strategy_options(const RunSpec& spec) {
   opts.overlap = spec.overlap;
   opts.dw_reduce = spec.dw_reduce;
   opts.softmax = spec.softmax;
+  opts.comm_precision = spec.comm_precision;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
   opts.batch_size = spec.train.batch_size;

@@ -27,6 +27,7 @@ struct RunSpec {
   bool overlap = true;
   std::string dw_reduce = "summa";
   std::string softmax = "allgather";
+  std::string comm_precision = "fp32";
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

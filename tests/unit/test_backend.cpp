@@ -3,11 +3,13 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
+#include "common/matrix/buffer.hpp"
 #include "common/model/init.hpp"
 #include "tests/support/random.hpp"
 
@@ -223,6 +225,47 @@ TEST_CASE("element-wise functors", "[backend][elementwise]") {
   h = t.download();
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 4; ++j) REQUIRE(h[j * 6 + i] == z[i * 4 + j]);
+}
+
+TEST_CASE("bf16: round to nearest even, NaN stays NaN, overflow to infinity", "[backend][bf16]") {
+  auto bits = [](float x) { return to_bf16(x).bits; };
+  CHECK(bits(1.f) == 0x3f80);
+  CHECK(bits(-2.f) == 0xc000);
+  CHECK(bits(0.f) == 0x0000);
+  CHECK(bits(-0.f) == 0x8000);
+  // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1);
+  // 1 + 3·2^-8 lies halfway between 1 + 2^-7 and 1 + 2^-6: to 1 + 2^-6.
+  CHECK(to_float(to_bf16(1.f + 0x1p-8f)) == 1.f);
+  CHECK(to_float(to_bf16(1.f + 3 * 0x1p-8f)) == 1.f + 0x1p-6f);
+  CHECK(to_float(to_bf16(1.f + 0x1p-8f + 0x1p-20f)) == 1.f + 0x1p-7f);  // above halfway: up
+  CHECK(std::isnan(to_float(to_bf16(std::nanf("")))));
+  CHECK(std::isnan(to_float(to_bf16(float_of(0x7f800001u)))));  // a NaN whose payload would truncate to infinity
+  CHECK(to_float(to_bf16(std::numeric_limits<float>::infinity())) == std::numeric_limits<float>::infinity());
+  CHECK(to_float(to_bf16(std::numeric_limits<float>::max())) == std::numeric_limits<float>::infinity());
+  // 8 significant bits: relative error at most half a step, 2^-8, over normal numbers
+  for (float x : random_vector(1000, 3)) {
+    const float y = x * 1e3f;
+    CHECK(std::abs(to_float(to_bf16(y)) - y) <= std::abs(y) * 0x1p-8f);
+  }
+}
+
+TEST_CASE("bf16 pack and unpack through views with a leading dimension", "[backend][bf16]") {
+  auto be = cpu_backend();
+  const auto z = random_vector(5 * 7, 4);
+  Dense wide = make_dense(*be, 5, 7, z);
+  const ConstView block{wide.data() + 2, 5, 3, 7};  // columns 2..4
+  Buffer<bf16> wire(*be, 15);
+  be->pack_bf16(block, wire.data());
+  const std::vector<bf16> packed = wire.download();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j) REQUIRE(packed[i * 3 + j].bits == to_bf16(z[i * 7 + 2 + j]).bits);
+  Dense back(*be, 5, 7);
+  be->fill(back, -1.f);
+  be->unpack_bf16(wire.data(), View{back.data() + 4, 5, 3, 7});
+  const auto h = back.download();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 7; ++j)
+      REQUIRE(h[i * 7 + j] == (j >= 4 ? to_float(to_bf16(z[i * 7 + j - 2])) : -1.f));
 }
 
 TEST_CASE("fused element-wise passes equal the unfused ones exactly", "[backend][elementwise][dropout]") {

@@ -3,10 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <chrono>
 
 #include "common/comm/mpi_communicator.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/comm/thread_communicator.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -63,6 +65,51 @@ TEST_CASE("collectives move the right data and record the convention's bytes", "
     if (r != me) expected += (r + 1) * 4.0;
   CHECK(wire(Category::alltoall) == expected);
   CHECK(ledger.tallies(Phase::setup)[static_cast<int>(Category::alltoall)].calls == 0);  // phases kept apart
+}
+
+namespace {
+
+// bf16 all-reduces on any transport. Element 0: 1 + 2 + ... + p (small
+// integers: exact); element 1: 1 from rank 0 and 2^-9 from every other rank
+// (below half a bf16 step at 1: added to 1 one at a time, as the thread
+// transport does in rank order, each partial sum rounds back to 1); then a
+// nonblocking maximum. Returns the results and the wire bytes recorded
+// (Catch2's assertions are checked by the caller, on the main thread).
+std::array<double, 5> bf16_allreduces(Communicator& comm) {
+  Ledger& ledger = comm.ledger();
+  ledger.set_phase(Phase::epoch);
+  const int me = comm.rank();
+  std::vector<bf16> x{to_bf16(me + 1.f), to_bf16(me == 0 ? 1.f : 0x1p-9f), to_bf16(-1.f * me)};
+  const double before = ledger.tallies(Phase::epoch)[static_cast<int>(Category::allreduce)].wire_bytes;
+  comm.allreduce(std::span<bf16>(x), ReduceOp::sum, Category::allreduce);
+  const double wire = ledger.tallies(Phase::epoch)[static_cast<int>(Category::allreduce)].wire_bytes - before;
+  std::vector<bf16> y{to_bf16(static_cast<float>(me)), to_bf16(-0.5f * me)};
+  comm.iallreduce(std::span<bf16>(y), ReduceOp::max, Category::allreduce).wait();
+  return {to_float(x[0]), to_float(x[1]), wire, to_float(y[0]), to_float(y[1])};
+}
+
+void check_bf16_allreduces(const std::array<double, 5>& r, int p, bool in_rank_order) {
+  INFO(p << " ranks");
+  CHECK(r[0] == p * (p + 1) / 2.0);
+  if (in_rank_order) CHECK(r[1] == 1.0);  // fp32 would give 1 + (p-1) 2^-9
+  else CHECK(r[1] == Approx(1 + (p - 1) * 0x1p-9).margin(0x1p-7));  // MPI's order: within one bf16 step
+  CHECK(r[2] == Approx(2.0 * (p - 1) / p * 3 * 2));  // 3 elements of 2 bytes
+  CHECK(r[3] == p - 1.0);
+  CHECK(r[4] == 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("bf16 all-reduce on MPI and on threads: bf16 partial sums, 2 bytes per element", "[mpi][comm][bf16]") {
+  Ledger ledger;
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  check_bf16_allreduces(bf16_allreduces(world), world.size(), false);
+  if (world.rank() != 0) return;
+  for (int ranks : {1, 3, 5}) {
+    std::vector<std::array<double, 5>> results(ranks);
+    run_ranks(ranks, [&](Communicator& c) { results[c.rank()] = bf16_allreduces(c); });
+    for (const auto& r : results) check_bf16_allreduces(r, ranks, true);
+  }
 }
 
 TEST_CASE("nonblocking broadcast: the data, the bytes, and the time computation hid", "[mpi][comm]") {

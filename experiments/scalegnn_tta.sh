@@ -6,6 +6,9 @@
 #   plexus-3d    --grid 1x2x2              full graph, one step per epoch
 #   scalegnn-4d  --grid 1x1x2x2 -B b       one group: the same 3D PMM on samples
 #   scalegnn-4d  --grid 2x1x2x1 -B b       two groups of 2 ranks, dW all-reduced
+# and, for ScaleGNN's BF16 communication (Sec. V-B: "indistinguishable" test
+# accuracy), plexus-3d and scalegnn-4d (D = 1, the smaller B) again with
+# --comm-precision bf16.
 # Each run evaluates the full graph after every epoch (and every --eval-every
 # steps for mini-batches); "time to target" is training time (evaluation
 # excluded, slowest rank) until the first evaluation at or above the target.
@@ -47,11 +50,13 @@ fi
 
 for w in "${workloads[@]}"; do
   IFS='|' read -r name spec model target epochs batches <<<"$w"
-  configs=("plexus-3d|--algo plexus-3d --grid 1x2x2")
+  configs=("plexus-3d|--algo plexus-3d --grid 1x2x2" "plexus-3d-bf16|--algo plexus-3d --grid 1x2x2 --comm-precision bf16")
   for b in $batches; do
     configs+=("scalegnn-D1-B$b|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1")
     configs+=("scalegnn-D2-B$b|--algo scalegnn-4d --grid 2x1x2x1 --batch-size $b --eval-every 1")
   done
+  b=${batches%% *}
+  configs+=("scalegnn-D1-B$b-bf16|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1 --comm-precision bf16")
   for seed in $seeds; do
     for c in "${configs[@]}"; do
       run=${c%%|*}
@@ -81,15 +86,16 @@ def fmt(v, f):
 lines = ["4 ranks (oversubscribed on this machine's cores), one thread each; medians over seeds. Time to "
          "target = training time until the first full-graph evaluation at or above the target (evaluation "
          "excluded, slowest rank); a mini-batch epoch is ceil(N / (B D)) steps.", "",
-         "| dataset | strategy | grid | B | target val acc | epochs to target | s to target | reached | "
+         "| dataset | strategy | grid | B | comm | target val acc | epochs to target | s to target | reached | "
          "epoch ms | best val | test at best val |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for (name, config), js in runs.items():
     c = js[0]["config"]
     mb = c.get("minibatch") or {}
     targets = [j["summary"]["target"] for j in js]
-    lines.append("| {} | `{}` | {} | {} | {:.2f} | {} | {} | {}/{} | {:.1f} | {:.3f} | {:.3f} |".format(
-        name, c["algo"], "x".join(map(str, c["grid"])), mb.get("batch_size", "N"), c["target_acc"],
+    lines.append("| {} | `{}` | {} | {} | {} | {:.2f} | {} | {} | {}/{} | {:.1f} | {:.3f} | {:.3f} |".format(
+        name, c["algo"], "x".join(map(str, c["grid"])), mb.get("batch_size", "N"), c.get("comm_precision", "fp32"),
+        c["target_acc"],
         fmt(med([t and t["epochs"] for t in targets]), "{:.2f}"),
         fmt(med([t and t["train_seconds"] for t in targets]), "{:.2f}"),
         sum(t is not None for t in targets), len(targets),

@@ -151,22 +151,19 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   choose_gemm_orders();
 }
 
-void Plexus3DStrategy::restrict_to(const Sample* s) {
-  if (!s) {
-    rows_ = RowSplit(n_);
-    cur_ = &full_;
-    return;
-  }
+namespace {
+
+struct PlexusCut final : SampleCut {
+  std::vector<Layout> layouts;  // per layer
+  std::vector<HostCsr> shards;  // the induced blocks of the distinct shards
+};
+
+}  // namespace
+
+std::unique_ptr<SampleCut> Plexus3DStrategy::cut(Sample s) const {
   GCNLAB_CHECK(keep_host_shards_, "plexus-3d was set up without mini-batches");
-  GCNLAB_ASSERT(s->n == n_);
-  sample_ = *s;
-  rows_ = RowSplit(sample_);
-  Geometry& geo = sampled_;
-  geo.layouts.clear();
-  geo.blocks.clear();
-  geo.shards.clear();
-  geo.shard_of_layer = full_.shard_of_layer;
-  geo.nnz = 0;
+  GCNLAB_ASSERT(s.n == n_);
+  auto c = std::make_unique<PlexusCut>();
   // Alg. 2 lines 4-5 and 18: this rank's sampled rows are the sample's
   // positions inside its full rows; their vertices, features and labels are
   // the full layout's at those positions.
@@ -174,16 +171,37 @@ void Plexus3DStrategy::restrict_to(const Sample* s) {
   for (int l = 0; l <= L; ++l) {
     const InputBlock full = input_block(n_, dims_, g_, k_, l);
     Layout lay{{}, full_.layouts[l].col0, full_.layouts[l].cols};
-    for (const std::int64_t q : sampled_positions(sample_, full.rows))
+    for (const std::int64_t q : sampled_positions(s, full.rows))
       lay.vertices.push_back(full_.layouts[l].vertices[q - full.rows.first]);
-    geo.layouts.push_back(std::move(lay));
+    c->layouts.push_back(std::move(lay));
   }
-  for (int l = 0; l < L; ++l) geo.blocks.push_back(layer_blocks(rows_, dims_, g_, k_, l));
   // Lines 6-17: the induced, rescaled block of every distinct shard.
   for (std::size_t i = 0; i < host_shards_.size(); ++i) {
-    const auto [r, c] = shard_ranges_[i];
-    const HostCsr a = induced_block(host_shards_[i], r.first, c.first, sampled_positions(sample_, r),
-                                    sampled_positions(sample_, c), sample_.inclusion);
+    const auto [r, cols] = shard_ranges_[i];
+    c->shards.push_back(induced_block(host_shards_[i], r.first, cols.first, sampled_positions(s, r),
+                                      sampled_positions(s, cols), s.inclusion));
+  }
+  c->sample = std::move(s);
+  return c;
+}
+
+void Plexus3DStrategy::restrict_to(const SampleCut* c) {
+  if (!c) {
+    rows_ = RowSplit(n_);
+    cur_ = &full_;
+    return;
+  }
+  const auto& cut = dynamic_cast<const PlexusCut&>(*c);
+  sample_ = cut.sample;
+  rows_ = RowSplit(sample_);
+  Geometry& geo = sampled_;
+  geo.layouts = cut.layouts;
+  geo.blocks.clear();
+  geo.shards.clear();
+  geo.shard_of_layer = full_.shard_of_layer;
+  geo.nnz = 0;
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) geo.blocks.push_back(layer_blocks(rows_, dims_, g_, k_, l));
+  for (const HostCsr& a : cut.shards) {
     geo.nnz += a.nnz();
     geo.shards.push_back(make_shard(a));
   }

@@ -27,11 +27,11 @@
 // reduce-scatter (p-1) m, the Eq. 4.5 terms with this rank's block sizes).
 //
 // Mini-batches (used by scalegnn-4d, which is this 3D PMM inside each of its
-// data-parallel groups): restrict_to(sample) cuts the sampled, rescaled
-// adjacency blocks out of this rank's full ones, kept on the host for that
-// (ScaleGNN Alg. 2; --permutation none, so that a rank's rows of the sample
-// lie inside its rows of the full graph), and the same code runs on them;
-// restrict_to(nullptr) returns to the full graph (evaluation).
+// data-parallel groups): cut(sample) cuts the sampled, rescaled adjacency
+// blocks out of this rank's full ones, kept on the host for that (ScaleGNN
+// Alg. 2; --permutation none, so that a rank's rows of the sample lie inside
+// its rows of the full graph), restrict_to(cut) uploads them and the same
+// code runs on them; restrict_to(nullptr) returns to the full graph (evaluation).
 
 #include <map>
 #include <tuple>
@@ -57,7 +57,8 @@ class Plexus3DStrategy final : public Strategy {
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::string permutation() const override { return to_string(permutation_); }
-  void restrict_to(const Sample* s) override;
+  std::unique_ptr<SampleCut> cut(Sample s) const override;
+  void restrict_to(const SampleCut* c) override;
   ClassSplit class_split() override;
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return cur_->nnz; }

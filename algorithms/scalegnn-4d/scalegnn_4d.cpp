@@ -62,9 +62,9 @@ void ScaleGnn4DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   pmm_->setup(g, dims);
 }
 
-void ScaleGnn4DStrategy::restrict_to(const Sample* s) {
-  sampled_ = s != nullptr;
-  pmm_->restrict_to(s);
+void ScaleGnn4DStrategy::restrict_to(const SampleCut* c) {
+  sampled_ = c != nullptr;
+  pmm_->restrict_to(c);
 }
 
 void ScaleGnn4DStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {

@@ -47,7 +47,8 @@ class ScaleGnn4DStrategy final : public Strategy {
   void forward(int l, ConstView x, ConstView w, View z) override { pmm_->forward(l, x, w, z); }
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::string permutation() const override { return pmm_->permutation(); }
-  void restrict_to(const Sample* s) override;
+  std::unique_ptr<SampleCut> cut(Sample s) const override { return pmm_->cut(std::move(s)); }
+  void restrict_to(const SampleCut* c) override;
   std::array<int, 2> data_parallel() const override { return {d_, grid_.coord("d")}; }
   ClassSplit class_split() override { return pmm_->class_split(); }
   bool counts_metrics() const override;

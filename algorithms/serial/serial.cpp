@@ -43,16 +43,34 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
 }
 
-void SerialStrategy::restrict_to(const Sample* s) {
-  sampled_ = s != nullptr;
-  if (!s) return;
+namespace {
+
+struct SerialCut final : SampleCut {
+  std::vector<Layout> layouts;
+  HostCsr a_t, a;  // Âᵀ_S and (directed) Â_S
+};
+
+}  // namespace
+
+std::unique_ptr<SampleCut> SerialStrategy::cut(Sample s) const {
   GCNLAB_CHECK(keep_host_, "serial was set up without mini-batches");
+  auto c = std::make_unique<SerialCut>();
   std::vector<std::int64_t> vertices;
-  for (const std::int64_t q : s->positions) vertices.push_back(layouts_[0].vertices[q]);
-  sample_layouts_.clear();
-  for (const Layout& full : layouts_) sample_layouts_.push_back({vertices, full.col0, full.cols});
-  sample_t_ = upload(backend_, induced_block(host_t_, 0, 0, s->positions, s->positions, s->inclusion));
-  if (directed_) sample_ = upload(backend_, induced_block(host_, 0, 0, s->positions, s->positions, s->inclusion));
+  for (const std::int64_t q : s.positions) vertices.push_back(layouts_[0].vertices[q]);
+  for (const Layout& full : layouts_) c->layouts.push_back({vertices, full.col0, full.cols});
+  c->a_t = induced_block(host_t_, 0, 0, s.positions, s.positions, s.inclusion);
+  if (directed_) c->a = induced_block(host_, 0, 0, s.positions, s.positions, s.inclusion);
+  c->sample = std::move(s);
+  return c;
+}
+
+void SerialStrategy::restrict_to(const SampleCut* c) {
+  sampled_ = c != nullptr;
+  if (!c) return;
+  const auto& cut = dynamic_cast<const SerialCut&>(*c);
+  sample_layouts_ = cut.layouts;
+  sample_t_ = upload(backend_, cut.a_t);
+  if (directed_) sample_ = upload(backend_, cut.a);
 }
 
 MemoryNeed SerialStrategy::memory_need() const {

@@ -24,7 +24,8 @@ class SerialStrategy final : public Strategy {
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
   void forward(int l, ConstView x, ConstView w, View z) override;
   void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
-  void restrict_to(const Sample* s) override;
+  std::unique_ptr<SampleCut> cut(Sample s) const override;
+  void restrict_to(const SampleCut* c) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
   ByteModel byte_model() const override { return {}; }
   MemoryNeed memory_need() const override;

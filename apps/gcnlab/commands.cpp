@@ -219,6 +219,8 @@ train options:
                          scaled by (N-1)/(B-1) (ScaleGNN Sec. III-D); B = N: the whole graph
   --steps-per-epoch S    mini-batch steps per epoch (default: ceil(N / (B D)))
   --eval-every K         a full-graph evaluation every K steps besides each epoch's end (0: none)
+  --prefetch on|off      draw and cut the next step's sample on a helper thread while this step trains
+                         (ScaleGNN Sec. V-A; the hidden time is the sampling category's; default on)
   --target-acc A         record the epochs and training seconds until validation accuracy >= A
   --memory-limit SIZE    per rank (e.g. 512M, 2G): setup fails with the analytic need if it does not fit;
                          default: the host's MemAvailable or cgroup limit over the node's ranks (cpu),
@@ -306,6 +308,9 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     tc.batch_size = sopts.batch_size = args.integer("--batch-size", 0, 1);
     tc.steps_per_epoch = static_cast<int>(args.integer("--steps-per-epoch", 0, 1));
     tc.eval_every = static_cast<int>(args.integer("--eval-every", 0, 0));
+    const std::string prefetch = args.value_or("--prefetch", "on");
+    GCNLAB_CHECK(prefetch == "on" || prefetch == "off", "--prefetch takes on or off (got '{}')", prefetch);
+    tc.prefetch = prefetch == "on";
     tc.target_acc = args.real("--target-acc", 0);
     model = read_model_config(args);
     sopts.learn_features = model.learn_features;

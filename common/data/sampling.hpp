@@ -36,6 +36,14 @@ struct Sample {
   BlockRange restrict(BlockRange full) const;
 };
 
+// A sample cut out of a strategy's host blocks, ready to be installed
+// (Strategy::cut, Strategy::restrict_to). Strategies derive from it to carry
+// their induced blocks and layouts.
+struct SampleCut {
+  virtual ~SampleCut() = default;
+  Sample sample;
+};
+
 // Alg. 2 line 1: B of the n positions, uniformly without replacement, sorted.
 // A pure function of (seed, step, group): data-parallel group `group` of a
 // 4D grid trains on its own sample (ScaleGNN Sec. IV-A). B = n gives every position.

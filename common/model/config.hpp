@@ -46,6 +46,9 @@ struct TrainConfig {
   std::int64_t batch_size = 0;
   int steps_per_epoch = 0;  // 0: ceil(N / (B D)), so that an epoch samples about N vertices
   int eval_every = 0;       // a full-graph evaluation every k steps besides each epoch's end (0: none)
+  // Sec. V-A: the next step's sample is drawn and cut on a helper thread
+  // while the current step trains (the same samples either way).
+  bool prefetch = true;
   // Validation accuracy whose first crossing is timed (time to accuracy,
   // ScaleGNN Sec. VII-B); 0: none.
   double target_acc = 0;

@@ -8,7 +8,11 @@ std::string to_string(ProductOrder o) { return o == ProductOrder::transform_firs
 
 std::string to_string(ActivationPlan p) { return p == ActivationPlan::shared ? "shared" : "per-layer"; }
 
-void Strategy::restrict_to(const Sample*) {
+std::unique_ptr<SampleCut> Strategy::cut(Sample) const {
+  throw Error("this strategy trains on the full graph only (mini-batches: serial, scalegnn-4d)");
+}
+
+void Strategy::restrict_to(const SampleCut*) {
   throw Error("this strategy trains on the full graph only (mini-batches: serial, scalegnn-4d)");
 }
 

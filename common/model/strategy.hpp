@@ -145,12 +145,18 @@ class Strategy {
   // The trainer's buffer layout (ActivationPlan).
   virtual ActivationPlan activation_plan() const { return ActivationPlan::per_layer; }
 
-  // Mini-batch training (ScaleGNN Sec. III-D, Alg. 1): from now on compute on
-  // the induced, rescaled subgraph of sample `s` (common/data/sampling.hpp),
-  // or on the full graph again (nullptr: evaluation). The layouts change; their
-  // rows are a subset of the full graph's. Only strategies built with
-  // StrategyOptions::batch_size > 0 are asked; the default refuses.
-  virtual void restrict_to(const Sample* s);
+  // Mini-batch training (ScaleGNN Sec. III-D, Alg. 1) in two halves, so that
+  // the first can run ahead on a helper thread while the previous step trains
+  // (Sec. V-A). cut(s) computes this rank's induced, rescaled blocks of sample
+  // `s` (common/data/sampling.hpp) from host data only — no backend, no
+  // communicator, no ledger — and may run concurrently with any member
+  // function but setup. restrict_to(c) installs a cut: from then on the
+  // strategy computes on it, or on the full graph again (nullptr: evaluation).
+  // The layouts change; their rows are a subset of the full graph's. Only
+  // strategies built with StrategyOptions::batch_size > 0 are asked; the
+  // defaults refuse.
+  virtual std::unique_ptr<SampleCut> cut(Sample s) const;
+  virtual void restrict_to(const SampleCut* c);
   // Data parallelism (ScaleGNN Sec. IV-A): D groups of ranks, each training
   // on its own sample with replicated weights; {D, this rank's group}.
   virtual std::array<int, 2> data_parallel() const { return {1, 0}; }

@@ -201,17 +201,39 @@ void Trainer::allocate_activations() {
   }
 }
 
+std::unique_ptr<SampleCut> Trainer::cut_for_step(int step) {
+  // Alg. 1 line 1 / Alg. 2 line 1: the same sample on every rank of the group,
+  // a pure function of (seed, step, group); lines 2-17: this rank's blocks of it.
+  auto make = [this](int k) {
+    const auto t0 = Clock::now();
+    auto c = strategy_.cut(uniform_sample(n_, train_.batch_size, model_.seed, static_cast<std::uint64_t>(k),
+                                          strategy_.data_parallel()[1]));
+    return std::make_pair(std::move(c), seconds_since(t0));
+  };
+  std::unique_ptr<SampleCut> c;
+  if (next_.step == step) {
+    const auto t0 = Clock::now();
+    auto [cut, work_s] = next_.cut.get();
+    // the helper's work beyond what this thread waited for it was hidden by the previous step
+    Tally hidden;
+    hidden.hidden_s = std::max(0.0, work_s - seconds_since(t0));
+    ledger_.record(Category::sampling, hidden);
+    c = std::move(cut);
+  } else {
+    c = make(step).first;
+  }
+  next_ = {};
+  // Sec. V-A: the next step (across epoch boundaries too) while this one trains.
+  if (train_.prefetch && step + 1 < train_.epochs * steps_per_epoch_)
+    next_ = {step + 1, std::async(std::launch::async, make, step + 1)};
+  return c;
+}
+
 void Trainer::restrict_to_step(int step) {
   {
     auto t = ledger_.time(Category::sampling);
     sampled_ = step >= 0;
-    if (sampled_) {  // Alg. 1 line 1 / Alg. 2 line 1: the same sample on every rank of the group
-      const Sample s = uniform_sample(n_, train_.batch_size, model_.seed, static_cast<std::uint64_t>(step),
-                                      strategy_.data_parallel()[1]);
-      strategy_.restrict_to(&s);
-    } else {
-      strategy_.restrict_to(nullptr);
-    }
+    strategy_.restrict_to(sampled_ ? cut_for_step(step).get() : nullptr);
     allocate_activations();
     bind_vertex_data();
   }

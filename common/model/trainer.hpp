@@ -16,6 +16,7 @@
 // keyed mask for the backward pass instead of being kept.
 
 #include <functional>
+#include <future>
 #include <optional>
 #include <vector>
 
@@ -130,6 +131,9 @@ class Trainer {
   // data-parallel group (nullptr-like: step < 0 returns to the full graph) and
   // rebinds the activations, features, labels and training count to its layouts.
   void restrict_to_step(int step);
+  // Step `step`'s sample of this rank's group, cut by the strategy: the
+  // prefetched one when it is that step's (its hidden time recorded), else now.
+  std::unique_ptr<SampleCut> cut_for_step(int step);
   // Vertex data of the current layouts: H_0 from the features, labels, split, dropout keys.
   void bind_vertex_data();
   // One epoch of mini-batch steps; returns the summed metrics (loss normalised per step).
@@ -180,6 +184,11 @@ class Trainer {
   std::vector<std::uint8_t> full_split_;
   double full_train_ = 0, sample_train_ = 0;  // training vertices of the graph; of this rank's sampled rows
   Buffer<std::int64_t> sample_rows_;
+  struct Prefetch {  // the next step's cut, running on a helper thread (Sec. V-A)
+    int step = -1;
+    std::future<std::pair<std::unique_ptr<SampleCut>, double>> cut;  // the cut and its seconds of work
+  };
+  Prefetch next_;
   ByteModel model_sum_{};  // over the timed epochs' steps
   int model_epochs_ = 0;
   bool accumulate_model_ = false;  // the current epoch is timed

@@ -96,6 +96,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                                    ? json{{"batch_size", info.train.batch_size},
                                           {"steps_per_epoch", r.steps_per_epoch},
                                           {"eval_every", info.train.eval_every},
+                                          {"prefetch", info.train.prefetch},
                                           {"dp_groups", info.dp_groups}}
                                    : json()},
                  {"target_acc", info.train.target_acc > 0 ? json(info.train.target_acc) : json()},

@@ -152,7 +152,13 @@ GCNLAB="$GCNLAB" MPIRUN="$MPIEXEC" bash "$GCNLAB_SOURCE_DIR/experiments/scalegnn
 import glob, json, sys
 out = sys.argv[1]
 runs = {f.split("/")[-1]: json.load(open(f)) for f in glob.glob(f"{out}/runs/*.json")}
-assert len(runs) == 5, sorted(runs)
+assert len(runs) == 7, sorted(runs)
+for name, j in runs.items():  # bf16 twins: the same run with half the partial sums' bytes
+    if name.endswith("-bf16-s1.json"):
+        twin = runs[name.replace("-bf16", "")]
+        assert j["config"]["comm_precision"] == "bf16" and twin["config"]["comm_precision"] == "fp32", name
+        wire = lambda r: r["breakdown"]["allreduce"]["wire_bytes_max"]
+        assert 0 < wire(j) < wire(twin), (name, wire(j), wire(twin))
 for name, j in runs.items():
     mb = j["config"]["minibatch"]
     if j["config"]["algo"] == "plexus-3d":
@@ -163,7 +169,7 @@ for name, j in runs.items():
     t = j["summary"]["target"]
     assert t is None or (t["val_acc"] >= 0.35 and t["epochs"] > 0), (name, t)
 table = open(f"{out}/summary.md").read()
-assert table.count("| sbm |") == 5, table
+assert table.count("| sbm |") == 7 and table.count("| bf16 |") == 2, table
 PY
 [[ $? -eq 0 ]] || fail "scalegnn_tta.sh results"
 finish

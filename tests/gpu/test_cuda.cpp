@@ -68,7 +68,8 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
   std::vector<std::int32_t> labels(n);
   std::vector<std::uint8_t> split(n);
   for (std::int64_t i = 0; i < n; ++i) ids[i] = 3 * i, labels[i] = static_cast<std::int32_t>(i % f), split[i] = i % 4;
-  std::vector<float> out[2][5];
+  std::vector<float> out[2][6];
+  std::vector<bf16> packed[2];
   XentSums sums[2];
   int k = 0;
   for (Backend* be : {cpu.get(), gpu.get()}) {
@@ -90,9 +91,15 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
     Dense t(*be, f, n);
     be->transpose(dx, t);
     out[k][4] = t.download();
+    Buffer<bf16> wire(*be, static_cast<std::size_t>(n * f));
+    be->pack_bf16(dx, wire.data());
+    packed[k] = wire.download();
+    be->unpack_bf16(wire.data(), o);
+    out[k][5] = o.download();
     ++k;
   }
-  for (int t = 0; t < 5; ++t) require_close(out[0][t], out[1][t]);
+  for (int t = 0; t < 6; ++t) require_close(out[0][t], out[1][t]);
+  for (std::size_t i = 0; i < packed[0].size(); ++i) REQUIRE(packed[0][i].bits == packed[1][i].bits);
   CHECK(sums[1].loss == Approx(sums[0].loss).epsilon(1e-5));
   CHECK(sums[1].correct == sums[0].correct);
   CHECK(sums[1].counted == sums[0].counted);
@@ -114,4 +121,12 @@ TEST_CASE("strategies on the CUDA backend match serial on the CPU", "[gpu][equiv
     test::require_same_model(reference, r);
     test::require_measured_equals_model(r);
   }
+  // bf16 partial sums on NCCL (ncclBfloat16): bytes equal the model, the loss within bf16 rounding
+  test::RunSpec spec = serial;
+  spec.algo = "plexus-3d";
+  spec.backend = "cuda";
+  spec.comm_precision = "bf16";
+  const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
+  test::require_measured_equals_model(r);
+  for (std::size_t e = 0; e < r.epochs.size(); ++e) CHECK(r.epochs[e].loss == Approx(reference.epochs[e].loss).epsilon(1e-2));
 }

@@ -80,6 +80,8 @@ std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const Strat
     GCNLAB_CHECK(opts.batch_size == 0 || opts.algo == "serial" || opts.algo == "scalegnn-4d",
                  "--batch-size (mini-batch training) is for scalegnn-4d and its oracle serial; --algo {} trains on "
                  "the full graph", opts.algo);
+    GCNLAB_CHECK(opts.dp_groups == 1 || opts.algo == "serial",
+                 "--dp-groups is for the serial oracle of scalegnn-4d (whose D comes from --grid DxXxYxZ)");
     parse_comm_precision(opts.comm_precision);
     GCNLAB_CHECK(opts.comm_precision == "fp32" || opts.algo == "plexus-3d" || opts.algo == "scalegnn-4d",
                  "--comm-precision bf16 is for the 3D PMM of plexus-3d and scalegnn-4d (ScaleGNN Sec. V-B); --algo {} "

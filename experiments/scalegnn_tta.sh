@@ -43,7 +43,7 @@ if [ -f "$data_dir/planetoid/ind.cora.graph" ]; then
 else
   echo "scalegnn_tta: no Cora under $data_dir/planetoid (set GCNLAB_DATA_DIR): SBM only" >&2
 fi
-workloads+=("sbm|sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1|--layers 3 --hidden 64 --dropout 0.5 --lr 0.01|0.80|40|2048 4096")
+workloads+=("sbm|sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1|--layers 3 --hidden 64 --dropout 0.5 --lr 0.01|0.80|100|2048 4096")
 if [ "$quick" = 1 ]; then  # the CLI test: a small SBM, a few epochs
   workloads=("sbm|sbm:nodes=2000,classes=4,avg-degree=12,features=16,seed=1|--layers 2 --hidden 16 --lr 0.02|0.35|6|256 512")
 fi

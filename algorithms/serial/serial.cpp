@@ -7,7 +7,12 @@
 namespace gcnlab {
 
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : backend_(ctx.backend), ledger_(ctx.world.ledger()), keep_host_(opts.batch_size > 0) {
+    : backend_(ctx.backend),
+      ledger_(ctx.world.ledger()),
+      keep_host_(opts.batch_size > 0),
+      dp_groups_(opts.dp_groups) {
+  GCNLAB_CHECK(dp_groups_ >= 1 && (dp_groups_ == 1 || keep_host_),
+               "--dp-groups D (the serial oracle of scalegnn-4d's D data-parallel groups) needs --batch-size");
   order_spec_ = opts.order;
   GCNLAB_CHECK(ctx.world.size() == 1, "--algo serial runs on one rank (the job has {})", ctx.world.size());
   GCNLAB_CHECK(opts.grid.empty() || opts.grid == std::vector<int>{1},
@@ -55,11 +60,20 @@ struct SerialCut final : SampleCut {
 std::unique_ptr<SampleCut> SerialStrategy::cut(Sample s) const {
   GCNLAB_CHECK(keep_host_, "serial was set up without mini-batches");
   auto c = std::make_unique<SerialCut>();
+  // the step's sample of every data-parallel group (s is group 0's), one after the other
+  std::vector<Sample> samples{s};
+  for (int group = 1; group < dp_groups_; ++group)
+    samples.push_back(uniform_sample(s.n, s.size(), s.seed, s.step, group));
   std::vector<std::int64_t> vertices;
-  for (const std::int64_t q : s.positions) vertices.push_back(layouts_[0].vertices[q]);
+  std::vector<HostCsr> a_t, a;
+  for (const Sample& g : samples) {
+    for (const std::int64_t q : g.positions) vertices.push_back(layouts_[0].vertices[q]);
+    a_t.push_back(induced_block(host_t_, 0, 0, g.positions, g.positions, g.inclusion));
+    if (directed_) a.push_back(induced_block(host_, 0, 0, g.positions, g.positions, g.inclusion));
+  }
   for (const Layout& full : layouts_) c->layouts.push_back({vertices, full.col0, full.cols});
-  c->a_t = induced_block(host_t_, 0, 0, s.positions, s.positions, s.inclusion);
-  if (directed_) c->a = induced_block(host_, 0, 0, s.positions, s.positions, s.inclusion);
+  c->a_t = block_diagonal(a_t);
+  if (directed_) c->a = block_diagonal(a);
   c->sample = std::move(s);
   return c;
 }
@@ -69,6 +83,8 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
   if (!c) return;
   const auto& cut = dynamic_cast<const SerialCut&>(*c);
   sample_layouts_ = cut.layouts;
+  if (cut.a_t.rows > work_.rows())  // D samples of more than n / D vertices
+    work_ = Dense(backend_, cut.a_t.rows, *std::max_element(dims_.begin(), dims_.end()));
   sample_t_ = upload(backend_, cut.a_t);
   if (directed_) sample_ = upload(backend_, cut.a);
 }
@@ -76,7 +92,7 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
   m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
-  m.buffers = bytes_of<float>(n_ * *std::max_element(dims_.begin(), dims_.end()));
+  m.buffers = bytes_of<float>(std::max(n_, work_.rows()) * *std::max_element(dims_.begin(), dims_.end()));
   return m;
 }
 

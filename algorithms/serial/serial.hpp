@@ -5,7 +5,10 @@
 //   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
 // With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
 // induced, rescaled subgraph (common/data/sampling.hpp) is cut out of the
-// whole Âᵀ, kept on the host for that, and multiplied the same way.
+// whole Âᵀ, kept on the host for that, and multiplied the same way. With
+// --dp-groups D it draws the samples of D data-parallel groups per step and
+// trains on the block-diagonal union of their subgraphs: one loss over all
+// of them and dW summed over them is what scalegnn-4d's D groups compute.
 
 #include "common/model/strategy.hpp"
 
@@ -19,6 +22,7 @@ class SerialStrategy final : public Strategy {
   std::vector<int> grid() const override { return {1}; }
   std::vector<int> coords() const override { return {0}; }
   int partition_parts() const override { return 1; }
+  std::array<int, 2> data_parallel() const override { return {dp_groups_, 0}; }
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
@@ -43,6 +47,7 @@ class SerialStrategy final : public Strategy {
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
   Dense work_;           // n x max f
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
+  int dp_groups_;        // --dp-groups: the groups whose samples a step unites
   HostCsr host_t_, host_;
   bool sampled_ = false;
   std::vector<Layout> sample_layouts_;

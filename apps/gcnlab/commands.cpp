@@ -217,6 +217,8 @@ train options:
   --batch-size B         mini-batch training (scalegnn-4d; serial as its oracle): each step trains on
                          the induced subgraph of B uniformly sampled vertices, off-diagonal weights
                          scaled by (N-1)/(B-1) (ScaleGNN Sec. III-D); B = N: the whole graph
+  --dp-groups D          serial --batch-size: the oracle of scalegnn-4d's D data-parallel groups (each
+                         step trains on the block-diagonal union of the D groups' samples)
   --steps-per-epoch S    mini-batch steps per epoch (default: ceil(N / (B D)))
   --eval-every K         a full-graph evaluation every K steps besides each epoch's end (0: none)
   --prefetch on|off      draw and cut the next step's sample on a helper thread while this step trains
@@ -306,6 +308,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
     tc.eval_each_epoch = !args.flag("--no-eval");
     tc.batch_size = sopts.batch_size = args.integer("--batch-size", 0, 1);
+    sopts.dp_groups = static_cast<int>(args.integer("--dp-groups", 1, 1));
     tc.steps_per_epoch = static_cast<int>(args.integer("--steps-per-epoch", 0, 1));
     tc.eval_every = static_cast<int>(args.integer("--eval-every", 0, 0));
     const std::string prefetch = args.value_or("--prefetch", "on");

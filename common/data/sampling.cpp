@@ -25,6 +25,7 @@ Sample uniform_sample(std::int64_t n, std::int64_t b, std::uint64_t seed, std::u
   GCNLAB_CHECK(b >= 1 && b <= n, "--batch-size must be in [1, {}] (the graph's vertices), got {}", n, b);
   Sample s;
   s.n = n;
+  s.seed = seed, s.step = step, s.group = group;
   s.inclusion = n > 1 ? static_cast<double>(b - 1) / static_cast<double>(n - 1) : 1.0;
   if (b == n) {
     s.positions.resize(static_cast<std::size_t>(n));
@@ -72,6 +73,22 @@ HostCsr induced_block(const HostCsr& a, std::int64_t row0, std::int64_t col0, st
       out.val.push_back(global_row == col0 + a.col[e] ? a.val[e] : static_cast<float>(a.val[e] / inclusion));
     }
     out.rowptr.push_back(out.nnz());
+  }
+  return out;
+}
+
+HostCsr block_diagonal(std::span<const HostCsr> blocks) {
+  HostCsr out;
+  for (const HostCsr& b : blocks) {
+    for (std::int64_t i = 0; i < b.rows; ++i) {
+      for (std::int64_t k = b.rowptr[i]; k < b.rowptr[i + 1]; ++k) {
+        out.col.push_back(out.cols + b.col[k]);
+        out.val.push_back(b.val[k]);
+      }
+      out.rowptr.push_back(out.nnz());
+    }
+    out.rows += b.rows;
+    out.cols += b.cols;
   }
   return out;
 }

@@ -29,6 +29,8 @@ struct Sample {
   std::int64_t n = 0;                   // vertices of the full graph
   std::vector<std::int64_t> positions;  // the sample: sorted, distinct positions of ordering 0
   double inclusion = 1;                 // p = Pr[u in S | v in S] = (B - 1) / (N - 1), Eq. 23
+  std::uint64_t seed = 0, step = 0;     // what drew it (uniform_sample)
+  int group = 0;
 
   std::int64_t size() const { return static_cast<std::int64_t>(positions.size()); }
   // The sampled positions inside [full.first, full.end()), as a range of sample
@@ -57,6 +59,10 @@ Sample uniform_sample(std::int64_t n, std::int64_t b, std::uint64_t seed, std::u
 // s.inclusion. The result is (rows.size()) x (cols.size()).
 HostCsr induced_block(const HostCsr& a, std::int64_t row0, std::int64_t col0, std::span<const std::int64_t> rows,
                       std::span<const std::int64_t> cols, double inclusion);
+
+// The matrix with `blocks` on its diagonal (rows and columns of each after the
+// previous ones'): the D data-parallel groups' subgraphs as one graph.
+HostCsr block_diagonal(std::span<const HostCsr> blocks);
 
 // The sample's positions inside the full block [full.first, full.end()).
 std::span<const std::int64_t> sampled_positions(const Sample& s, BlockRange full);

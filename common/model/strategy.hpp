@@ -100,6 +100,7 @@ struct StrategyOptions {
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   std::string comm_precision = "fp32"; // plexus-3d, scalegnn-4d: the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B)
   std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
+  int dp_groups = 1;                   // serial --batch-size: the oracle of D data-parallel groups (--dp-groups)
   std::uint64_t seed = 1;              // permutations
 };
 

@@ -136,16 +136,22 @@ namespace {
 
 std::int64_t rows_of(const Layout& a) { return static_cast<std::int64_t>(a.vertices.size()); }
 
-// Where each of `part`'s vertices sits in `full`, of which `part` is a subsequence
-// (a sample's rows of a layout inside the full graph's rows of it).
+// Where each of `part`'s vertices sits in `full`, `part` being one or more
+// subsequences of `full` one after the other (a sample's rows of a layout
+// inside the full graph's rows of it; the serial oracle of D groups: D samples).
 std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, const std::vector<std::int64_t>& part) {
   std::vector<std::int64_t> at;
   at.reserve(part.size());
   std::size_t i = 0;
   for (const std::int64_t v : part) {
-    while (i < full.size() && full[i] != v) ++i;
-    GCNLAB_ASSERT(i < full.size());
-    at.push_back(static_cast<std::int64_t>(i++));
+    std::size_t j = i;
+    while (j < full.size() && full[j] != v) ++j;
+    if (j == full.size())  // the next subsequence starts
+      for (j = 0; j < full.size() && full[j] != v; ++j) {
+      }
+    GCNLAB_ASSERT(j < full.size());
+    at.push_back(static_cast<std::int64_t>(j));
+    i = j + 1;
   }
   return at;
 }

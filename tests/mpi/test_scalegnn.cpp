@@ -228,29 +228,37 @@ TEST_CASE("prefetching the next sample on a helper thread changes nothing but th
   }
 }
 
-TEST_CASE("scalegnn-4d with D > 1 groups and B < N trains the same model on every 3D grid inside the groups",
+TEST_CASE("scalegnn-4d with D > 1 groups and B < N equals the serial oracle of D groups on every grid",
           "[equivalence][scalegnn-4d]") {
+  // serial --dp-groups D trains each step on the block-diagonal union of the D
+  // groups' samples (a vertex in two samples is two rows): one loss over all
+  // their training vertices, dW summed over them. D groups of a 3D PMM with
+  // dW all-reduced over D must compute exactly that, on every grid inside the
+  // groups. 300 x D can exceed n = 1001: the union is then larger than the graph.
   const int p = world_size();
-  const Dataset data = load_dataset(kUndirected);
+  const Dataset data = load_dataset(kDirected);
   for (int d = 2; d <= p; ++d) {
     if (p % d) continue;
-    std::optional<RunResult> first;
+    RunSpec oracle = spec_for("serial", 300, 0.5f);
+    oracle.dp_groups = d;
+    oracle.model.optimizer = "sgd", oracle.model.lr = 0.5f;
+    oracle.train.eval_every = 1;
+    const RunResult serial = run(MPI_COMM_SELF, oracle, data);
+    CHECK(serial.steps_per_epoch == (1001 + 300 * d - 1) / (300 * d));
+    RunSpec one_group = oracle;  // the same steps without the other groups' samples differ
+    one_group.dp_groups = 1;
+    one_group.train.steps_per_epoch = serial.steps_per_epoch;
+    CHECK(run(MPI_COMM_SELF, one_group, data).epochs.back().loss !=
+          Approx(serial.epochs.back().loss).epsilon(1e-4));
     for (const auto& grid : grids_for("scalegnn-4d", p)) {
       if (grid[0] != d) continue;
       INFO("grid " << format_grid(grid));
-      RunSpec spec = spec_for("scalegnn-4d", 300, 0.5f);
+      RunSpec spec = oracle;
+      spec.algo = "scalegnn-4d";
       spec.grid = grid;
-      const RunResult r = run(MPI_COMM_WORLD, spec, data);
-      CHECK(r.steps_per_epoch == (1001 + 300 * d - 1) / (300 * d));
-      if (!first) first = r;
-      else require_same_model(*first, r);
+      spec.dp_groups = 1;
+      require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
     }
-    // and differs from one group on the same samples' first group only
-    RunSpec one = spec_for("scalegnn-4d", 300, 0.5f);
-    one.grid = {1, p, 1, 1};
-    one.train.steps_per_epoch = first->steps_per_epoch;
-    const RunResult single = run(MPI_COMM_WORLD, one, data);
-    CHECK(single.epochs.back().loss != Approx(first->epochs.back().loss).epsilon(1e-4));
   }
 }
 
@@ -295,4 +303,10 @@ TEST_CASE("scalegnn-4d refuses what it cannot run, with one clear message", "[sc
   bf16.grid = {world_size()};
   bf16.comm_precision = "bf16";
   CHECK(fails(bf16).find("--comm-precision bf16 is for the 3D PMM") != std::string::npos);
+  RunSpec groups = spec_for("scalegnn-4d", 100, 0.f);
+  groups.dp_groups = 2;
+  CHECK(fails(groups).find("--dp-groups is for the serial oracle") != std::string::npos);
+  groups.algo = "serial";
+  groups.train.batch_size = 0;
+  CHECK(error_message([&] { run(MPI_COMM_SELF, groups, data); }).find("needs --batch-size") != std::string::npos);
 }

@@ -44,6 +44,7 @@ StrategyOptions strategy_options(const RunSpec& spec) {
   opts.dw_reduce = spec.dw_reduce;
   opts.softmax = spec.softmax;
   opts.comm_precision = spec.comm_precision;
+  opts.dp_groups = spec.dp_groups;
   opts.learn_features = spec.model.learn_features;
   opts.seed = spec.model.seed;
   opts.batch_size = spec.train.batch_size;

@@ -28,6 +28,7 @@ struct RunSpec {
   std::string dw_reduce = "summa";
   std::string softmax = "allgather";
   std::string comm_precision = "fp32";
+  int dp_groups = 1;  // serial --batch-size: the oracle of D data-parallel groups
   std::string partitioner = "block";
   std::string backend = "cpu";
   ModelConfig model;

@@ -2,6 +2,7 @@
 #include "apps/gcnlab/commands.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/core/host_memory.hpp"
+#include "common/core/threads.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include "partitioners/prepare.hpp"
 
 #include <chrono>
+#include <ctime>
 #include "gcnlab_config.hpp"
 
 namespace gcnlab::cli {
@@ -69,10 +71,42 @@ std::pair<int, int> node_position(Communicator& world) {
   return {local, count};
 }
 
-// Threads per rank: the node's cores divided by the ranks on the node.
-int default_threads(int ranks_on_node) {
+// This process's command line as typed (from /proc/self/cmdline; arguments
+// with spaces quoted). Under mpirun: the gcnlab part, the rank count is config.ranks.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string line, arg;
+  while (std::getline(in, arg, '\0')) {
+    if (!line.empty()) line += ' ';
+    line += arg.find_first_of(" \t'\"") == std::string::npos ? arg : fmt::format("'{}'", arg);
+  }
+  return line;
+}
+
+// Where, when and how the run was made (results "provenance", the same on every rank but rank 0's recorded).
+nlohmann::json provenance(const Communicator& world, int ranks_on_node, const ThreadChoice& threads) {
+  char when[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(mpi, &len);
+  std::string mpi_version(mpi, static_cast<std::size_t>(len));
+  mpi_version = mpi_version.substr(0, mpi_version.find_first_of("\n,"));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / ranks_on_node);
+  const char* job = std::getenv("SLURM_JOB_ID");
+  return {{"command_line", command_line()},
+          {"timestamp_utc", when},
+          {"versions", {{"gcnlab", GCNLAB_VERSION}, {"git_sha", GCNLAB_GIT_SHA}, {"mpi", mpi_version}}},
+          {"slurm_job_id", job ? nlohmann::json(job) : nlohmann::json()},
+          {"nodes", world.size() / std::max(1, ranks_on_node)},
+          {"ranks_per_node", ranks_on_node},
+          {"cores_per_node", cores},
+          {"threads_source", threads.source},
+          // more threads than cores on the node: timings are of time-shared cores
+          {"oversubscribed", ranks_on_node * threads.threads > cores}};
 }
 
 Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& dims) {
@@ -193,7 +227,9 @@ train options:
   --epochs N (100)   --layers L (3)   --hidden H (128)
   --optimizer adam|sgd (adam)   --lr X (0.01)
   --weight-decay X (0)   --weight-decay-layers all|first (all)
-  --dropout X (0)    --seed S (1)     --threads N (cores / ranks on the node)
+  --dropout X (0)    --seed S (1)
+  --threads N            threads per rank; default: OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK, else
+                         the CPUs of the affinity mask / the ranks on the node (recorded with its source)
   --partitioner NAME|FILE   block | block-nnz | random | metis | metis-nnz | volume, or a
                          partition file (one part id per vertex); default block (mggcn-1d: random)
   --backend cpu|cuda (cpu)
@@ -321,7 +357,12 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     const auto partitioner = args.value("--partitioner");
     info.backend = args.value_or("--backend", "cpu");
     const auto [local_rank, ranks_on_node] = node_position(world);
-    info.threads = static_cast<int>(args.integer("--threads", default_threads(ranks_on_node), 1));
+    const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
+    const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
+                                                [](const char* name) { return std::getenv(name); }, affinity_cpus(),
+                                                ranks_on_node);
+    info.threads = threads.threads;
+    info.provenance = provenance(world, ranks_on_node, threads);
     const auto memory_limit = args.value("--memory-limit");
     if (memory_limit) {
       tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");
@@ -417,9 +458,15 @@ int train(Args& args, Communicator& world) {
   const auto& weights_out = run.weights_out;
   Strategy* strategy = run.strategy.get();
   Trainer* trainer = run.trainer.get();
-  log(world, fmt::format("gcnlab {}: {} on {} ({} nodes, {} nnz, {} features, {} classes), {} rank(s) x {} thread(s)",
+  log(world, fmt::format("gcnlab {}: {} on {} ({} nodes, {} nnz, {} features, {} classes), {} rank(s) x {} thread(s) "
+                         "({}{})",
                          GCNLAB_VERSION, info.algo, info.dataset_name, info.nodes, info.nnz, info.features,
-                         info.classes, world.size(), info.threads));
+                         info.classes, world.size(), info.threads, info.provenance.value("threads_source", ""),
+                         info.provenance.value("oversubscribed", false)
+                             ? fmt::format("; oversubscribed: {} rank(s) x {} thread(s) on {} core(s) per node",
+                                           info.provenance.value("ranks_per_node", 0), info.threads,
+                                           info.provenance.value("cores_per_node", 0))
+                             : ""));
   log(world, info.describe);
 
   if (run.dry_run) {

@@ -66,6 +66,7 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
   j["gcnlab_version"] = GCNLAB_VERSION;
   j["git_sha"] = GCNLAB_GIT_SHA;
   j["machine"] = this_machine();
+  if (!info.provenance.is_null()) j["provenance"] = info.provenance;
   j["config"] = {{"algo", info.algo},
                  {"grid", info.grid},
                  {"ranks", info.ranks},

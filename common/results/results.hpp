@@ -35,6 +35,7 @@ struct RunInfo {
   nlohmann::json partition_quality;  // null when not computed
   nlohmann::json checkpoint;    // {"dir", "every"} with --checkpoint, else null
   nlohmann::json resumed_from;  // {"path", "epoch", "run"} with --resume, else null
+  nlohmann::json provenance;    // command line, UTC time, versions, Slurm job, ranks and cores per node (train)
 };
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d);

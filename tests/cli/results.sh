@@ -92,6 +92,31 @@ for l, (fin, fout) in enumerate([(9, 8), (8, 4)]):
 print("results checks passed")
 PY
 
+# threads: OMP_NUM_THREADS, then SLURM_CPUS_PER_TASK (issue 17), recorded with their source
+OMP_NUM_THREADS=1 "$MPIEXEC" -np 1 "$GCNLAB" train --algo serial "${COMMON[@]}" --out "$WORK/omp.json" 2>/dev/null \
+  || fail "run with OMP_NUM_THREADS=1"
+env -u OMP_NUM_THREADS SLURM_CPUS_PER_TASK=3 SLURM_JOB_ID=4242 "$MPIEXEC" -np 1 "$GCNLAB" train --algo serial \
+  "${COMMON[@]}" --out "$WORK/slurm.json" 2>/dev/null || fail "run with SLURM_CPUS_PER_TASK=3"
+OMP_NUM_THREADS=two "$MPIEXEC" -np 1 "$GCNLAB" train --algo serial "${COMMON[@]}" 2>"$WORK/bad-omp" \
+  && fail "OMP_NUM_THREADS=two accepted"
+grep -q "OMP_NUM_THREADS='two' is not a positive thread count" "$WORK/bad-omp" || { cat "$WORK/bad-omp"; fail "bad OMP_NUM_THREADS message"; }
+"$PYTHON" - "$SCHEMA" "$WORK" <<'PY' || fail "threads and provenance"
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1])); work = sys.argv[2]
+omp, slurm, one_d = (json.load(open(f"{work}/{k}.json")) for k in ["omp", "slurm", "1d"])
+for r in (omp, slurm, one_d):
+    jsonschema.validate(r, schema)
+    p = r["provenance"]
+    assert "train --algo" in p["command_line"] and p["versions"]["mpi"], p
+    assert p["oversubscribed"] == (p["ranks_per_node"] * r["config"]["threads"] > p["cores_per_node"]), p
+assert omp["config"]["threads"] == 1 and omp["provenance"]["threads_source"] == "OMP_NUM_THREADS=1", omp["provenance"]
+assert slurm["config"]["threads"] == 3 and slurm["provenance"]["threads_source"] == "SLURM_CPUS_PER_TASK=3"
+assert slurm["provenance"]["slurm_job_id"] == "4242" and omp["provenance"]["slurm_job_id"] is None
+assert one_d["provenance"]["ranks_per_node"] == 3 and "--out" in one_d["provenance"]["command_line"]
+print("threads and provenance checks passed")
+PY
+
 "$GCNLAB" info --dataset "$DS" > "$WORK/info" || fail "info"
 grep -q "^nodes        700" "$WORK/info" || { cat "$WORK/info"; fail "info: nodes"; }
 "$GCNLAB" compare "$WORK/serial.json" "$WORK/1d.json" > "$WORK/cmp" || fail "compare"

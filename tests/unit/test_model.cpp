@@ -3,9 +3,12 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "backends/factory.hpp"
+#include "common/core/threads.hpp"
 #include "common/data/graph.hpp"
 #include "common/model/loss.hpp"
 #include "tests/support/harness.hpp"
@@ -169,4 +172,31 @@ TEST_CASE("full GCN gradients against finite differences", "[model][gradcheck]")
       INFO("layer " << l << " entry " << k);
       REQUIRE(grads[l][k] == Approx(fd).epsilon(1e-3).margin(2e-6));
     }
+}
+
+TEST_CASE("threads per rank: --threads, then OMP_NUM_THREADS, then SLURM_CPUS_PER_TASK, then the affinity mask",
+          "[threads]") {
+  std::map<std::string, std::string> vars;
+  auto env = [&](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  auto choose = [&](std::optional<std::int64_t> flag) { return choose_threads(flag, env, 16, 4); };
+  CHECK(choose(std::nullopt).threads == 4);  // 16 CPUs over 4 ranks
+  CHECK(choose(std::nullopt).source == "16 CPU(s) in the affinity mask / 4 rank(s) on the node");
+  CHECK(choose_threads(std::nullopt, env, 2, 8).threads == 1);  // never 0
+  vars["SLURM_CPUS_PER_TASK"] = "3";
+  CHECK(choose(std::nullopt).threads == 3);
+  CHECK(choose(std::nullopt).source == "SLURM_CPUS_PER_TASK=3");
+  vars["OMP_NUM_THREADS"] = "2,1";  // one entry per nesting level: the first
+  CHECK(choose(std::nullopt).threads == 2);
+  CHECK(choose(std::nullopt).source == "OMP_NUM_THREADS=2,1");
+  CHECK(choose(std::int64_t{5}).threads == 5);
+  CHECK(choose(std::int64_t{5}).source == "--threads");
+  for (const char* bad : {"0", "-1", "two", "2x", "99999999"}) {
+    vars["OMP_NUM_THREADS"] = bad;
+    INFO(bad);
+    CHECK_THROWS_WITH(choose(std::nullopt), Catch::Contains("is not a positive thread count"));
+  }
+  CHECK(affinity_cpus() >= 1);
 }

@@ -1,0 +1,32 @@
+#pragma once
+// How many threads a rank's kernels use (OpenMP and BLAS), and why: the
+// results record both, so that a run that oversubscribed its CPUs says so.
+//
+// The first that is set wins (the conventions of MPI + OpenMP jobs):
+//   --threads N                 the command line
+//   OMP_NUM_THREADS             what the job script exported (its first entry: "4,2" -> 4)
+//   SLURM_CPUS_PER_TASK         what Slurm gave each task (srun --cpus-per-task)
+//   affinity CPUs / ranks       the CPUs this process may run on, shared by the node's ranks
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace gcnlab {
+
+struct ThreadChoice {
+  int threads = 1;
+  std::string source;  // e.g. "OMP_NUM_THREADS=1"
+};
+
+// `env` looks a variable up (nullptr: unset); a set variable that is not a
+// positive integer is an error naming it.
+ThreadChoice choose_threads(std::optional<std::int64_t> flag, const std::function<const char*(const char*)>& env,
+                            int affinity_cpus, int ranks_on_node);
+
+// CPUs in this process's affinity mask (sched_getaffinity; the hardware's
+// count where the mask cannot be read).
+int affinity_cpus();
+
+}  // namespace gcnlab

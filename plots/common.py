@@ -47,6 +47,48 @@ def load_runs(folder):
     return runs
 
 
+# (column, JSON path) of one run's row; common/results/results.cpp kRunColumns
+# is the same list (`gcnlab compare --csv` writes the same columns).
+RUN_COLUMNS = [
+    ("dataset", "dataset/name"), ("spec", "dataset/spec"), ("nodes", "dataset/nodes"), ("nnz", "dataset/nnz"),
+    ("algo", "config/algo"), ("grid", "config/grid"), ("ranks", "config/ranks"), ("threads", "config/threads"),
+    ("backend", "config/backend"), ("seed", "config/seed"), ("epochs", "config/epochs"), ("dims", "config/model/dims"),
+    ("dropout", "config/model/dropout"), ("partitioner", "config/partitioner"), ("permutation", "config/permutation"),
+    ("comm_precision", "config/comm_precision"), ("batch_size", "config/minibatch/batch_size"),
+    ("dp_groups", "config/minibatch/dp_groups"), ("epoch_time_s", "summary/epoch_time_s"),
+    ("setup_time_s", "summary/setup_time_s"), ("final_loss", "summary/final_loss"), ("test_acc", "summary/test_acc"),
+    ("best_val_acc", "summary/best_val_acc"), ("peak_bytes_max", "memory/peak_bytes_max"),
+    ("host_peak_bytes_max", "memory/host_peak_bytes_max"), ("nnz_max_over_mean", "load_balance/nnz_max_over_mean"),
+    ("oversubscribed", "provenance/oversubscribed"), ("timestamp_utc", "provenance/timestamp_utc"),
+    ("git_sha", "git_sha")]
+CATEGORY_FIELDS = ["time_max_s", "time_mean_s", "hidden_time_max_s", "wire_bytes_max", "wire_bytes_total"]
+
+
+def _at(run, path):
+    v = run
+    for k in path.split("/"):
+        if not isinstance(v, dict) or v.get(k) is None:
+            return None
+        v = v[k]
+    return "x".join(map(str, v)) if isinstance(v, list) else v
+
+
+def flatten(run):
+    """One run as a flat dict: RUN_COLUMNS, then '<category>.<field>' of its breakdown."""
+    row = {"file": run.get("_file")}
+    row.update({name: _at(run, path) for name, path in RUN_COLUMNS})
+    for cat in CATEGORIES:
+        for f in CATEGORY_FIELDS:
+            row[f"{cat}.{f}"] = _at(run, f"breakdown/{cat}/{f}")
+    return row
+
+
+def dataframe(runs):
+    """The runs as a pandas DataFrame, one row per run (columns of flatten())."""
+    import pandas as pd
+    return pd.DataFrame([flatten(r) for r in runs])
+
+
 def failures(folder):
     index = Path(folder) / "index.jsonl"
     if not index.exists():

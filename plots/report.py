@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """One HTML page from a results folder: every figure, a summary table (best
-algorithm per rank count, speedup over serial, bytes per rank), every run, and
-the failed runs with their error messages.
+algorithm per rank count, speedup over serial, bytes per rank), every run (also
+as runs.csv beside the page, one row per run), and the failed runs with their
+error messages.
 
     /usr/bin/python3 plots/report.py RESULTS [--out RESULTS/report.html]
 """
@@ -92,7 +93,11 @@ def main():
     if pngs:
         parts.append("<h2>Performance model: predicted vs measured</h2>")
         parts += [f'<p><img src="{p.relative_to(out.parent)}" style="max-width:60%"></p>' for p in pngs]
+    csv = out.parent / "runs.csv"
+    common.dataframe(runs).to_csv(csv, index=False)
     parts.append("<h2>All runs</h2>")
+    parts.append(f'<p>One row per run, every breakdown category: <a href="{csv.name}">{csv.name}</a> '
+                 "(pandas: <code>plots/common.py dataframe()</code>).</p>")
     rows = []
     for r in sorted(runs, key=lambda r: (r["dataset"]["name"], common.algo_key(r["config"]["algo"]), r["config"]["ranks"])):
         c = r["config"]

@@ -204,7 +204,7 @@ usage:
                  [--seed S] --out DIR       (a prepared dataset: train --dataset gcl:DIR reads per rank only
                                             its blocks; K is independent of the rank count)
   gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
-  gcnlab compare RUN.json [RUN.json ...]
+  gcnlab compare RUN.json [RUN.json ...] [--csv FILE.csv]   (--csv: one row per run, pandas-ready)
   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
   gcnlab plan --calibrate RUN.json... --out PROFILE.json      (plexus-3d runs; fits a machine profile)
   gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
@@ -637,8 +637,11 @@ int partition(Args& args, Communicator& world) {
 
 int compare(Args& args, Communicator& world) {
   std::vector<nlohmann::json> runs;
+  std::vector<std::string> files;
+  std::optional<std::string> csv;
   collectively(world, [&] {
-    const auto files = args.positional();
+    csv = args.value("--csv");
+    files = args.positional();
     args.finish();
     GCNLAB_CHECK(!files.empty(), "compare needs one or more results files");
     for (const auto& f : files) {
@@ -653,6 +656,12 @@ int compare(Args& args, Communicator& world) {
     }
   });
   if (world.rank() == 0) fmt::print("{}", comparison_table(runs));
+  if (csv) {
+    collectively(world, [&] {
+      if (world.rank() == 0) write_file_atomically(*csv, runs_csv(runs, files));
+    });
+    log(world, fmt::format("wrote {} ({} run(s), one row each)", *csv, runs.size()));
+  }
   return 0;
 }
 

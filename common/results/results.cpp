@@ -265,4 +265,77 @@ std::string comparison_table(const std::vector<nlohmann::json>& runs) {
   return out;
 }
 
+namespace {
+
+// (column, JSON pointer) of the per-run columns; plots/common.py RUN_COLUMNS is the same list.
+const std::vector<std::pair<std::string, std::string>> kRunColumns = {
+    {"dataset", "/dataset/name"},          {"spec", "/dataset/spec"},
+    {"nodes", "/dataset/nodes"},           {"nnz", "/dataset/nnz"},
+    {"algo", "/config/algo"},              {"grid", "/config/grid"},
+    {"ranks", "/config/ranks"},            {"threads", "/config/threads"},
+    {"backend", "/config/backend"},        {"seed", "/config/seed"},
+    {"epochs", "/config/epochs"},          {"dims", "/config/model/dims"},
+    {"dropout", "/config/model/dropout"},  {"partitioner", "/config/partitioner"},
+    {"permutation", "/config/permutation"}, {"comm_precision", "/config/comm_precision"},
+    {"batch_size", "/config/minibatch/batch_size"}, {"dp_groups", "/config/minibatch/dp_groups"},
+    {"epoch_time_s", "/summary/epoch_time_s"}, {"setup_time_s", "/summary/setup_time_s"},
+    {"final_loss", "/summary/final_loss"}, {"test_acc", "/summary/test_acc"},
+    {"best_val_acc", "/summary/best_val_acc"}, {"peak_bytes_max", "/memory/peak_bytes_max"},
+    {"host_peak_bytes_max", "/memory/host_peak_bytes_max"},
+    {"nnz_max_over_mean", "/load_balance/nnz_max_over_mean"},
+    {"oversubscribed", "/provenance/oversubscribed"}, {"timestamp_utc", "/provenance/timestamp_utc"},
+    {"git_sha", "/git_sha"}};
+const std::vector<std::string> kCategoryFields = {"time_max_s", "time_mean_s", "hidden_time_max_s", "wire_bytes_max",
+                                                  "wire_bytes_total"};
+
+// A JSON value as one CSV field: numbers exactly, arrays as "a x b x c" ("x"
+// joined), strings quoted when needed, absent values empty.
+std::string csv_field(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());  // shortest round-trip
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& x : v) {
+      if (!s.empty()) s += 'x';
+      s += csv_field(x);
+    }
+    return s;
+  }
+  std::string s = v.get<std::string>();
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';  // doubled inside a quoted field
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string runs_csv(const std::vector<nlohmann::json>& runs, const std::vector<std::string>& files) {
+  GCNLAB_ASSERT(runs.size() == files.size());
+  std::string out = "file";
+  for (const auto& [name, pointer] : kRunColumns) out += fmt::format(",{}", name);
+  for (int c = 0; c < kNumCategories; ++c)
+    for (const std::string& f : kCategoryFields) out += fmt::format(",{}.{}", to_string(static_cast<Category>(c)), f);
+  out += "\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& j = runs[i];
+    auto put = [&](const std::string& pointer) {  // absent (older files, other strategies): empty
+      const nlohmann::json::json_pointer p(pointer);
+      out += ',';
+      if (j.contains(p)) out += csv_field(j.at(p));
+    };
+    out += csv_field(files[i]);
+    for (const auto& [name, pointer] : kRunColumns) put(pointer);
+    for (int c = 0; c < kNumCategories; ++c)
+      for (const std::string& f : kCategoryFields) put(fmt::format("/breakdown/{}/{}", to_string(static_cast<Category>(c)), f));
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace gcnlab

@@ -48,6 +48,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r);
 // Per-category table: time max/mean over ranks, wire bytes max/total (per epoch).
 std::string breakdown_table(const RunResult& r);
 
+// One CSV row per results file (pandas-ready; the columns of plots/common.py
+// RUN_COLUMNS, then <category>.<field> for every breakdown category and
+// field): `gcnlab compare --csv`.
+std::string runs_csv(const std::vector<nlohmann::json>& runs, const std::vector<std::string>& files);
+
 // Side-by-side comparison of several results files (rows: metrics and categories).
 std::string comparison_table(const std::vector<nlohmann::json>& runs);
 

@@ -65,6 +65,32 @@ for s in breakdown scaling volume loss balance predicted memory; do
     || { cat "$WORK/$s.err"; fail "plots/$s.py"; }
 done
 "$PYTHON" "$PLOTS/report.py" "$STORED" --out "$WORK/report/report.html" >/dev/null || fail "plots/report.py"
+# pandas-ready: the report's runs.csv and `gcnlab compare --csv` hold the same rows and columns
+"$GCNLAB" compare "$STORED"/runs/*.json --csv "$WORK/compare.csv" >/dev/null 2>&1 || fail "gcnlab compare --csv"
+"$PYTHON" - "$WORK" "$STORED" "$PLOTS" <<'PY' || fail "runs.csv checks"
+import json, pathlib, sys
+import numpy as np, pandas as pd
+work, stored = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+import common
+py = pd.read_csv(work / "report" / "runs.csv").sort_values("file").reset_index(drop=True)
+cpp = pd.read_csv(work / "compare.csv").sort_values("file").reset_index(drop=True)
+files = sorted(str(p) for p in (stored / "runs").glob("*.json"))
+assert list(py["file"]) == files and list(cpp["file"]) == files, (list(py["file"])[:3], list(cpp["file"])[:3])
+assert list(py.columns) == list(cpp.columns), set(py.columns) ^ set(cpp.columns)
+for col in py.columns:
+    a, b = py[col], cpp[col]
+    if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        assert np.allclose(a, b, rtol=1e-12, equal_nan=True), col
+    else:
+        assert (a.fillna("").astype(str) == b.fillna("").astype(str)).all(), (col, a[:3], b[:3])
+run = json.loads(pathlib.Path(files[0]).read_text())
+assert np.isclose(py.loc[0, "spmm.time_max_s"], run["breakdown"]["spmm"]["time_max_s"], rtol=1e-12)
+assert np.isclose(py.loc[0, "epoch_time_s"], run["summary"]["epoch_time_s"], rtol=1e-12)
+assert py.loc[0, "algo"] == run["config"]["algo"] and py.loc[0, "grid"] == "x".join(map(str, run["config"]["grid"]))
+assert len(common.dataframe(common.load_runs(stored))) == len(files)
+print("runs.csv checks passed")
+PY
 "$PYTHON" - "$WORK" "$STORED" <<'PY' || fail "plot data checks"
 import json, pathlib, statistics, sys
 work, stored = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/core/error.hpp"
+#include "common/core/progress.hpp"
 #include "partitioners/methods.hpp"
 
 namespace gcnlab {
@@ -31,6 +32,9 @@ Partition metis_partition(const HostCsr& sym, int parts, std::uint64_t seed, dou
   options[METIS_OPTION_OBJTYPE] = minimise_volume ? METIS_OBJTYPE_VOL : METIS_OBJTYPE_CUT;
   options[METIS_OPTION_NUMBERING] = 0;
   std::vector<idx_t> part(n);
+  // one call with nothing to report inside it: announced on large graphs, timed when it took long
+  const Progress progress(fmt::format("METIS: {} vertices, {} edges into {} parts", n, sym.nnz(), parts), 0, "", 1,
+                          /*announce=*/sym.nnz() > 5'000'000);
   const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.empty() ? nullptr : vwgt.data(),
                                      nullptr, nullptr, &nparts, nullptr, nullptr, options, &objval, part.data());
   GCNLAB_CHECK(rc == METIS_OK, "METIS_PartGraphKway failed (code {}) for {} parts", rc, parts);

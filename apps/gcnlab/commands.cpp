@@ -216,6 +216,10 @@ usage:
   gcnlab bench epoch [train options] (--epochs N: N epochs, the first untimed; experiments/bench.sh
                runs them all beside plain PyTorch; one key=value line per measurement)
 
+every command:
+  --quiet                no progress lines (reading large files, METIS, writing shards: a line every
+                         5 s on rank 0's stderr with the rate and the time left)
+
 train options:
   --algo NAME            {}
   --grid G               process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d,

@@ -7,6 +7,7 @@
 
 #include "apps/gcnlab/commands.hpp"
 #include "common/comm/mpi_communicator.hpp"
+#include "common/core/progress.hpp"
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
       args.erase(args.begin());
     }
     gcnlab::cli::Args a(args);
+    // progress of long loading, partitioning and shard writing on rank 0's stderr (every command)
+    gcnlab::enable_progress(world.rank() == 0 && !a.flag("--quiet"));
     using gcnlab::cli::collectively;
     if (command == "train") rc = gcnlab::cli::train(a, world);
     else if (command == "info") rc = gcnlab::cli::info(a, world);

@@ -7,15 +7,19 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "common/core/error.hpp"
+#include "common/core/progress.hpp"
 
 namespace gcnlab {
 
 class LineReader {
  public:
-  explicit LineReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+  explicit LineReader(const std::string& path)
+      : path_(path), file_(gzopen(path.c_str(), "rb")), progress_("reading " + path, file_mb(path), "MB", 1 << 20) {
     GCNLAB_CHECK(file_ != nullptr, "cannot open '{}': {}", path, std::strerror(errno));
     gzbuffer(file_, 1 << 20);
   }
@@ -40,6 +44,7 @@ class LineReader {
       return false;
     }
     ++number_;
+    progress_.set(static_cast<double>(gzoffset(file_)));  // bytes of the (compressed) file read
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
     return true;
   }
@@ -47,9 +52,16 @@ class LineReader {
   const std::string& path() const { return path_; }
 
  private:
+  static double file_mb(const std::string& path) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    return ec ? 0.0 : static_cast<double>(bytes) / (1 << 20);
+  }
+
   std::string path_;
   gzFile file_;
   long number_ = 0;
+  Progress progress_;
 };
 
 inline bool blank(const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; }

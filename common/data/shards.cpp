@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/core/progress.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/core/blocks.hpp"
 #include "common/core/error.hpp"
@@ -366,6 +367,8 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
   if (!d.synthetic_features) write_file((fs::path(dir) / "x.bin").string(), d.x);
 
   const HostCsr& a_t = *g.adjacency().a_hat_t;
+  Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
+                    static_cast<double>(layout.versions.size()) * K * K, "shards");
   for (const auto& [r, c] : layout.versions) {
     const std::vector<std::int64_t>& rows_order = g.ordering(r);
     std::vector<std::int64_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
@@ -405,6 +408,7 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
         put(out, col.data(), col.size());
         put(out, val.data(), val.size());
         file.commit();
+        progress.advance();
       }
     }
   }

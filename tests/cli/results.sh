@@ -117,6 +117,18 @@ assert one_d["provenance"]["ranks_per_node"] == 3 and "--out" in one_d["provenan
 print("threads and provenance checks passed")
 PY
 
+# progress of long work (issue 17): reading a file and writing shards report on stderr, --quiet silences them
+"$PYTHON" -c "
+import random; random.seed(3)
+print('\n'.join(f'{random.randrange(3000)} {random.randrange(3000)}' for _ in range(20000)))" >"$WORK/g.txt"
+GCNLAB_PROGRESS_EVERY=0 "$GCNLAB" prepare --dataset "edges:$WORK/g.txt,features=8,classes=3" --shards 3x3 \
+  --out "$WORK/prog" 2>"$WORK/prog.err" || { cat "$WORK/prog.err"; fail "prepare with progress"; }
+grep -q "^reading $WORK/g.txt: .* MB/s" "$WORK/prog.err" && grep -q "^reading $WORK/g.txt: done, [0-9.]* MB in" "$WORK/prog.err" \
+  && grep -q "^writing 3 x 3 shards of .* done, 9 shards in" "$WORK/prog.err" || { cat "$WORK/prog.err"; fail "progress lines"; }
+GCNLAB_PROGRESS_EVERY=0 "$GCNLAB" prepare --dataset "edges:$WORK/g.txt,features=8,classes=3" --shards 3x3 \
+  --out "$WORK/prog2" --quiet 2>"$WORK/quiet.err" || fail "prepare --quiet"
+grep -q "reading\|writing" "$WORK/quiet.err" && { cat "$WORK/quiet.err"; fail "--quiet printed progress"; }
+
 "$GCNLAB" info --dataset "$DS" > "$WORK/info" || fail "info"
 grep -q "^nodes        700" "$WORK/info" || { cat "$WORK/info"; fail "info: nodes"; }
 "$GCNLAB" compare "$WORK/serial.json" "$WORK/1d.json" > "$WORK/cmp" || fail "compare"

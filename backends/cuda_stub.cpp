@@ -14,4 +14,6 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend&, const MpiCommunic
 
 std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend&) { return {}; }
 
+std::shared_ptr<Ledger::Marker> nvtx_marker() { return nullptr; }
+
 }  // namespace gcnlab

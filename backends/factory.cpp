@@ -12,7 +12,10 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
 
 void attach_ledger(Backend& backend, Ledger& ledger) {
   ledger.set_sync([b = &backend] { b->sync(); });
-  if (backend.name() == "cuda") ledger.set_stopwatch(cuda_stopwatch(backend));
+  if (backend.name() == "cuda") {
+    ledger.set_stopwatch(cuda_stopwatch(backend));
+    ledger.set_marker(nvtx_marker());
+  }
 }
 
 std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world) {

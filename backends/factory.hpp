@@ -26,5 +26,7 @@ void attach_ledger(Backend& backend, Ledger& ledger);
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
 std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, const MpiCommunicator& world);
 std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend& backend);
+// NVTX ranges named after the ledger's categories (CUDA builds; null otherwise).
+std::shared_ptr<Ledger::Marker> nvtx_marker();
 
 }  // namespace gcnlab

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "backends/cuda/check.hpp"
 #include "backends/cuda/kernels.hpp"
@@ -92,6 +95,19 @@ std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend& back
   GCNLAB_ASSERT(cuda != nullptr);
   return [cuda]() -> std::unique_ptr<Ledger::Stopwatch> { return std::make_unique<EventStopwatch>(*cuda); };
 }
+
+namespace {
+
+// One NVTX range per ledger scope, named after its category (header-only NVTX 3).
+class NvtxMarker final : public Ledger::Marker {
+ public:
+  void begin(Category c) override { nvtxRangePushA(std::string(to_string(c)).c_str()); }
+  void end() override { nvtxRangePop(); }
+};
+
+}  // namespace
+
+std::shared_ptr<Ledger::Marker> nvtx_marker() { return std::make_shared<NvtxMarker>(); }
 
 CudaBackend::~CudaBackend() {
   for (const auto& [a, b] : free_events_) cudaEventDestroy(a), cudaEventDestroy(b);

@@ -10,6 +10,7 @@ Communicator::Timed::Timed(Communicator& comm, Category c, double payload, doubl
   tally_.payload_bytes = payload;
   tally_.wire_bytes = wire;
   tally_.calls = 1;
+  ledger_.mark_begin(c);
   ledger_.sync();
   start_ = Ledger::Clock::now();
 }
@@ -18,6 +19,7 @@ Communicator::Timed::~Timed() {
   ledger_.sync();
   tally_.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start_).count();
   ledger_.record(category_, tally_);
+  ledger_.mark_end();
 }
 
 bool Communicator::Pending::test() {

@@ -84,6 +84,23 @@ class Ledger {
   };
   void set_stopwatch(std::function<std::unique_ptr<Stopwatch>()> make) { make_stopwatch_ = std::move(make); }
 
+  // Marks a profiler's timeline with the categories the ledger times (NVTX
+  // ranges in the CUDA build: Nsight Systems shows the breakdown's categories):
+  // begin when a compute scope or a collective opens, end when it closes.
+  class Marker {
+   public:
+    virtual ~Marker() = default;
+    virtual void begin(Category c) = 0;
+    virtual void end() = 0;
+  };
+  void set_marker(std::shared_ptr<Marker> m) { marker_ = std::move(m); }
+  void mark_begin(Category c) const {
+    if (marker_) marker_->begin(c);
+  }
+  void mark_end() const {
+    if (marker_) marker_->end();
+  }
+
   void set_phase(Phase p) { phase_ = p; }
   Phase phase() const { return phase_; }
 
@@ -102,6 +119,7 @@ class Ledger {
   class Scope {
    public:
     Scope(Ledger& l, Category c) : ledger_(l), category_(c) {
+      ledger_.mark_begin(c);
       if (ledger_.make_stopwatch_) {
         watch_ = ledger_.make_stopwatch_();
         watch_->start();
@@ -121,6 +139,7 @@ class Ledger {
       t.time_s = std::max(0.0, t.time_s - excluded_s_);
       t.calls = 1;
       ledger_.record(category_, t);
+      ledger_.mark_end();
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -141,6 +160,7 @@ class Ledger {
  private:
   std::function<void()> sync_;
   std::function<std::unique_ptr<Stopwatch>()> make_stopwatch_;
+  std::shared_ptr<Marker> marker_;
   Phase phase_ = Phase::setup;
   std::array<CategoryTallies, kNumPhases> tallies_{};
   CategoryTallies lifetime_{};

@@ -193,3 +193,22 @@ TEST_CASE("a grid that does not match the job is an error", "[mpi][grid]") {
   REQUIRE_THROWS_WITH(parse_grid("2xa"), Catch::Contains("malformed"));
   REQUIRE(parse_grid("2x3x1") == std::vector<int>{2, 3, 1});
 }
+
+TEST_CASE("the ledger marks a profiler timeline with its categories (NVTX ranges on CUDA)", "[mpi][comm]") {
+  struct Recorder final : Ledger::Marker {
+    std::vector<std::string> events;
+    void begin(Category c) override { events.emplace_back(to_string(c)); }
+    void end() override { events.emplace_back("end"); }
+  };
+  auto recorder = std::make_shared<Recorder>();
+  Ledger ledger;
+  ledger.set_marker(recorder);
+  MpiCommunicator world(MPI_COMM_WORLD, ledger, false);
+  std::vector<float> x(4, 1.f);
+  {
+    auto t = ledger.time(Category::spmm);
+    world.allreduce(std::span<float>(x), ReduceOp::sum, Category::allreduce);  // nested inside the scope
+  }
+  world.iallreduce(std::span<float>(x), ReduceOp::sum, Category::allreduce).wait();
+  CHECK(recorder->events == std::vector<std::string>{"spmm", "allreduce", "end", "end", "allreduce", "end"});
+}

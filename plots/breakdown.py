@@ -40,11 +40,10 @@ def make(runs, out, name="breakdown"):
         if hidden.any():
             ax.bar(x, hidden, bottom=bottom, fill=False, edgecolor="0.3", linestyle="--", linewidth=0.8,
                    label="communication hidden\nby compute (not in\nthe epoch time)")
-        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90, fontsize=8)
+        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90)
         ax.set_ylabel("time per epoch, slowest rank [ms]")
-        ax.set_title(common.title("Epoch time by category", rs), fontsize=9)
-        ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="hatched: communication",
-                  title_fontsize=7)
+        ax.set_title(common.title("Epoch time by category", rs))
+        common.legend_outside(ax, title="hatched: communication")
         paths += common.save(fig, out, f"{name}-{dataset}")
         data.append({"dataset": dataset, "bars": bars})
     return data, paths

@@ -14,6 +14,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, LogLocator, MaxNLocator, NullLocator, ScalarFormatter  # noqa: E402
+
+# Figures readable at a paper's column width: small, consistent type.
+plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+                     "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8})
 
 COMPUTE = ["spmm", "gemm", "elementwise", "loss", "optimizer", "pack", "sampling"]
 COMMUNICATION = ["bcast_dense", "bcast_sparse", "allreduce", "allgather", "reduce_scatter", "alltoall", "p2p"]
@@ -125,13 +130,66 @@ def machine(runs):
     return f"{m.get('host', '?')} ({m.get('cpu', '?')}, {m.get('cores', '?')} cores)"
 
 
+def oversubscribed(run):
+    """More threads than cores on a node: from the run's provenance, or (older
+    files) its ranks x threads against the machine's cores on one node."""
+    p = run.get("provenance")
+    if p:
+        return bool(p["oversubscribed"])
+    c, m = run["config"], run.get("machine") or {}
+    return bool(m.get("cores")) and c["ranks"] * c.get("threads", 1) > m["cores"]
+
+
 def title(what, runs):
     names = sorted({r["dataset"]["name"] for r in runs})
-    return f"{what} — {', '.join(names)} — {machine(runs)}"
+    note = ""
+    if any(oversubscribed(r) for r in runs):
+        note = "\noversubscribed: more ranks x threads than cores (timings of time-shared cores)"
+    return f"{what} — {', '.join(names)} — {machine(runs)}{note}"
+
+
+def rank_label(runs):
+    """'GPUs P' for CUDA runs, 'ranks P' for CPU ranks (which are not GPUs)."""
+    return "GPUs P" if all(r["config"]["backend"] == "cuda" for r in runs) else "ranks P"
+
+
+def rank_axis(ax, ps):
+    """Log2 x axis with one integer tick per rank count and no minor ticks."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(ps))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(ps, [str(p) for p in ps])
+
+
+def log_axis_labels(ax):
+    """Log y axis with labels at 1, 2 and 5 of every decade (not one tick per plot)."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    fmt = ScalarFormatter()
+    fmt.set_scientific(False)
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
+def legend_outside(ax, **kw):
+    """The legend right of the axes, where it hides no data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0, **kw)
 
 
 def epoch_time(run):
     return run["summary"]["epoch_time_s"]
+
+
+def spread_per_point(runs):
+    """(algo, P) -> (min, max) epoch time over the repetitions of the grid best_per_point chose."""
+    best = best_per_point(runs)
+    out = {}
+    for (algo, p), rep in best.items():
+        grid = rep["config"]["grid"]
+        times = [epoch_time(r) for r in runs
+                 if (r["config"]["algo"], r["config"]["ranks"], r["config"]["grid"]) == (algo, p, grid)]
+        out[(algo, p)] = (min(times), max(times))
+    return out
 
 
 def best_per_point(runs):

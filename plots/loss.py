@@ -1,5 +1,10 @@
 #!/usr/bin/python3
-"""Loss and test accuracy per epoch of every algorithm (at its largest rank count) overlaid on serial (Plexus Fig. 7)."""
+"""Loss and test accuracy per epoch of every algorithm (at its largest rank count) overlaid on serial (Plexus Fig. 7).
+
+The middle panel carries the information the overlay cannot: each run's
+relative difference from serial's loss, |loss - serial| / serial, per epoch
+(log scale; rounding-level differences are ~1e-7).
+"""
 import common
 from common import plt
 
@@ -15,8 +20,9 @@ def make(runs, out, name="loss"):
                 chosen[key] = r
         if not chosen:
             continue
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(9.5, 3.0), constrained_layout=True)
         curves = {}
+        serial_loss = [e["loss"] for e in chosen["serial"]["epochs"]] if "serial" in chosen else None
         for algo in sorted(chosen, key=common.algo_key):
             r = chosen[algo]
             ep = [e["epoch"] for e in r["epochs"]]
@@ -28,12 +34,21 @@ def make(runs, out, name="loss"):
             ax1.plot(ep, loss, label=lbl, **style)
             ax2.plot(ep, [100 * a for a in acc], label=lbl, **style)
             curves[algo] = {"ranks": r["config"]["ranks"], "loss": loss, "test_acc": acc, "file": r["_file"]}
+            if serial_loss and not serial and len(loss) == len(serial_loss):
+                diff = [abs(a - b) / abs(b) if b else abs(a - b) for a, b in zip(loss, serial_loss)]
+                curves[algo]["rel_diff_from_serial"] = diff
+                ax3.plot(ep, [max(d, 1e-12) for d in diff], label=lbl, linewidth=1)
         ax1.set_xlabel("epoch")
         ax1.set_ylabel("training loss")
         ax2.set_xlabel("epoch")
         ax2.set_ylabel("test accuracy [%]")
-        ax1.legend(fontsize=7)
-        fig.suptitle(common.title("Training curves vs serial", rs), fontsize=9)
+        for ax in (ax1, ax3, ax2):
+            ax.xaxis.set_major_locator(common.MaxNLocator(integer=True))
+        ax3.set_yscale("log")
+        ax3.set_xlabel("epoch")
+        ax3.set_ylabel("|loss - serial| / serial (floor 1e-12)")
+        common.legend_outside(ax2)
+        fig.suptitle(common.title("Training curves vs serial", rs))
         paths += common.save(fig, out, f"{name}-{dataset}")
         data.append({"dataset": dataset, "curves": curves})
     return data, paths

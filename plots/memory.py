@@ -19,10 +19,10 @@ def make(runs, out, name="memory"):
         x = np.arange(len(bars))
         ax.bar(x - 0.2, [b["peak_bytes_max"] / common.MIB for b in bars], 0.4, label="backend allocations")
         ax.bar(x + 0.2, [b["host_peak_bytes_max"] / common.MIB for b in bars], 0.4, label="process peak (RSS)")
-        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90, fontsize=8)
+        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90)
         ax.set_ylabel("peak memory per rank, max over ranks [MiB]")
-        ax.set_title(common.title("Memory", rs), fontsize=9)
-        ax.legend(fontsize=8)
+        ax.set_title(common.title("Memory", rs))
+        common.legend_outside(ax)
         paths += common.save(fig, out, f"{name}-{dataset}")
         data.append({"dataset": dataset, "bars": bars})
     return data, paths

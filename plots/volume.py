@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Communication volume per rank and epoch vs ranks, measured (markers) and each strategy's model (lines).
 
+One legend entry per algorithm (its colour and marker) plus one for each of
+the two styles; markers differ by algorithm so that coinciding lines stay visible.
+
 Volume = wire bytes received by the busiest rank per epoch, summed over the
 communication categories; the model is the same sum of model_wire_bytes.
 """
@@ -19,22 +22,26 @@ def make(runs, out, name="volume"):
     for dataset, rs in common.by_dataset(runs).items():
         best = common.best_per_point(rs)
         algos = sorted({a for a, _ in best}, key=common.algo_key)
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        fig, ax = plt.subplots(figsize=(4.6, 3.2))
         series = {}
         for i, algo in enumerate(algos):
             pts = sorted((p, *volumes(best[(algo, p)])) for a, p in best if a == algo)
             series[algo] = [{"ranks": p, "measured_bytes": m, "model_bytes": mo} for p, m, mo in pts]
             color = plt.get_cmap("tab10")(i % 10)
-            ax.plot([p for p, _, _ in pts], [mo / common.MIB for _, _, mo in pts], "-", color=color, label=f"{algo} model")
-            ax.plot([p for p, _, _ in pts], [m / common.MIB for _, m, _ in pts], "o", color=color, label=f"{algo} measured")
+            marker = "os^vD<>ph*"[i % 10]
+            ax.plot([p for p, _, _ in pts], [mo / common.MIB for _, _, mo in pts], "-", color=color, linewidth=1,
+                    marker=marker, markersize=6, markerfacecolor="none", label=algo)
+            ax.plot([p for p, _, _ in pts], [m / common.MIB for _, m, _ in pts], linestyle="none", color=color,
+                    marker=marker, markersize=2.5)
+        ax.plot([], [], "k-", marker="o", markerfacecolor="none", label="model (line, open)")
+        ax.plot([], [], "k", linestyle="none", marker="o", markersize=2.5, label="measured (dot)")
         ps = sorted({p for _, p in best})
-        ax.set_xscale("log", base=2)
         if ps:
-            ax.set_xticks(ps, [str(p) for p in ps])
-        ax.set_xlabel("ranks (GPUs) P")
-        ax.set_ylabel("received per rank and epoch, max over ranks [MiB]")
-        ax.set_title(common.title("Communication volume", rs), fontsize=9)
-        ax.legend(fontsize=7, ncol=2)
+            common.rank_axis(ax, ps)
+        ax.set_xlabel(common.rank_label(rs))
+        ax.set_ylabel("received per rank and epoch,\nmax over ranks [MiB]")
+        ax.set_title(common.title("Communication volume", rs))
+        common.legend_outside(ax)
         ax.grid(True, alpha=0.3)
         paths += common.save(fig, out, f"{name}-{dataset}")
         data.append({"dataset": dataset, "series": series})

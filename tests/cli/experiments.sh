@@ -119,6 +119,7 @@ by_point = {(r["config"]["algo"], r["config"]["ranks"]): r for r in runs.values(
 for algo, pts in load("scaling")[0]["lines"].items():
     for p in pts:
         assert p["epoch_time_s"] == by_point[(algo, p["ranks"])]["summary"]["epoch_time_s"]
+        assert p["min_s"] <= p["epoch_time_s"] <= p["max_s"], p  # the spread over repetitions
 # volume: measured equals model, both the busiest rank's sum over communication categories
 for algo, pts in load("volume")[0]["series"].items():
     for p in pts:
@@ -132,10 +133,17 @@ for algo, pts in load("volume")[0]["series"].items():
 curves = load("loss")[0]["curves"]
 for algo, c in curves.items():
     assert c["loss"] == [e["loss"] for e in run_of(c["file"])["epochs"]]
+    if algo != "serial":  # the plotted difference from serial, per epoch
+        assert len(c["rel_diff_from_serial"]) == len(c["loss"])
+        assert all(abs(d - abs(a - b) / b) < 1e-15 for d, a, b in zip(c["rel_diff_from_serial"], c["loss"], curves["serial"]["loss"]))
     assert all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(c["loss"], curves["serial"]["loss"])), algo
 # load balance: the JSON's max/mean
-for algo, p in load("balance")[0]["panels"].items():
+panels = load("balance")[0]["panels"]
+for algo, p in panels.items():
     assert abs(p["max_over_mean"] - run_of(p["file"])["load_balance"]["nnz_max_over_mean"]) < 1e-12, algo
+# one colour scale for all panels, at least 0.9 .. 1.1 around the mean
+assert len({(p["vmin"], p["vmax"]) for p in panels.values()}) == 1
+assert all(p["vmin"] <= 0.9 and p["vmax"] >= max(1.1, p["max_over_mean"]) for p in panels.values())
 # memory
 for b in load("memory")[0]["bars"]:
     assert b["peak_bytes_max"] == by_point[(b["algo"], b["ranks"])]["memory"]["peak_bytes_max"]

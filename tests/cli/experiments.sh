@@ -20,8 +20,32 @@ JSON
 grep -q "\[1/9\]" "$WORK/first.txt" && grep -q "ETA" "$WORK/first.txt" || { cat "$WORK/first.txt"; fail "no progress lines"; }
 "$PYTHON" "$SWEEP" "$WORK/tiny.json" --results "$WORK/res" --gcnlab "$GCNLAB" --mpirun "$MPIEXEC" >"$WORK/second.txt" 2>&1
 grep -q "9 runs, 7 already done, 2 to run" "$WORK/second.txt" || { cat "$WORK/second.txt"; fail "re-run did not skip the completed runs"; }
-"$PYTHON" "$SWEEP" "$WORK/tiny.json" --slurm "$WORK/slurm" --gpus-per-node 1 --gcnlab /opt/gcnlab >/dev/null \
-  || fail "slurm generation"
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --slurm "$WORK/slurm" --gpus-per-node 1 --gcnlab /opt/gcnlab \
+  --results "$WORK/res" >/dev/null || fail "slurm generation"
+for f in "$WORK"/slurm/*.sbatch "$WORK/slurm/submit.sh"; do bash -n "$f" || fail "bash -n $f"; done
+
+# --- a Slurm array task end to end, with a fake srun that runs mpirun on this machine
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --slurm "$WORK/slurm-cpu" --backend cpu --gcnlab "$GCNLAB" >/dev/null \
+  || fail "slurm generation (cpu)"
+mkdir -p "$WORK/bin"
+cat > "$WORK/bin/srun" <<SH
+#!/bin/bash
+n=1
+while [[ \$# -gt 0 && \$1 == --* ]]; do case \$1 in --ntasks=*) n=\${1#--ntasks=} ;; esac; shift; done
+exec "$MPIEXEC" -np "\$n" "\$@"
+SH
+chmod +x "$WORK/bin/srun"
+( export PATH="$WORK/bin:$PATH" RESULTS="$WORK/cluster" SLURM_SUBMIT_DIR="$WORK/slurm-cpu"
+  bash "$WORK/slurm-cpu/tiny-prepare.sbatch" >"$WORK/prep.out" 2>&1 || { cat "$WORK/prep.out"; exit 1; }
+  SLURM_ARRAY_TASK_ID=0 bash "$WORK/slurm-cpu/tiny-np1.sbatch" || exit 1                  # serial: ok
+  SLURM_ARRAY_TASK_ID=2 bash "$WORK/slurm-cpu/tiny-np1.sbatch" && exit 1                  # nope: fails
+  SLURM_ARRAY_TASK_ID=4 bash "$WORK/slurm-cpu/tiny-np2.sbatch" || exit 1                  # plexus-3d 2x1x1
+  exit 0 ) || fail "array tasks with the fake srun"
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --collect --results "$WORK/cluster" --strict >"$WORK/collect.txt" 2>&1 \
+  && fail "--collect --strict exited 0 with a failed run"
+grep -q "collected 3 of 9 run(s)" "$WORK/collect.txt" || { cat "$WORK/collect.txt"; fail "--collect summary"; }
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --collect --results "$WORK/cluster" >/dev/null || fail "--collect without --strict"
+"$PYTHON" "$PLOTS/report.py" "$WORK/cluster" --out "$WORK/cluster/report.html" >/dev/null || fail "report on a collected folder"
 cat > "$WORK/big.json" <<'JSON'
 {"name": "big", "datasets": ["rmat:scale=20"], "algorithms": ["1d", "plexus-3d"], "ranks": [8, 16],
  "options": {"epochs": 10}}
@@ -47,15 +71,32 @@ for e in ok:
     assert len(r["epochs"]) == 2
 # the re-run appended only the two failures again
 assert len(lines) == 11 and all(e["status"] == "failed" for e in lines[9:]), lines[9:]
-# Slurm: one script per rank count; nodes = ceil(P / GPUs per node); one rank per GPU
+# Slurm: one job array per rank count (one task per run); nodes = ceil(P / GPUs per node); one rank per GPU
 s1 = (work / "slurm" / "tiny-np2.sbatch").read_text()
 assert "#SBATCH --nodes=2" in s1 and "#SBATCH --ntasks=2" in s1 and "#SBATCH --gpus-per-node=1" in s1, s1
-assert s1.count("srun --ntasks=2 --gpus-per-task=1 /opt/gcnlab train") == 5, s1  # 1d, nope, plexus x3
-assert "--backend cuda" in s1 and "--grid 2x1x1" in s1
+assert s1.count("#SBATCH --array=") == 1 and "#SBATCH --array=0-4" in s1, s1  # 1d, nope, plexus x3
+assert "#SBATCH --cpus-per-task=8" in s1 and "srun --ntasks=2 --cpus-per-task=8 --gpus-per-task=1" in s1
+assert "--time=00:05:00  # per run: 3 x the slowest of" in s1, s1  # estimated from the local runs in res/
+table = (work / "slurm" / "tiny-np2.runs.tsv").read_text().splitlines()
+assert len(table) == 5 and all("--backend cuda" in l and 'gcl:$RESULTS/data/d0.gcl' in l for l in table)
+assert any("--grid 2x1x1" in l for l in table)
+assert "prepare --dataset sbm:nodes=300" in (work / "slurm" / "tiny-prepare.sbatch").read_text()
+submit = (work / "slurm" / "submit.sh").read_text()
+assert submit.count("sbatch --dependency=afterok:$prep") == 2, submit
 s16 = (work / "slurm" / "big-np16.sbatch").read_text()
 assert "#SBATCH --nodes=4" in s16 and "#SBATCH --ntasks-per-node=4" in s16 and "#SBATCH --gpus-per-node=4" in s16
 assert "#SBATCH --account=m1234" in s16 and s16.startswith("#!/bin/bash")
-assert len(re.findall(r"srun --ntasks=16 ", s16)) == 2
+assert "#SBATCH --array=0-1" in s16 and "--time=00:30:00  # per run: default" in s16
+# the collected cluster folder: serial ok, nope failed with its message, plexus-3d ok
+cl = work / "cluster"
+idx = [json.loads(l) for l in (cl / "index.jsonl").read_text().splitlines()]
+assert len(idx) == 3, idx  # the second --collect added nothing
+by = {(e["algo"], e["ranks"]): e for e in idx}
+assert by[("serial", 1)]["status"] == "ok" and by[("plexus-3d", 2)]["status"] == "ok", by
+assert by[("nope", 1)]["status"] == "failed" and "unknown --algo 'nope'" in by[("nope", 1)]["error"], by
+r = json.loads((cl / by[("serial", 1)]["file"]).read_text())
+assert r["dataset"]["spec"].startswith("gcl:") and r["dataset"]["name"] == "sbm" and len(r["epochs"]) == 2
+assert (cl / "data" / "d0.gcl").stat().st_size > 0 and (cl / "logs").is_dir()
 print("sweep checks passed")
 PY
 

@@ -42,19 +42,23 @@ namespace {
 
 void collectively(Communicator& world, const std::function<void()>& fn) {
   std::string message;
+  std::int32_t code = 0;
   try {
     fn();
+  } catch (const UsageError& e) {
+    message = e.what(), code = 2;
   } catch (const std::exception& e) {
-    message = e.what();
+    message = e.what(), code = 1;
   }
-  std::int32_t first = message.empty() ? world.size() : world.rank();
+  std::int32_t first = code ? world.rank() : world.size();
   world.allreduce(std::span<std::int32_t>(&first, 1), ReduceOp::min, Category::allreduce);
   if (first == world.size()) return;
   if (first == world.rank()) {
     fmt::print(stderr, "gcnlab: error: {}\n", message);
     std::fflush(stderr);
   }
-  throw ReportedError{};
+  world.broadcast(std::span<std::int32_t>(&code, 1), first, Category::bcast_dense);  // the reporting rank's status
+  throw ReportedError{code};
 }
 
 namespace {
@@ -193,105 +197,6 @@ void save_checkpoint(Communicator& world, const TrainRun& run, Trainer& trainer)
 
 }  // namespace
 
-std::string usage() {
-  return fmt::format(R"(gcnlab {} — distributed full-graph GCN training under interchangeable strategies
-
-usage:
-  mpirun -np P gcnlab train --algo NAME [options]
-  gcnlab info --dataset SPEC [--shards RxC [--seed S]]   (RxC: adjacency shard balance, Plexus Table 3)
-  gcnlab prepare --dataset SPEC --out FILE.gcl
-  gcnlab prepare --dataset SPEC --shards KxK [--partitioner NAME|FILE --parts K] [--permutation P]
-                 [--seed S] --out DIR       (a prepared dataset: train --dataset gcl:DIR reads per rank only
-                                            its blocks; K is independent of the rank count)
-  gcnlab partition --dataset SPEC --parts K [--method metis] [--features F] [--out FILE]
-  gcnlab compare RUN.json [RUN.json ...] [--csv FILE.csv]   (--csv: one row per run, pandas-ready)
-  gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H] [--out FILE]
-  gcnlab plan --calibrate RUN.json... --out PROFILE.json      (plexus-3d runs; fits a machine profile)
-  gcnlab plan --validate RUN.json... [--machine M] [--out F]  (predicted vs measured, rank correlation)
-  gcnlab simulate --algo NAME --ranks P [--grid G] [--dataset SPEC] [train's model/strategy options]
-                  [--out FILE.json]  (per-rank nnz, modelled bytes and memory for P <= 4096 ranks,
-                                      from the strategy's own setup on P threads of one process)
-  gcnlab bench spmm|gemm|elementwise --dataset SPEC [--f 16,64,128] [--threads N] [--reps R] [--warmup W]
-               [--shape whole|1d:P] (spmm: the whole Âᵀ or one 1d rank's P column blocks)
-  gcnlab bench epoch [train options] (--epochs N: N epochs, the first untimed; experiments/bench.sh
-               runs them all beside plain PyTorch; one key=value line per measurement)
-
-every command:
-  --quiet                no progress lines (reading large files, METIS, writing shards: a line every
-                         5 s on rank 0's stderr with the rate and the time left)
-
-train options:
-  --algo NAME            {}
-  --grid G               process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d,
-                         plexus-3d), DxXxYxZ (scalegnn-4d: D data-parallel groups of a 3D PMM),
-                         auto (plexus-3d: the plan's best); default: the strategy's own
-  --machine NAME|FILE    profile for --grid auto: local | perlmutter | a file from plan --calibrate
-  --replication c        1.5d: replication factor (instead of --grid)
-  --dataset SPEC         default {}
-  --epochs N (100)   --layers L (3)   --hidden H (128)
-  --optimizer adam|sgd (adam)   --lr X (0.01)
-  --weight-decay X (0)   --weight-decay-layers all|first (all)
-  --dropout X (0)    --seed S (1)
-  --threads N            threads per rank; default: OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK, else
-                         the CPUs of the affinity mask / the ranks on the node (recorded with its source)
-  --partitioner NAME|FILE   block | block-nnz | random | metis | metis-nnz | volume, or a
-                         partition file (one part id per vertex); default block (mggcn-1d: random)
-  --backend cpu|cuda (cpu)
-  --block b              2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)
-  --dw-reduce summa|allreduce   2d/split-3d: dW by CAGNET's dense SUMMA + all-gather (summa, Eq. 4) or
-                         one all-reduce of the f x f matrix over all ranks
-  --softmax allgather|allreduce 2d/split-3d: the logits' rows all-gathered over the process row (CAGNET,
-                         Eq. 2) or their row max and sum all-reduced
-  --permutation P        plexus-3d: vertex permutation for load balance: none | single | double
-                         (uniformly random, Plexus Sec. 5.1; default double) | single-balanced |
-                         double-balanced (gcnlab's weight-balanced bisection)
-  --agg-blocks K         plexus-3d: blocked aggregation, K row blocks each all-reduced
-                         nonblocking while the next multiplies (1: off)
-  --overlap on|off       mggcn-1d: broadcast of the next tile while the SpMM multiplies this one (on)
-  --order auto|aggregate|transform|LIST   forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform
-                         where f_l+1 < f_l; LIST: one per layer, comma-separated ({} only)
-  --gemm-order auto|direct|reversed   plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup
-  --comm-precision fp32|bf16   plexus-3d, scalegnn-4d: the partial-sum all-reduces of the 3D PMM sent
-                         in bfloat16 (ScaleGNN Sec. V-B; local math, softmax, loss and dW stay fp32)
-  --learn-features       train the input features as parameters (Plexus's node embeddings)
-  --batch-size B         mini-batch training (scalegnn-4d; serial as its oracle): each step trains on
-                         the induced subgraph of B uniformly sampled vertices, off-diagonal weights
-                         scaled by (N-1)/(B-1) (ScaleGNN Sec. III-D); B = N: the whole graph
-  --dp-groups D          serial --batch-size: the oracle of scalegnn-4d's D data-parallel groups (each
-                         step trains on the block-diagonal union of the D groups' samples)
-  --steps-per-epoch S    mini-batch steps per epoch (default: ceil(N / (B D)))
-  --eval-every K         a full-graph evaluation every K steps besides each epoch's end (0: none)
-  --prefetch on|off      draw and cut the next step's sample on a helper thread while this step trains
-                         (ScaleGNN Sec. V-A; the hidden time is the sampling category's; default on)
-  --target-acc A         record the epochs and training seconds until validation accuracy >= A
-  --memory-limit SIZE    per rank (e.g. 512M, 2G): setup fails with the analytic need if it does not fit;
-                         default: the host's MemAvailable or cgroup limit over the node's ranks (cpu),
-                         the GPU's free memory (cuda)
-  --dry-run              set up, print the modelled bytes per category per rank, no epochs
-  --no-eval              skip the dropout-free evaluation pass per epoch
-  --out FILE.json        results (schema gcnlab.run/1)
-  --weights-out DIR      DIR/initial/W<l>.npy, DIR/final/W<l>.npy
-  --weights-in DIR       start from DIR/W<l>.npy
-  --checkpoint DIR       write DIR/epoch-N/ (weights, Adam state, epoch, configuration) every K epochs
-                         and after the last; the newest two are kept
-  --checkpoint-every K   (10)
-  --resume DIR|auto      continue from a checkpoint (DIR or its newest epoch-N) under any strategy and
-                         rank count; auto: from --checkpoint DIR if it holds one, else from epoch 0
-
-dataset SPEC:
-  sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0]
-  rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
-  planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
-  mtx:FILE.mtx[,features=128,classes=32,seed=1]
-  edges:FILE[.gz][,directed=0,base=0,nodes=N,features=128,classes=32,seed=1]   SNAP-style edge list
-  ogb:DIR[,split=NAME,directed=0]           OGB node-property directory (raw/*.csv.gz, split/NAME/)
-  gcl:FILE.gcl                              written by gcnlab prepare
-  gcl:DIR                                   written by gcnlab prepare --shards (every strategy)
-)",
-                     GCNLAB_VERSION, fmt::join(strategy_names(), " | "), kDefaultDataset,
-                     fmt::join(order_strategies(), ", "));
-}
-
 StrategyOptions read_strategy_options(Args& args, const char* command) {
   StrategyOptions sopts;
   sopts.algo = args.value_or("--algo", "");
@@ -376,6 +281,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
       tc.memory_budget_source = fmt::format("{} / {} rank(s) on the node", host->source, ranks_on_node);
     }
     run.dry_run = args.flag("--dry-run");
+    args.value("--config");  // merged into the arguments before parsing (with_config)
     run.out = args.value("--out");
     run.weights_out = args.value("--weights-out");
     weights_in = args.value("--weights-in");

@@ -23,7 +23,9 @@ namespace gcnlab::cli {
 
 // Thrown after a collective error check has printed the message once: every
 // rank exits non-zero without printing again.
-struct ReportedError {};
+struct ReportedError {
+  int code = 1;  // the exit status: 2 for usage mistakes (UsageError), 1 otherwise
+};
 
 // Runs `fn` on every rank and agrees on the outcome: if any rank failed, the
 // lowest failing rank prints its message once and every rank throws
@@ -62,8 +64,6 @@ int partition(Args& args, Communicator& world);
 int compare(Args& args, Communicator& world);
 int plan(Args& args, Communicator& world);  // plan.cpp
 int simulate(Args& args, Communicator& world);  // simulate.cpp
-
-std::string usage();
 
 // --grid auto for plexus-3d: the grid the performance model ranks first (plan.cpp).
 std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine);

@@ -1,13 +1,18 @@
 // gcnlab: distributed full-graph GCN training under interchangeable strategies.
-// Errors: one "gcnlab: error: ..." line and a non-zero exit on every rank.
+// Errors: one "gcnlab: error: ..." line and a non-zero exit on every rank
+// (2 for usage mistakes, 1 for everything else).
 
 #include <mpi.h>
 
 #include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "apps/gcnlab/commands.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "common/core/progress.hpp"
+#include "gcnlab_config.hpp"
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -15,39 +20,50 @@ int main(int argc, char** argv) {
   int rc = 0;
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  namespace cli = gcnlab::cli;
   try {
     gcnlab::Ledger ledger;
     gcnlab::MpiCommunicator world(MPI_COMM_WORLD, ledger, /*owned=*/false);
     std::vector<std::string> args(argv + 1, argv + argc);
     const std::string command = args.empty() ? "--help" : args.front();
     if (!args.empty()) args.erase(args.begin());
-    // bench KIND [options]
-    std::string kind;
-    if (command == "bench" && !args.empty() && args.front().rfind("--", 0) != 0) {
-      kind = args.front();
-      args.erase(args.begin());
-    }
-    gcnlab::cli::Args a(args);
-    // progress of long loading, partitioning and shard writing on rank 0's stderr (every command)
-    gcnlab::enable_progress(world.rank() == 0 && !a.flag("--quiet"));
-    using gcnlab::cli::collectively;
-    if (command == "train") rc = gcnlab::cli::train(a, world);
-    else if (command == "info") rc = gcnlab::cli::info(a, world);
-    else if (command == "prepare") rc = gcnlab::cli::prepare(a, world);
-    else if (command == "compare") rc = gcnlab::cli::compare(a, world);
-    else if (command == "partition") rc = gcnlab::cli::partition(a, world);
-    else if (command == "plan") rc = gcnlab::cli::plan(a, world);
-    else if (command == "simulate") rc = gcnlab::cli::simulate(a, world);
-    else if (command == "bench") rc = gcnlab::cli::bench(kind, a, world);
-    else if (command == "--help" || command == "-h" || command == "help") {
-      if (world.rank() == 0) std::fputs(gcnlab::cli::usage().c_str(), stdout);
+    if (command == "--help" || command == "-h" || command == "help") {
+      if (world.rank() == 0) std::fputs(cli::usage().c_str(), stdout);
+    } else if (command == "--version") {
+      if (world.rank() == 0) fmt::print("gcnlab {} (git {})\n", GCNLAB_VERSION, GCNLAB_GIT_SHA);
     } else {
-      collectively(world, [&] {
-        gcnlab::fail("unknown command '{}' (expected train, info, prepare, partition, plan, simulate, bench or compare; see gcnlab --help)", command);
+      // bench KIND [options]
+      std::string kind;
+      if (command == "bench" && !args.empty() && args.front().rfind("-", 0) != 0) {
+        kind = args.front();
+        args.erase(args.begin());
+      }
+      std::optional<cli::Args> a;
+      cli::collectively(world, [&] {  // every rank parses the same line: one message, every rank exits 2
+        const cli::CommandSpec* spec = cli::find_command(command);
+        if (!spec)
+          throw cli::UsageError(fmt::format("unknown command '{}' (expected train, info, prepare, partition, plan, "
+                                            "simulate, bench or compare; see gcnlab --help)", command));
+        a.emplace(*spec, cli::with_config(*spec, args));
       });
+      // progress of long loading, partitioning and shard writing on rank 0's stderr (every command)
+      gcnlab::enable_progress(world.rank() == 0 && !a->flag("--quiet"));
+      if (command == "train") rc = cli::train(*a, world);
+      else if (command == "info") rc = cli::info(*a, world);
+      else if (command == "prepare") rc = cli::prepare(*a, world);
+      else if (command == "compare") rc = cli::compare(*a, world);
+      else if (command == "partition") rc = cli::partition(*a, world);
+      else if (command == "plan") rc = cli::plan(*a, world);
+      else if (command == "simulate") rc = cli::simulate(*a, world);
+      else if (command == "bench") rc = cli::bench(kind, *a, world);
     }
-  } catch (const gcnlab::cli::ReportedError&) {
-    rc = 1;
+  } catch (const cli::HelpRequested& h) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fputs(h.text.c_str(), stdout);
+    rc = 0;
+  } catch (const cli::ReportedError& e) {
+    rc = e.code;
   } catch (const std::exception& e) {
     // Not agreed collectively: the other ranks may be waiting in a collective.
     std::fprintf(stderr, "gcnlab: error: %s\n", e.what());

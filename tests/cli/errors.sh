@@ -95,7 +95,7 @@ expect_error 4 "grid 2x2x2 has 8 processes but the job has 4 ranks" train --algo
 expect_error 2 "unknown --permutation 'triple'" train --algo plexus-3d --dataset "$SMALL" --permutation triple
 expect_error 2 "--agg-blocks" train --algo plexus-3d --dataset "$SMALL" --agg-blocks 0
 expect_error 2 "--grid auto is for plexus-3d" train --algo 1d --grid auto --dataset "$SMALL"
-expect_error 2 "--overlap takes on or off" train --algo mggcn-1d --dataset "$SMALL" --overlap maybe
+expect_error 2 "--overlap: maybe not in {on,off}" train --algo mggcn-1d --dataset "$SMALL" --overlap maybe
 expect_error 4 "--algo mggcn-1d needs --grid P with P = 4" train --algo mggcn-1d --grid 2x2
 expect_error 2 "neither a built-in profile" train --algo plexus-3d --grid auto --machine "$WORK/none.json" --dataset "$SMALL"
 expect_error 4 "cannot cut 3 vertices into 4 non-empty parts" train --algo plexus-3d --grid 4x1x1 --dataset "sbm:nodes=3,classes=1,avg-degree=1,features=2,train=1"
@@ -110,4 +110,45 @@ expect_error 4 "rank 0 needs 5.8 MiB (analytic: graph 0.2, buffers 1.0, activati
 expect_error 1 "but has 2.0 MiB (--memory-limit)" train --algo serial --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
   --hidden 64 --memory-limit 2M
 expect_error 2 "--memory-limit 'lots' is not a size" train --algo 1d --dataset "$SMALL" --memory-limit lots
+
+# usage mistakes exit 2 on every rank (one line); --version; every subcommand's --help exits 0
+for np in 1 4; do
+  timeout 60 "$MPIEXEC" -np $np "$GCNLAB" train --algo 1d --bogus >/dev/null 2>"$WORK/usage.err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "np=$np: a usage mistake exited $rc, not 2"
+  [ "$(grep -c 'gcnlab: error:' "$WORK/usage.err")" -eq 1 ] || { cat "$WORK/usage.err"; fail "np=$np: usage error lines"; }
+done
+expect_error 1 "--optimizer: adamw not in {adam,sgd}" train --algo 1d --optimizer adamw
+expect_error 1 "--config: cannot open" train --config "$WORK/none.json"
+"$GCNLAB" --version | grep -q "^gcnlab [0-9.]* (git " || fail "--version"
+"$GCNLAB" --help | grep -q "gcnlab COMMAND --help" || fail "gcnlab --help"
+for cmd in train info prepare partition compare plan simulate bench; do
+  "$GCNLAB" $cmd --help >"$WORK/help-$cmd" 2>&1 || { cat "$WORK/help-$cmd"; fail "gcnlab $cmd --help exited non-zero"; }
+  grep -q "^Usage: gcnlab $cmd" "$WORK/help-$cmd" || fail "gcnlab $cmd --help: no usage line"
+done
+# every option a --help lists is one the parser accepts (help and parser come from one table): all of a
+# command's options at once (a value of the right kind each) plus one unknown option, which must be the
+# only complaint
+"$PYTHON" - "$GCNLAB" "$WORK" <<'PY' || fail "--help lists an option the parser rejects"
+import re, subprocess, sys
+gcnlab, work = sys.argv[1], sys.argv[2]
+for cmd in ["train", "info", "prepare", "partition", "compare", "plan", "simulate", "bench"]:
+    argv, names = [gcnlab, cmd], []
+    for line in open(f"{work}/help-{cmd}"):
+        m = re.match(r"^  (--[a-z][a-z0-9-]*)(?: (\S+))?(?:\s+|$)", line.rstrip("\n"))
+        if not m or m.group(1) in ("--help", "--config"):  # --config reads its file before the parse
+            continue
+        names.append(m.group(1))
+        argv.append(m.group(1))
+        if m.group(2):  # a value: the first of its choices, else a number
+            choices = re.search(r":\{([^,}]*)", m.group(2))
+            argv.append(choices.group(1) if choices else "1")
+    assert len(names) >= 2, (cmd, names)
+    err = subprocess.run(argv + ["--zz-not-an-option"], capture_output=True, text=True).stderr
+    lines = [l for l in err.splitlines() if "gcnlab: error:" in l]
+    assert len(lines) == 1 and "'--zz-not-an-option'" in lines[0], (cmd, err)
+    print(f"ok   gcnlab {cmd}: {len(names)} options in --help, all accepted")
+PY
+grep -q -- "--comm-precision P:{fp32,bf16}" "$WORK/help-train" || fail "train --help: choices"
+grep -q "dataset SPEC:" "$WORK/help-train" || fail "train --help: the dataset specs"
 finish

@@ -117,6 +117,23 @@ assert one_d["provenance"]["ranks_per_node"] == 3 and "--out" in one_d["provenan
 print("threads and provenance checks passed")
 PY
 
+# train --config RUN.json: the recorded run again, options given here override; the recorded --out is not reused
+cp "$WORK/serial.json" "$WORK/serial-before.json"
+"$MPIEXEC" -np 1 "$GCNLAB" train --config "$WORK/serial.json" --epochs 2 --out "$WORK/rerun.json" 2>"$WORK/rerun.err" \
+  || { cat "$WORK/rerun.err"; fail "train --config"; }
+cmp -s "$WORK/serial.json" "$WORK/serial-before.json" || fail "train --config overwrote the recorded run's results"
+"$PYTHON" - "$WORK" <<'PY' || fail "train --config results"
+import json, sys
+work = sys.argv[1]
+a, b = (json.load(open(f"{work}/{k}.json")) for k in ["serial", "rerun"])
+assert b["config"]["epochs"] == 2 and a["config"]["epochs"] == 4
+for key in ["algo", "model", "seed", "grid"]:
+    assert a["config"][key] == b["config"][key], key
+assert a["dataset"]["spec"] == b["dataset"]["spec"]
+assert [e["loss"] for e in b["epochs"]] == [e["loss"] for e in a["epochs"][:2]]  # the same run, bit for bit
+assert "--config" in b["provenance"]["command_line"]
+PY
+
 # progress of long work (issue 17): reading a file and writing shards report on stderr, --quiet silences them
 "$PYTHON" -c "
 import random; random.seed(3)

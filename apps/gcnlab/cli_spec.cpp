@@ -1,0 +1,208 @@
+// Every gcnlab subcommand and option, declared once: the parser (options.cpp,
+// CLI11) and each subcommand's --help are made from this table.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "algorithms/registry.hpp"
+#include "apps/gcnlab/options.hpp"
+#include "common/data/dataset.hpp"
+#include "gcnlab_config.hpp"
+
+namespace gcnlab::cli {
+
+namespace {
+
+using Options = std::vector<OptionSpec>;
+
+Options operator+(Options a, const Options& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const OptionSpec kQuiet{"--quiet", "", "no progress lines (reading large files, METIS, writing shards: a line every "
+                                       "5 s on rank 0's stderr with the rate and the time left)"};
+
+OptionSpec dataset_option() {
+  return {"--dataset", "SPEC", fmt::format("the graph (see 'dataset SPEC' below; default {})", kDefaultDataset)};
+}
+
+const char* kDatasetSpecs = R"(dataset SPEC:
+  sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0]
+  rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
+  planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
+  mtx:FILE.mtx[,features=128,classes=32,seed=1]
+  edges:FILE[.gz][,directed=0,base=0,nodes=N,features=128,classes=32,seed=1]   SNAP-style edge list
+  ogb:DIR[,split=NAME,directed=0]           OGB node-property directory (raw/*.csv.gz, split/NAME/)
+  gcl:FILE.gcl                              written by gcnlab prepare
+  gcl:DIR                                   written by gcnlab prepare --shards (every strategy))";
+
+// The strategy's options (train, simulate, bench epoch).
+Options strategy_options() {
+  return {
+      {"--algo", "NAME", fmt::format("the strategy: {}", fmt::join(strategy_names(), " | "))},
+      {"--grid", "G", "process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d, plexus-3d), DxXxYxZ "
+                      "(scalegnn-4d: D data-parallel groups of a 3D PMM), auto (plexus-3d: the plan's best); default: "
+                      "the strategy's own"},
+      {"--replication", "c", "1.5d: replication factor (instead of --grid)"},
+      {"--block", "b", "2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)"},
+      {"--dw-reduce", "MODE", "2d/split-3d: dW by CAGNET's dense SUMMA + all-gather (summa, Eq. 4) or one all-reduce "
+                              "of the f x f matrix over all ranks (default summa)", {"summa", "allreduce"}},
+      {"--softmax", "MODE", "2d/split-3d: the logits' rows all-gathered over the process row (CAGNET, Eq. 2) or their "
+                            "row max and sum all-reduced (default allgather)", {"allgather", "allreduce"}},
+      {"--permutation", "P", "plexus-3d: vertex permutation for load balance: none | single | double (uniformly "
+                             "random, Plexus Sec. 5.1; default double) | single-balanced | double-balanced (gcnlab's "
+                             "weight-balanced bisection)"},
+      {"--agg-blocks", "K", "plexus-3d: blocked aggregation, K row blocks each all-reduced nonblocking while the next "
+                            "multiplies (1: off)"},
+      {"--gemm-order", "ORDER", "plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup (default auto)",
+       {"auto", "direct", "reversed"}},
+      {"--order", "auto|aggregate|transform|LIST",
+       fmt::format("forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform where f_l+1 < f_l; LIST: one per "
+                   "layer, comma-separated ({} only)", fmt::join(order_strategies(), ", "))},
+      {"--overlap", "MODE", "mggcn-1d: broadcast of the next tile while the SpMM multiplies this one (default on)",
+       {"on", "off"}},
+      {"--comm-precision", "P", "plexus-3d, scalegnn-4d: the partial-sum all-reduces of the 3D PMM sent in bfloat16 "
+                                "(ScaleGNN Sec. V-B; local math, softmax, loss and dW stay fp32; default fp32)",
+       {"fp32", "bf16"}},
+      {"--batch-size", "B", "mini-batch training (scalegnn-4d; serial as its oracle): each step trains on the induced "
+                            "subgraph of B uniformly sampled vertices, off-diagonal weights scaled by (N-1)/(B-1) "
+                            "(ScaleGNN Sec. III-D); B = N: the whole graph"},
+      {"--dp-groups", "D", "serial --batch-size: the oracle of scalegnn-4d's D data-parallel groups (each step trains "
+                           "on the block-diagonal union of the D groups' samples)"},
+  };
+}
+
+// The model (train, simulate, bench epoch).
+Options model_options() {
+  return {
+      {"--layers", "L", "GCN layers (default 3)"},
+      {"--hidden", "H", "hidden width (default 128)"},
+      {"--optimizer", "NAME", "default adam", {"adam", "sgd"}},
+      {"--lr", "X", "learning rate (default 0.01)"},
+      {"--weight-decay", "X", "default 0"},
+      {"--weight-decay-layers", "WHICH", "the layers weight decay applies to (Kipf & Welling: first; default all)",
+       {"all", "first"}},
+      {"--dropout", "X", "dropout probability in [0, 1) (default 0)"},
+      {"--seed", "S", "weights, features, dropout, permutations and samples (default 1)"},
+      {"--learn-features", "", "train the input features as parameters (Plexus's node embeddings)"},
+  };
+}
+
+// A training run (train, bench epoch).
+Options run_options() {
+  return {
+      dataset_option(),
+      {"--machine", "NAME|FILE", "profile for --grid auto: local | perlmutter | a file from plan --calibrate"},
+      {"--epochs", "N", "default 100 (bench epoch: 6, the first untimed)"},
+      {"--threads", "N", "threads per rank; default: OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK, else the CPUs of the "
+                         "affinity mask / the ranks on the node (recorded with its source)"},
+      {"--partitioner", "NAME|FILE", "block | block-nnz | random | metis | metis-nnz | volume, or a partition file "
+                                     "(one part id per vertex); default block (mggcn-1d: random)"},
+      {"--backend", "NAME", "default cpu", {"cpu", "cuda"}},
+      {"--steps-per-epoch", "S", "mini-batch steps per epoch (default: ceil(N / (B D)))"},
+      {"--eval-every", "K", "a full-graph evaluation every K mini-batch steps besides each epoch's end (0: none)"},
+      {"--prefetch", "MODE", "draw and cut the next step's sample on a helper thread while this step trains "
+                               "(ScaleGNN Sec. V-A; default on)", {"on", "off"}},
+      {"--target-acc", "A", "record the epochs and training seconds until validation accuracy >= A"},
+      {"--memory-limit", "SIZE", "per rank (e.g. 512M, 2G): setup fails with the analytic need if it does not fit; "
+                                 "default: the host's MemAvailable or cgroup limit over the node's ranks (cpu), the "
+                                 "GPU's free memory (cuda)"},
+      {"--dry-run", "", "set up, print the modelled bytes per category per rank, no epochs"},
+      {"--no-eval", "", "skip the dropout-free evaluation pass per epoch"},
+      {"--out", "FILE.json", "results (schema gcnlab.run/1)"},
+      {"--weights-out", "DIR", "DIR/initial/W<l>.npy, DIR/final/W<l>.npy"},
+      {"--weights-in", "DIR", "start from DIR/W<l>.npy"},
+      {"--checkpoint", "DIR", "write DIR/epoch-N/ (weights, Adam state, epoch, configuration) every K epochs and "
+                              "after the last; the newest two are kept"},
+      {"--checkpoint-every", "K", "default 10"},
+      {"--resume", "DIR|auto", "continue from a checkpoint (DIR or its newest epoch-N) under any strategy and rank "
+                               "count; auto: from --checkpoint DIR if it holds one, else from epoch 0"},
+      {"--config", "RUN.json", "re-run a recorded run: its command line (results provenance) first, then the "
+                               "options given here, which override it"},
+  };
+}
+
+std::vector<CommandSpec> make_specs() {
+  std::vector<CommandSpec> s;
+  s.push_back({"train", "mpirun -np P gcnlab train --algo NAME [options]",
+               "Train the GCN with one strategy on every rank of the job.",
+               strategy_options() + model_options() + run_options() + Options{kQuiet}, "", kDatasetSpecs});
+  s.push_back({"info", "gcnlab info --dataset SPEC [--shards RxC [--seed S]]",
+               "A dataset's facts; with --shards RxC the balance of its adjacency shards (Plexus Table 3).",
+               {dataset_option(), {"--shards", "RxC", "adjacency shard balance of every permutation"},
+                {"--seed", "S", "permutations (default 1)"}, kQuiet},
+               "", kDatasetSpecs});
+  s.push_back({"prepare", "gcnlab prepare --dataset SPEC (--out FILE.gcl | --shards KxK [options] --out DIR)",
+               "Write a dataset once: a .gcl file, or (--shards) a prepared directory from which train --dataset "
+               "gcl:DIR reads per rank only its blocks (K is independent of the rank count).",
+               {dataset_option(), {"--out", "FILE|DIR", "where to write"},
+                {"--shards", "KxK", "the adjacency cut into K x K blocks"},
+                {"--partitioner", "NAME|FILE", "vertex ordering of the prepared directory (default block)"},
+                {"--parts", "K", "parts of the partitioner"},
+                {"--permutation", "P", "none | single | double | single-balanced | double-balanced (default none)"},
+                {"--seed", "S", "permutations (default 1)"}, kQuiet},
+               "", kDatasetSpecs});
+  s.push_back({"partition", "gcnlab partition --dataset SPEC --parts K [--method metis] [--out FILE]",
+               "Partition a graph and report the partition's quality; --out writes one part id per vertex.",
+               {dataset_option(), {"--parts", "K", "number of parts"},
+                {"--method", "NAME", "block | block-nnz | random | metis | metis-nnz | volume (default metis)"},
+                {"--features", "F", "feature width for the communication volume estimate"},
+                {"--out", "FILE", "the partition"}, {"--seed", "S", "default 1"}, kQuiet},
+               "", kDatasetSpecs});
+  s.push_back({"compare", "gcnlab compare RUN.json [RUN.json ...] [--csv FILE.csv]",
+               "Results files side by side; --csv writes one row per run (pandas-ready).",
+               {{"--csv", "FILE.csv", "one row per run, every breakdown category"}, kQuiet}, "RUN.json", ""});
+  s.push_back({"plan", "gcnlab plan --dataset SPEC --ranks G | --calibrate RUN.json... --out F | --validate RUN.json...",
+               "plexus-3d's performance model (Plexus Sec. 4): rank every grid of G ranks; --calibrate fits a machine "
+               "profile to plexus-3d runs; --validate compares predicted and measured epoch times.",
+               {dataset_option(), {"--ranks", "G", "rank count"}, {"--machine", "NAME|FILE", "local | perlmutter | FILE"},
+                {"--layers", "L", "default 3"}, {"--hidden", "H", "default 128"},
+                {"--learn-features", "", "the model trains its input features"},
+                {"--calibrate", "", "fit a machine profile to the RUN.json files"},
+                {"--validate", "", "predicted vs measured for the RUN.json files"},
+                {"--name", "NAME", "--calibrate: the profile's name"}, {"--out", "FILE", "JSON output"}, kQuiet},
+               "RUN.json", ""});
+  s.push_back({"simulate", "gcnlab simulate --algo NAME --ranks P [--grid G] [--dataset SPEC] [options]",
+               "Per-rank nnz, modelled bytes and memory for P <= 4096 ranks, from the strategy's own setup on P "
+               "threads of one process.",
+               strategy_options() + model_options() +
+                   Options{dataset_option(), {"--ranks", "P", "simulated rank count"},
+                           {"--partitioner", "NAME|FILE", "default: the strategy's"},
+                           {"--out", "FILE.json", "the per-rank numbers"}, kQuiet},
+               "", kDatasetSpecs});
+  s.push_back({"bench", "gcnlab bench spmm|gemm|elementwise|epoch [options]",
+               "Kernel benchmarks (spmm, gemm, elementwise: one key=value line per measurement) or training epochs "
+               "(epoch: train's options; experiments/bench.sh runs them beside plain PyTorch).",
+               strategy_options() + model_options() + run_options() +
+                   Options{{"--f", "16,64,128", "kernels: the dense widths"},
+                           {"--shape", "whole|1d:P", "spmm: the whole Âᵀ or one 1d rank's P column blocks"},
+                           {"--reps", "R", "kernels: timed repetitions (default 10)"},
+                           {"--warmup", "W", "kernels: untimed repetitions (default 2)"}, kQuiet},
+               "", kDatasetSpecs});
+  return s;
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& command_specs() {
+  static const std::vector<CommandSpec> specs = make_specs();
+  return specs;
+}
+
+const CommandSpec* find_command(const std::string& name) {
+  for (const CommandSpec& c : command_specs())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string usage() {
+  std::string out = fmt::format("gcnlab {} — distributed full-graph GCN training under interchangeable strategies\n\n"
+                                "usage:\n",
+                                GCNLAB_VERSION);
+  for (const CommandSpec& c : command_specs()) out += fmt::format("  {}\n", c.synopsis);
+  out += "  gcnlab --version\n\ngcnlab COMMAND --help lists a command's options.\n";
+  return out;
+}
+
+}  // namespace gcnlab::cli

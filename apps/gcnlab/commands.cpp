@@ -309,6 +309,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     data_slot = load_dataset(dataset_spec);
     if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
     run.backend = make_backend(info.backend, {info.threads, local_rank});
+    for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
     attach_ledger(*run.backend, world.ledger());
     run.device_world = make_device_communicator(*run.backend, dynamic_cast<MpiCommunicator&>(world));
     Communicator& comm = run.comm(world);

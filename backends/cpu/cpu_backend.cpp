@@ -44,6 +44,10 @@ CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
   openblas_set_num_threads(threads_);
 }
 
+std::vector<std::pair<std::string, std::string>> CpuBackend::versions() const {
+  return {{"blas", openblas_get_config()}, {"openmp", std::to_string(_OPENMP)}};
+}
+
 void* CpuBackend::do_allocate(std::size_t bytes) {
   const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
   const std::size_t rounded = (bytes + align - 1) / align * align;

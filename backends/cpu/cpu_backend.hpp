@@ -12,6 +12,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(const BackendOptions& opts);
 
   std::string name() const override { return "cpu"; }
+  std::vector<std::pair<std::string, std::string>> versions() const override;
   void sync() override {}
 
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;

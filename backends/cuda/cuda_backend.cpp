@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "backends/cuda/check.hpp"
@@ -117,6 +118,17 @@ CudaBackend::~CudaBackend() {
   if (cublas_) cublasDestroy(cublas_);
   if (comm_stream_) cudaStreamDestroy(comm_stream_);
   if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::vector<std::pair<std::string, std::string>> CudaBackend::versions() const {
+  int runtime = 0, nccl = 0;
+  cudaRuntimeGetVersion(&runtime);
+  ncclGetVersion(&nccl);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, device_);
+  return {{"cuda_runtime", fmt::format("{}.{}", runtime / 1000, runtime % 1000 / 10)},
+          {"nccl", fmt::format("{}.{}.{}", nccl / 10000, nccl / 100 % 100, nccl % 100)},
+          {"gpu", prop.name}};
 }
 
 void CudaBackend::sync() { GCNLAB_CUDA_CALL(cudaStreamSynchronize(stream_)); }

@@ -24,6 +24,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
+  std::vector<std::pair<std::string, std::string>> versions() const override;
   void sync() override;
   std::optional<std::size_t> free_bytes() const override;  // cudaMemGetInfo
   CUstream_st* stream() const { return stream_; }

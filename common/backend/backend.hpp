@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/backend/allocator.hpp"
 #include "common/backend/elementwise.hpp"
@@ -35,6 +37,9 @@ struct XentSums {
 class Backend : public Allocator {
  public:
   virtual std::string name() const = 0;
+  // The libraries and device behind the kernels, for the results' provenance:
+  // (what, version) pairs, e.g. {"blas", "OpenBLAS 0.3.21 ..."}, {"gpu", "NVIDIA H100"}.
+  virtual std::vector<std::pair<std::string, std::string>> versions() const = 0;
   // Wait for all queued work (no-op on the CPU).
   virtual void sync() = 0;
 

@@ -108,7 +108,7 @@ omp, slurm, one_d = (json.load(open(f"{work}/{k}.json")) for k in ["omp", "slurm
 for r in (omp, slurm, one_d):
     jsonschema.validate(r, schema)
     p = r["provenance"]
-    assert "train --algo" in p["command_line"] and p["versions"]["mpi"], p
+    assert "train --algo" in p["command_line"] and p["versions"]["mpi"] and "OpenBLAS" in p["versions"]["blas"], p
     assert p["oversubscribed"] == (p["ranks_per_node"] * r["config"]["threads"] > p["cores_per_node"]), p
 assert omp["config"]["threads"] == 1 and omp["provenance"]["threads_source"] == "OMP_NUM_THREADS=1", omp["provenance"]
 assert slurm["config"]["threads"] == 3 and slurm["provenance"]["threads_source"] == "SLURM_CPUS_PER_TASK=3"

@@ -160,6 +160,58 @@ TEST_CASE("plexus-3d on an even 2x2x2 grid moves Plexus's per-layer volumes", "[
   }
 }
 
+TEST_CASE("plexus-3d moves Plexus's per-layer volumes (Eq. 4.5) on every grid of the job", "[bytes][plexus-3d]") {
+  // Written out from the layout of Sec. 3 (decomposition.hpp's header), not
+  // from epoch_collectives: with n = 840 and widths 120 -> 120 -> 24 every
+  // block of every grid of 1-8 ranks is even. Per rank and epoch, layer l with
+  // axes (a, b, c), S = the partial sums' element size:
+  //   fwd  F all-gather over c (l = 0)  (Gc-1) · n/(Ga Gc) · f_l/Gb · 4
+  //        H all-reduce over a          2(Ga-1)/Ga · n/Gc · f_l/Gb · S
+  //        W all-gather over c          (Gc-1) · f_l/(Gb Gc) · f_l+1/Ga · 4
+  //        Q all-reduce over b          2(Gb-1)/Gb · n/Gc · f_l+1/Ga · S
+  //   bwd  dW reduce-scatter over c     (Gc-1) · f_l/(Gb Gc) · f_l+1/Ga · 4
+  //        dH all-reduce over a (l > 0) 2(Ga-1)/Ga · n/Gc · f_l/Gb · S
+  //        dF all-reduce over c (l > 0) 2(Gc-1)/Gc · n/Ga · f_l/Gb · S
+  // plus the trainer's: the 7 metric doubles over all ranks, and the softmax's
+  // row max and sum over the class group (Q_{L-1}'s column axis a_{L-1}).
+  const Dataset data = load_dataset("sbm:nodes=840,classes=24,avg-degree=6,features=120,seed=5");
+  const double n = 840, B = 4;
+  auto ring = [](double bytes, double p) { return 2 * (p - 1) / p * bytes; };
+  for (const auto& g : grids_for("plexus-3d", world_size()))
+    for (int layers : {2, 3})
+      for (const std::string precision : {"fp32", "bf16"}) {
+        INFO("grid " << format_grid(g) << ", " << layers << " layers, " << precision);
+        RunSpec spec = plexus_spec(layers, 0.f, false);
+        spec.algo = "plexus-3d";
+        spec.grid = g;
+        spec.model.hidden = 120;
+        spec.train.epochs = 2;
+        spec.comm_precision = precision;
+        const RunResult r = run(MPI_COMM_WORLD, spec, data);
+        const std::vector<double> f = layers == 2 ? std::vector<double>{120, 120, 24} : std::vector<double>{120, 120, 120, 24};
+        const double S = precision == "bf16" ? 2 : 4;
+        double allgather = 0, reduce_scatter = 0, allreduce = 0;
+        for (int l = 0; l < layers; ++l) {
+          const auto ax = plexus::layer_axes(l);
+          const double Ga = g[ax.a], Gb = g[ax.b], Gc = g[ax.c];
+          if (l == 0) allgather += (Gc - 1) * n / (Ga * Gc) * f[l] / Gb * B;
+          allreduce += ring(n / Gc * f[l] / Gb * S, Ga) + ring(n / Gc * f[l + 1] / Ga * S, Gb);
+          allgather += (Gc - 1) * f[l] / (Gb * Gc) * f[l + 1] / Ga * B;
+          reduce_scatter += (Gc - 1) * f[l] / (Gb * Gc) * f[l + 1] / Ga * B;
+          if (l > 0) allreduce += ring(n / Gc * f[l] / Gb * S, Ga) + ring(n / Ga * f[l] / Gb * S, Gc);
+        }
+        const auto last = plexus::layer_axes(layers - 1);
+        allreduce += ring(7 * 8, world_size()) + 2 * ring(n / g[last.c] * B, g[last.a]);
+        for (const RankReport& rr : r.ranks) {
+          INFO("rank " << rr.rank);
+          CHECK(rr.per_epoch[static_cast<int>(Category::allgather)].wire_bytes == Approx(allgather).epsilon(1e-12));
+          CHECK(rr.per_epoch[static_cast<int>(Category::reduce_scatter)].wire_bytes ==
+                Approx(reduce_scatter).epsilon(1e-12));
+          CHECK(rr.per_epoch[static_cast<int>(Category::allreduce)].wire_bytes == Approx(allreduce).epsilon(1e-12));
+        }
+      }
+}
+
 TEST_CASE("plexus-3d with bf16 partial sums: the fp32 model within bf16 rounding, bytes equal to the model",
           "[bytes][plexus-3d][bf16]") {
   const Dataset data = load_dataset(kDirected);

@@ -139,9 +139,9 @@ void log(const Communicator& world, const std::string& line) {
 
 // --dry-run: the modelled wire bytes per category of every rank for one
 // epoch, from the strategies' analytic models, without running an epoch.
-void print_byte_model(Communicator& world, const Strategy& strategy, const Trainer& trainer) {
+void print_byte_model(Communicator& world, const Strategy& strategy, Trainer& trainer) {
   world.ledger().set_phase(Phase::report);
-  const ByteModel mine = trainer.byte_model();
+  const ByteModel mine = trainer.planned_byte_model();
   const int width = kNumCategories + 1;
   std::vector<double> local(mine.begin(), mine.end()), all(static_cast<std::size_t>(width) * world.size());
   local.push_back(static_cast<double>(strategy.nnz_local()));
@@ -157,7 +157,11 @@ void print_byte_model(Communicator& world, const Strategy& strategy, const Train
         used.push_back(k);
         break;
       }
-  std::string out = fmt::format("modelled wire bytes received per rank and epoch (grid {}):\n{:<6} {:<10} {:>10}",
+  const std::string epoch = trainer.minibatch()
+                                ? fmt::format("the first epoch: {} mini-batch steps, each on its own sample",
+                                              trainer.steps_per_epoch())
+                                : "epoch";
+  std::string out = fmt::format("modelled wire bytes received per rank and {} (grid {}):\n{:<6} {:<10} {:>10}", epoch,
                                 format_grid(strategy.grid()), "rank", "coords", "nnz");
   for (int k : used) out += fmt::format(" {:>15}", to_string(static_cast<Category>(k)));
   out += fmt::format(" {:>15}\n", "total");

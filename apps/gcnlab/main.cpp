@@ -46,8 +46,10 @@ int main(int argc, char** argv) {
                                             "simulate, bench or compare; see gcnlab --help)", command));
         a.emplace(*spec, cli::with_config(*spec, args));
       });
-      // progress of long loading, partitioning and shard writing on rank 0's stderr (every command)
-      gcnlab::enable_progress(world.rank() == 0 && !a->flag("--quiet"));
+      // progress of long loading, partitioning and shard writing on rank 0's stderr (every command);
+      // --quiet is read on every rank (Args::finish checks that every given option was read)
+      const bool quiet = a->flag("--quiet");
+      gcnlab::enable_progress(world.rank() == 0 && !quiet);
       if (command == "train") rc = cli::train(*a, world);
       else if (command == "info") rc = cli::info(*a, world);
       else if (command == "prepare") rc = cli::prepare(*a, world);

@@ -587,6 +587,19 @@ ByteModel Trainer::byte_model() const {
   return m;
 }
 
+ByteModel Trainer::planned_byte_model() {
+  if (!minibatch()) return byte_model();
+  ByteModel m{};
+  for (int s = 0; s < steps_per_epoch_; ++s) {
+    restrict_to_step(first_epoch_ * steps_per_epoch_ + s);
+    const ByteModel step = step_model();
+    for (int c = 0; c < kNumCategories; ++c) m[c] += step[c];
+  }
+  restrict_to_step(-1);
+  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
+  return m;
+}
+
 MemoryNeed Trainer::memory_need() const {
   MemoryNeed m = strategy_.memory_need();
   const int L = model_.layers;

@@ -103,6 +103,10 @@ class Trainer {
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
+  // --dry-run: the model of the first epoch train() will run, before it runs.
+  // Full graph: byte_model(). Mini-batches: the sum over that epoch's steps of
+  // each step's model on its own sample (cut, not trained; collective).
+  ByteModel planned_byte_model();
   // Strategy's graph and buffers + the trainer's activations and weights (this rank).
   MemoryNeed memory_need() const;
 

@@ -117,6 +117,22 @@ assert one_d["provenance"]["ranks_per_node"] == 3 and "--out" in one_d["provenan
 print("threads and provenance checks passed")
 PY
 
+# --quiet on several ranks (read on every rank); --dry-run of a mini-batch run: the first epoch's steps,
+# each on its own sample, equal to what that epoch then moves, rank by rank
+MB=(train --algo scalegnn-4d --grid 2x1x2x1 --batch-size 300 --epochs 1 --dataset "$DS" --hidden 8 --quiet)
+"$MPIEXEC" -np 4 "$GCNLAB" "${MB[@]}" --dry-run >"$WORK/dry.txt" 2>"$WORK/dry.err" || { cat "$WORK/dry.err"; fail "scalegnn-4d --dry-run --quiet"; }
+"$MPIEXEC" -np 4 "$GCNLAB" "${MB[@]}" --out "$WORK/mb.json" >/dev/null 2>&1 || fail "scalegnn-4d run"
+"$PYTHON" - "$WORK" <<'PY' || fail "dry-run model of a mini-batch epoch"
+import json, re, sys
+work = sys.argv[1]
+text = open(f"{work}/dry.txt").read()
+assert "the first epoch: 2 mini-batch steps, each on its own sample" in text, text
+rows = {int(m.group(1)): float(m.group(2)) for m in re.finditer(r"^(\d+)\s+\(.*\)\s+\d+.*?\s(\d+)$", text, re.M)}
+run = json.load(open(f"{work}/mb.json"))
+measured = {p["rank"]: sum(p["wire_bytes"].values()) for p in run["per_rank"]}
+assert len(rows) == 4 and rows == measured, (rows, measured)
+PY
+
 # train --config RUN.json: the recorded run again, options given here override; the recorded --out is not reused
 cp "$WORK/serial.json" "$WORK/serial-before.json"
 "$MPIEXEC" -np 1 "$GCNLAB" train --config "$WORK/serial.json" --epochs 2 --out "$WORK/rerun.json" 2>"$WORK/rerun.err" \

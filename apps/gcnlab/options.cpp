@@ -97,8 +97,10 @@ Args::Args(const CommandSpec& spec, std::vector<std::string> args) : spec_(&spec
   } catch (const CLI::CallForHelp&) {
     throw HelpRequested{app.help()};
   } catch (const CLI::ExtrasError& e) {
+    // "The following arguments were not expected: ... --bogus": name the last one
+    const std::string what = e.what();
     throw UsageError(fmt::format("unknown or misplaced argument '{}' (see gcnlab {} --help)",
-                                 e.what() + std::string(e.what()).rfind(' ') + 1, spec.name));
+                                 what.substr(what.rfind(' ') + 1), spec.name));
   } catch (const CLI::ParseError& e) {
     throw UsageError(fmt::format("{} (see gcnlab {} --help)", e.what(), spec.name));
   }
@@ -160,9 +162,9 @@ std::vector<std::string> Args::positional() {
 }
 
 void Args::finish() const {
-  for (const auto& [name, v] : values_)
-    if (!read_.count(name)) throw UsageError(fmt::format("{} does not apply here (see gcnlab {} --help)", name, spec_->name));
-  for (const std::string& name : flags_)
+  std::vector<std::string> given(flags_.begin(), flags_.end());
+  for (const auto& [name, v] : values_) given.push_back(name);
+  for (const std::string& name : given)
     if (!read_.count(name)) throw UsageError(fmt::format("{} does not apply here (see gcnlab {} --help)", name, spec_->name));
   if (!positional_.empty() && !read_.count(spec_->positional))
     throw UsageError(fmt::format("unknown or misplaced argument '{}' (see gcnlab {} --help)", positional_.front(),

@@ -142,16 +142,13 @@ std::int64_t rows_of(const Layout& a) { return static_cast<std::int64_t>(a.verti
 std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, const std::vector<std::int64_t>& part) {
   std::vector<std::int64_t> at;
   at.reserve(part.size());
-  std::size_t i = 0;
+  auto next = full.begin();
   for (const std::int64_t v : part) {
-    std::size_t j = i;
-    while (j < full.size() && full[j] != v) ++j;
-    if (j == full.size())  // the next subsequence starts
-      for (j = 0; j < full.size() && full[j] != v; ++j) {
-      }
-    GCNLAB_ASSERT(j < full.size());
-    at.push_back(static_cast<std::int64_t>(j));
-    i = j + 1;
+    auto it = std::find(next, full.end(), v);
+    if (it == full.end()) it = std::find(full.begin(), full.end(), v);  // the next subsequence starts
+    GCNLAB_ASSERT(it != full.end());
+    at.push_back(it - full.begin());
+    next = it + 1;
   }
   return at;
 }

@@ -86,6 +86,12 @@ std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const Strat
     GCNLAB_CHECK(opts.comm_precision == "fp32" || opts.algo == "plexus-3d" || opts.algo == "scalegnn-4d",
                  "--comm-precision bf16 is for the 3D PMM of plexus-3d and scalegnn-4d (ScaleGNN Sec. V-B); --algo {} "
                  "communicates in fp32", opts.algo);
+    GCNLAB_CHECK(opts.variant == ModelVariant::gcn || opts.algo == "serial" || opts.algo == "plexus-3d" ||
+                     opts.algo == "scalegnn-4d",
+                 "--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, "
+                 "plexus-3d and scalegnn-4d; --algo {} trains the plain GCN (--model gcn)", opts.algo);
+    GCNLAB_CHECK(opts.variant == ModelVariant::gcn || opts.order == "auto",
+                 "--order is for the plain GCN's convolutions; --model scalegnn aggregates first");
     const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
     if (!e.any_order) {
       const bool aggregate = std::all_of(orders.begin(), orders.end(),

@@ -58,7 +58,7 @@ RUN_COLUMNS = [
     ("dataset", "dataset/name"), ("spec", "dataset/spec"), ("nodes", "dataset/nodes"), ("nnz", "dataset/nnz"),
     ("algo", "config/algo"), ("grid", "config/grid"), ("ranks", "config/ranks"), ("threads", "config/threads"),
     ("backend", "config/backend"), ("seed", "config/seed"), ("epochs", "config/epochs"), ("dims", "config/model/dims"),
-    ("dropout", "config/model/dropout"), ("partitioner", "config/partitioner"), ("permutation", "config/permutation"),
+    ("dropout", "config/model/dropout"), ("model", "config/model/variant"), ("partitioner", "config/partitioner"), ("permutation", "config/permutation"),
     ("comm_precision", "config/comm_precision"), ("batch_size", "config/minibatch/batch_size"),
     ("dp_groups", "config/minibatch/dp_groups"), ("epoch_time_s", "summary/epoch_time_s"),
     ("setup_time_s", "summary/setup_time_s"), ("final_loss", "summary/final_loss"), ("test_acc", "summary/test_acc"),

@@ -36,62 +36,134 @@ std::vector<std::int64_t> RowSplit::sub_block_elements(int p, int k, int q, std:
   return s;
 }
 
-InputBlock input_block(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k,
-                       int l) {
-  const Axes ax = layer_axes(l);
-  InputBlock b{rows.block(g[ax.a], k[ax.a]), block_range(dims[l], g[ax.b], k[ax.b])};
-  if (l == 0) b.rows = rows.sub_block(g[ax.a], k[ax.a], g[ax.c], k[ax.c]);  // sharded further over c (Sec. 3.1)
+ModelShape::ModelShape(std::vector<std::int64_t> d, ModelVariant v)
+    : dims(std::move(d)), kinds(layer_kinds(v, static_cast<int>(dims.size()) - 1)), norms(v == ModelVariant::scalegnn) {}
+
+namespace {
+
+int third(int a, int b) { return 3 - a - b; }
+
+// The axes of every layer and matrix: a convolution takes its input (rows a,
+// columns b) to (rows c, columns a); a linear layer takes (rows c, columns b)
+// to (rows c, columns a).
+struct Walk {
+  std::vector<Axes> layers;
+  std::vector<MatrixAxes> matrices;
+};
+
+Walk walk(const ModelShape& m) {
+  Walk w;
+  MatrixAxes in = m.layers() > 0 && m.kind(0) == LayerKind::linear ? MatrixAxes{0, 2} : MatrixAxes{0, 1};
+  for (int l = 0; l < m.layers(); ++l) {
+    w.matrices.push_back(in);
+    const int other = third(in.rows, in.cols);
+    if (m.kind(l) == LayerKind::conv) {
+      w.layers.push_back({in.rows, in.cols, other});
+      in = {other, in.rows};
+    } else {
+      w.layers.push_back({other, in.cols, in.rows});
+      in = {in.rows, other};
+    }
+  }
+  w.matrices.push_back(in);
+  return w;
+}
+
+}  // namespace
+
+Axes axes_of(const ModelShape& m, int l) { return walk(m).layers.at(static_cast<std::size_t>(l)); }
+
+MatrixAxes matrix_axes(const ModelShape& m, int l) { return walk(m).matrices.at(static_cast<std::size_t>(l)); }
+
+InputBlock input_block(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l) {
+  const MatrixAxes ax = matrix_axes(m, l);
+  InputBlock b{rows.block(g[ax.rows], k[ax.rows]), block_range(m.dims[l], g[ax.cols], k[ax.cols])};
+  if (l == 0 && m.kind(0) == LayerKind::conv) {  // sharded further over c (Sec. 3.1)
+    const Axes a = axes_of(m, 0);
+    b.rows = rows.sub_block(g[a.a], k[a.a], g[a.c], k[a.c]);
+  }
   return b;
 }
 
-LayerBlocks layer_blocks(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k,
-                         int l) {
+LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l) {
   LayerBlocks b;
-  b.ax = layer_axes(l);
+  b.ax = axes_of(m, l);
   const auto [a, bb, c] = b.ax;
-  b.rows_in = rows.block(g[a], k[a]);
-  b.x_rows = l == 0 ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
+  const bool conv = m.kind(l) == LayerKind::conv;
+  b.rows_in = conv ? rows.block(g[a], k[a]) : rows.block(g[c], k[c]);
+  b.x_rows = l == 0 && conv ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
   b.rows_out = rows.block(g[c], k[c]);
-  b.cols_in = block_range(dims[l], g[bb], k[bb]);
-  b.cols_out = block_range(dims[l + 1], g[a], k[a]);
+  b.cols_in = block_range(m.dims[l], g[bb], k[bb]);
+  b.cols_out = block_range(m.dims[l + 1], g[a], k[a]);
   b.w_rows = sub_range(b.cols_in, g[c], k[c]);
   return b;
 }
 
-std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
-                                          const Coords& k, bool learn_features, double sum_element_bytes) {
+int grid_rank(const Grid& g, const Coords& k) { return (k[2] * g[0] + k[0]) * g[1] + k[1]; }
+
+Coords grid_coords(const Grid& g, int rank) { return {(rank / g[1]) % g[0], rank % g[1], rank / (g[0] * g[1])}; }
+
+Reshard residual_reshard(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int from, int to) {
+  const int p = g[0] * g[1] * g[2];
+  std::vector<Rect> src, dst;
+  for (int r = 0; r < p; ++r) {
+    const Coords c = grid_coords(g, r);
+    const InputBlock f = input_block(rows, m, g, c, from), t = input_block(rows, m, g, c, to);
+    src.push_back({f.rows, f.cols});
+    dst.push_back({t.rows, t.cols});
+  }
+  return Reshard(src, dst, grid_rank(g, k));
+}
+
+std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
+                                          bool learn_features, double sum_element_bytes) {
   constexpr double f4 = sizeof(float);
-  const int L = static_cast<int>(dims.size()) - 1;
+  const int L = m.layers();
   std::vector<Collective> out;
   auto add = [&](Category cat, int axis, int l, bool bwd, double payload, double wire) {
-    if (g[axis] > 1) out.push_back({cat, axis, l, bwd, wire, payload});
+    if (axis < 0 || g[axis] > 1) out.push_back({cat, axis, l, bwd, wire, payload});
   };
-  auto allreduce = [&](int axis, int l, bool bwd, double elements) {  // a partial sum (PartialSums)
-    const double m = sum_element_bytes * elements;
-    add(Category::allreduce, axis, l, bwd, m, wire::allreduce(m, g[axis]));
+  auto allreduce = [&](int axis, int l, bool bwd, double elements, double element_bytes) {
+    const double bytes = element_bytes * elements;
+    add(Category::allreduce, axis, l, bwd, bytes, wire::allreduce(bytes, g[axis]));
+  };
+  auto reshard = [&](int l, bool bwd, int from, int to) {
+    const Reshard r = residual_reshard(rows, m, g, k, from, to);
+    const InputBlock b = input_block(rows, m, g, k, from);
+    if (g[0] * g[1] * g[2] > 1) add(Category::alltoall, -1, l, bwd, f4 * b.rows.count * b.cols.count, r.wire_bytes());
   };
   for (int l = 0; l < L; ++l) {  // forward, Alg. 1
-    const LayerBlocks b = layer_blocks(rows, dims, g, k, l);
-    if (l == 0)
+    const LayerBlocks b = layer_blocks(rows, m, g, k, l);
+    const bool conv = m.kind(l) == LayerKind::conv;
+    if (l == 0 && conv)
       add(Category::allgather, b.ax.c, l, false, f4 * b.x_rows.count * b.cols_in.count,
           f4 * (b.rows_in.count - b.x_rows.count) * b.cols_in.count);
-    allreduce(b.ax.a, l, false, b.rows_out.count * b.cols_in.count);
+    if (conv) allreduce(b.ax.a, l, false, b.rows_out.count * b.cols_in.count, sum_element_bytes);
     add(Category::allgather, b.ax.c, l, false, f4 * b.w_rows.count * b.cols_out.count,
         f4 * (b.cols_in.count - b.w_rows.count) * b.cols_out.count);
-    allreduce(b.ax.b, l, false, b.rows_out.count * b.cols_out.count);
+    allreduce(b.ax.b, l, false, b.rows_out.count * b.cols_out.count, sum_element_bytes);
+    if (m.norm_after(l)) {  // RMSNorm's row sums (Eq. 29), the residual
+      allreduce(b.ax.a, l, false, b.rows_out.count, f4);
+      reshard(l, false, l, l + 1);
+    }
   }
   for (int l = L - 1; l >= 0; --l) {  // backward, Alg. 2
-    const LayerBlocks b = layer_blocks(rows, dims, g, k, l);
+    const LayerBlocks b = layer_blocks(rows, m, g, k, l);
+    if (m.norm_after(l)) {  // RMSNorm's row dots and dL/dγ
+      allreduce(b.ax.a, l, true, b.rows_out.count, f4);
+      allreduce(b.ax.c, l, true, b.cols_out.count, f4);
+    }
     const double dw = f4 * b.w_rows.count * b.cols_out.count;
     add(Category::reduce_scatter, b.ax.c, l, true, dw, wire::reduce_scatter(dw, g[b.ax.c]));
     if (l == 0 && !learn_features) continue;
-    allreduce(b.ax.a, l, true, b.rows_out.count * b.cols_in.count);
-    if (l > 0) {
-      allreduce(b.ax.c, l, true, b.rows_in.count * b.cols_in.count);
-    } else {
+    allreduce(b.ax.a, l, true, b.rows_out.count * b.cols_in.count, sum_element_bytes);
+    if (m.kind(l) == LayerKind::conv && l > 0) {  // dF = Aᵀ dH (a linear layer's dX is dH)
+      allreduce(b.ax.c, l, true, b.rows_in.count * b.cols_in.count, sum_element_bytes);
+    } else if (m.kind(l) == LayerKind::conv) {
       const double dx = f4 * b.x_rows.count * b.cols_in.count;
       add(Category::reduce_scatter, b.ax.c, l, true, dx, wire::reduce_scatter(dx, g[b.ax.c]));
     }
+    if (m.norm_after(l)) reshard(l, true, l + 1, l);
   }
   return out;
 }

@@ -24,6 +24,17 @@
 // single (Eq. 5.1/5.2): π_l = P; double (Eq. 5.3/5.4): π_l = P_c for even l,
 // P_r for odd l, so A^(l) alternates P_r Âᵀ P_cᵀ and P_c Âᵀ P_rᵀ. The
 // distinct shards a rank stores: min(3, L) (none, single), min(6, L) (double).
+//
+// ScaleGNN's model (--model scalegnn, Sec. IV-C4) adds linear layers,
+// parallelised as the GEMM of Eq. 28: input rows over c, columns over b; W
+// rows over b, columns over a (rows further split over c); Z = X W partial
+// over b -> all-reduce over b; so the rows keep their axis and the columns
+// move to a. The input projection takes the features on the ZX-plane (rows
+// over x, columns over z) and hands layer 1 its input on the XY-plane, where
+// Plexus's layer 0 starts (Fig. 4); the convolutions then rotate as above.
+// After each convolution: RMSNorm's row sums all-reduced over the columns'
+// axis (a), dL/dγ over the rows' axis (c), and the residual resharded from
+// the layer's input layout into its output layout (common/dist/reshard.hpp).
 
 #include <array>
 #include <cstdint>
@@ -33,7 +44,9 @@
 #include "common/comm/ledger.hpp"
 #include "common/core/blocks.hpp"
 #include "common/data/sampling.hpp"
+#include "common/dist/reshard.hpp"
 #include "common/matrix/host_csr.hpp"
+#include "common/model/variant.hpp"
 #include "partitioners/permutation.hpp"
 
 namespace gcnlab::plexus {
@@ -48,6 +61,28 @@ constexpr Axes layer_axes(int l) {
   const int a = (3 - l % 3) % 3;
   return {a, (a + 1) % 3, (a + 2) % 3};
 }
+
+// The model as the decomposition sees it: widths f_0..f_L, each layer's kind
+// (none given: all graph convolutions, Plexus's model) and whether each
+// convolution is followed by ScaleGNN's RMSNorm and residual.
+struct ModelShape {
+  std::vector<std::int64_t> dims;
+  std::vector<LayerKind> kinds;
+  bool norms = false;
+  ModelShape(std::vector<std::int64_t> d) : dims(std::move(d)) {}  // NOLINT(google-explicit-constructor): Plexus's GCN
+  ModelShape(std::vector<std::int64_t> d, ModelVariant v);
+  int layers() const { return static_cast<int>(dims.size()) - 1; }
+  LayerKind kind(int l) const { return kinds.empty() ? LayerKind::conv : kinds[static_cast<std::size_t>(l)]; }
+  bool norm_after(int l) const { return norms && kind(l) == LayerKind::conv; }
+};
+
+// Layer l's axes (layer_axes(l) when every layer is a convolution).
+Axes axes_of(const ModelShape& m, int l);
+// The axes over which activation matrix l (l = 0..L) has its rows and its columns.
+struct MatrixAxes {
+  int rows, cols;
+};
+MatrixAxes matrix_axes(const ModelShape& m, int l);
 
 using Range = BlockRange;  // common/core/blocks.hpp: block_range(n, p, k)
 // Elements of each of the p row blocks of a rows x width row-major matrix
@@ -95,18 +130,26 @@ struct LayerBlocks {
   Range cols_out;  // columns of Q and W (over a)
   Range w_rows;    // rows of W this rank stores: cols_in split over c
 };
-LayerBlocks layer_blocks(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l);
 
 // The rows and columns of activation matrix l (l = 0..L) held by coordinate k.
 struct InputBlock {
   Range rows, cols;
 };
-InputBlock input_block(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g, const Coords& k, int l);
+InputBlock input_block(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l);
+
+// The rank of coordinate k in the grid's communicator, and back (Y innermost,
+// then X, then Z: Sec. 4.2).
+int grid_rank(const Grid& g, const Coords& k);
+Coords grid_coords(const Grid& g, int rank);
+
+// The residual of a GNN layer moved from activation matrix `from`'s layout into `to`'s.
+Reshard residual_reshard(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int from, int to);
 
 // One collective of an epoch as one rank sees it.
 struct Collective {
   Category category;
-  int axis;           // the group: ranks that differ only in this coordinate
+  int axis;           // the group: ranks that differ only in this coordinate (-1: the whole grid)
   int layer;
   bool backward;
   double wire_bytes;  // received by this rank (common/comm/wire.hpp)
@@ -114,12 +157,13 @@ struct Collective {
 };
 
 // Every collective of one training epoch (forward + backward; one step on a
-// sample) for coordinate k, in program order. `learn_features`: layer 0 also
+// sample) for coordinate k, in program order, with ScaleGNN's RMSNorm and
+// residual collectives (always fp32) where the model has them. `learn_features`: layer 0 also
 // computes dL/dF. `sum_element_bytes`: the wire size of an element of the
 // partial-sum all-reduces (4, or 2 with bf16 communication, ScaleGNN Sec. V-B;
 // the all-gathers and reduce-scatters stay fp32).
-std::vector<Collective> epoch_collectives(const RowSplit& rows, const std::vector<std::int64_t>& dims, const Grid& g,
-                                          const Coords& k, bool learn_features, double sum_element_bytes = 4);
+std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
+                                          bool learn_features, double sum_element_bytes = 4);
 
 // Nonzeros of every shard of Π_r A Π_cᵀ cut into R x C blocks (row-major
 // R x C result): row q of the permuted matrix is A's row row_order[q].

@@ -22,7 +22,8 @@ Grid grid_from(const StrategyOptions& opts, int p) {
 }
 
 // Plexus places Y innermost, then X, then Z (Sec. 4.2): the grid's rank order
-// is (z, x, y) with y varying fastest, so a Y group is consecutive ranks.
+// is (z, x, y) with y varying fastest, so a Y group is consecutive ranks
+// (plexus::grid_rank).
 ProcessGrid make_grid(Communicator& world, const Grid& g) { return ProcessGrid(world, {g[2], g[0], g[1]}, {"z", "x", "y"}); }
 
 template <class T>
@@ -53,12 +54,14 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       gemm_order_(opts.gemm_order),
       seed_(opts.seed),
       learn_features_(opts.learn_features),
+      variant_(opts.variant),
       sums_(ctx.backend, parse_comm_precision(opts.comm_precision)),
       keep_host_shards_(opts.batch_size > 0) {
   GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
   GCNLAB_CHECK(gemm_order_ == "auto" || gemm_order_ == "direct" || gemm_order_ == "reversed",
                "unknown --gemm-order '{}' (expected auto, direct or reversed)", gemm_order_);
   for (int axis = 0; axis < 3; ++axis) k_[axis] = grid_.coord(kAxisNames[axis]);
+  GCNLAB_ASSERT(grid_rank(g_, k_) == ctx.world.rank());
 }
 
 std::string Plexus3DStrategy::describe() const {
@@ -78,6 +81,7 @@ std::string Plexus3DStrategy::describe() const {
 void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   n_ = g.n();
   dims_ = dims;
+  shape_ = ModelShape(dims, variant_);
   rows_ = RowSplit(n_);
   cur_ = &full_;
   const int L = static_cast<int>(dims.size()) - 1;
@@ -90,6 +94,9 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
                "the graph was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
                "--seed {})",
                prepared.permutation, prepared.seed, to_string(permutation_), seed_);
+  GCNLAB_CHECK(variant_ == ModelVariant::gcn || permutation_.kind == Permutation::none,
+               "--model scalegnn reshards its residuals in one vertex ordering: --permutation must be none (got {})",
+               to_string(permutation_));
   GCNLAB_CHECK(!keep_host_shards_ || permutation_.kind == Permutation::none,
                "mini-batches are sampled in one vertex ordering (ScaleGNN Alg. 2): --permutation must be none "
                "(got {})", to_string(permutation_));
@@ -97,7 +104,7 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   Geometry& geo = full_;
   geo = Geometry{};
   for (int l = 0; l <= L; ++l) {
-    const InputBlock b = input_block(n_, dims, g_, k_, l);
+    const InputBlock b = input_block(n_, shape_, g_, k_, l);
     Layout lay;
     lay.vertices = g.vertices(ordering_id(permutation_, l), b.rows.first, b.rows.end());
     lay.col0 = b.cols.first;
@@ -112,8 +119,12 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   shard_ranges_.clear();
   std::map<std::tuple<int, int, int, int>, int> index;
   for (int l = 0; l < L; ++l) {
-    const LayerBlocks b = layer_blocks(n_, dims, g_, k_, l);
+    const LayerBlocks b = layer_blocks(n_, shape_, g_, k_, l);
     geo.blocks.push_back(b);
+    if (!conv(l)) {
+      geo.shard_of_layer.push_back(-1);
+      continue;
+    }
     const int r = ordering_id(permutation_, l + 1), c = ordering_id(permutation_, l);
     const auto key = std::make_tuple(b.ax.c, b.ax.a, r, c);
     if (auto it = index.find(key); it != index.end()) {
@@ -135,15 +146,16 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   h_.clear();
   w_full_.clear();
   std::int64_t dh = 0, dw = 0;
-  for (const LayerBlocks& b : geo.blocks) {
-    h_.emplace_back(backend_, b.rows_out.count, b.cols_in.count);
+  for (int l = 0; l < L; ++l) {
+    const LayerBlocks& b = geo.blocks[l];
+    h_.push_back(conv(l) ? Dense(backend_, b.rows_out.count, b.cols_in.count) : Dense());
     w_full_.push_back(g_[b.ax.c] > 1 ? Dense(backend_, b.cols_in.count, b.cols_out.count) : Dense());
     dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   sums_.reserve(largest_partial_sum(geo.blocks));
   const LayerBlocks& b0 = geo.blocks.front();
-  f_full_ = Dense(backend_, b0.rows_in.count, b0.cols_in.count);
+  f_full_ = conv(0) ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
   dh_ = Dense(backend_, 1, dh);
   dw_part_ = Dense(backend_, 1, dw);
   dw_t_ = Dense(backend_, 1, dw);
@@ -169,7 +181,7 @@ std::unique_ptr<SampleCut> Plexus3DStrategy::cut(Sample s) const {
   // the full layout's at those positions.
   const int L = static_cast<int>(dims_.size()) - 1;
   for (int l = 0; l <= L; ++l) {
-    const InputBlock full = input_block(n_, dims_, g_, k_, l);
+    const InputBlock full = input_block(n_, shape_, g_, k_, l);
     Layout lay{{}, full_.layouts[l].col0, full_.layouts[l].cols};
     for (const std::int64_t q : sampled_positions(s, full.rows))
       lay.vertices.push_back(full_.layouts[l].vertices[q - full.rows.first]);
@@ -200,7 +212,7 @@ void Plexus3DStrategy::restrict_to(const SampleCut* c) {
   geo.shards.clear();
   geo.shard_of_layer = full_.shard_of_layer;
   geo.nnz = 0;
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) geo.blocks.push_back(layer_blocks(rows_, dims_, g_, k_, l));
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) geo.blocks.push_back(layer_blocks(rows_, shape_, g_, k_, l));
   for (const HostCsr& a : cut.shards) {
     geo.nnz += a.nnz();
     geo.shards.push_back(make_shard(a));
@@ -226,26 +238,34 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
       m.graph += csr_bytes(s.transposed);
     }
   std::int64_t floats = 0, dh = 0, dw = 0;
-  for (const LayerBlocks& b : full_.blocks) {
-    floats += b.rows_out.count * b.cols_in.count + (g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0);
+  for (std::size_t l = 0; l < full_.blocks.size(); ++l) {
+    const LayerBlocks& b = full_.blocks[l];
+    floats += (conv(static_cast<int>(l)) ? b.rows_out.count * b.cols_in.count : 0) +
+              (g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0);
     dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   const LayerBlocks& b0 = full_.blocks.front();
-  floats += b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) + dh + 2 * dw;
+  floats += (conv(0) ? b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) : 0) + dh + 2 * dw;
+  std::int64_t staging = 0;  // the residuals' messages (the largest; a sample's are smaller)
+  for (int l = 0; l < shape_.layers(); ++l)
+    if (shape_.norm_after(l))
+      staging = std::max({staging, residual_reshard(n_, shape_, g_, k_, l, l + 1).staging_elements(),
+                          residual_reshard(n_, shape_, g_, k_, l + 1, l).staging_elements()});
+  floats += staging;
   m.buffers = bytes_of<float>(floats);
   if (sums_.precision() == CommPrecision::bf16) m.buffers += bytes_of<bf16>(largest_partial_sum(full_.blocks));
   return m;
 }
 
-void Plexus3DStrategy::weight_gradient(int l, ConstView g, View dw) {
+void Plexus3DStrategy::weight_gradient(int l, ConstView h, ConstView g, View dw) {
   auto t = ledger_.time(Category::gemm);
   if (dw_order_[l] == GemmOrder::direct) {
-    backend_.gemm(Op::T, Op::N, 1.f, h(l), g, 0.f, dw);
+    backend_.gemm(Op::T, Op::N, 1.f, h, g, 0.f, dw);
     return;
   }
   View dw_t{dw_t_.data(), dw.cols, dw.rows, dw.rows};
-  backend_.gemm(Op::T, Op::N, 1.f, g, h(l), 0.f, dw_t);
+  backend_.gemm(Op::T, Op::N, 1.f, g, h, 0.f, dw_t);
   backend_.transpose(dw_t, dw);
 }
 
@@ -260,15 +280,17 @@ void Plexus3DStrategy::choose_gemm_orders() {
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = full_.blocks[l];
     Dense g(backend_, b.rows_out.count, b.cols_out.count);
+    Dense x = conv(l) ? Dense() : Dense(backend_, b.rows_in.count, b.cols_in.count);  // a linear layer's H
+    Dense& h = conv(l) ? h_[l] : x;
     backend_.fill(g, 1.f);
-    backend_.fill(h_[l], 1.f);
+    backend_.fill(h, 1.f);
     View dw{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count};
     for (int order = 0; order < 2; ++order) {
       dw_order_.assign(L, order == 0 ? GemmOrder::direct : GemmOrder::reversed);
-      weight_gradient(l, g, dw);  // warm-up
+      weight_gradient(l, h, g, dw);  // warm-up
       backend_.sync();
       const auto t0 = Ledger::Clock::now();
-      for (int rep = 0; rep < 3; ++rep) weight_gradient(l, g, dw);
+      for (int rep = 0; rep < 3; ++rep) weight_gradient(l, h, g, dw);
       backend_.sync();
       seconds[2 * l + order] = std::chrono::duration<double>(Ledger::Clock::now() - t0).count();
     }
@@ -323,13 +345,14 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
   Communicator& over_c = along(b.ax.c);
 
   ConstView f = x;
-  if (l == 0 && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
+  if (l == 0 && conv(l) && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
     const auto counts = rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count);
     over_c.allgather(span_of(x.data, x.rows * x.cols), span_of(f_full_.data(), b.rows_in.count * b.cols_in.count),
                      counts, Category::allgather);
     f = ConstView{f_full_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count};
   }
-  aggregate(shard(l), over_a, f, h(l));  // lines 4-5
+  if (conv(l)) aggregate(shard(l), over_a, f, h(l));  // lines 4-5 (a linear layer multiplies its input: Eq. 28)
+  const ConstView h_l = conv(l) ? ConstView(h(l)) : x;
 
   if (over_c.size() > 1) {  // line 7
     over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(),
@@ -338,12 +361,12 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
   const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
   {
     auto t = ledger_.time(Category::gemm);  // line 8
-    backend_.gemm(Op::N, Op::N, 1.f, h(l), w_full, 0.f, z);
+    backend_.gemm(Op::N, Op::N, 1.f, h_l, w_full, 0.f, z);
   }
   if (over_b.size() > 1) sums_.allreduce(over_b, z);  // line 9
 }
 
-void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w, View dw, View* dx) {
+void Plexus3DStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
   Communicator& over_c = along(b.ax.c);
@@ -351,7 +374,7 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
 
   // Alg. 2 lines 2-3: dW = Hᵀ dQ, partial over c, reduce-scattered into the W shards.
   View dw_full = over_c.size() > 1 ? View{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count} : dw;
-  weight_gradient(l, g, dw_full);
+  weight_gradient(l, conv(l) ? ConstView(h(l)) : x, g, dw_full);
   if (over_c.size() > 1) {
     over_c.reduce_scatter(span_of<const float>(dw_full.data, dw_full.size()), span_of(dw.data, dw.size()),
                           row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count),
@@ -359,13 +382,14 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
   }
   if (!dx) return;
 
-  // lines 5-6: dH = dQ Wᵀ, partial over a.
-  View dh{dh_.data(), b.rows_out.count, b.cols_in.count, b.cols_in.count};
+  // lines 5-6: dH = dQ Wᵀ, partial over a (a linear layer's dX).
+  View dh = conv(l) ? View{dh_.data(), b.rows_out.count, b.cols_in.count, b.cols_in.count} : *dx;
   {
     auto t = ledger_.time(Category::gemm);
     backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, dh);
   }
   if (over_a.size() > 1) sums_.allreduce(over_a, dh);
+  if (!conv(l)) return;
 
   // lines 7-8: dF = Aᵀ dH, partial over c.
   const bool scatter = l == 0 && over_c.size() > 1;  // the learned input features are sharded over c
@@ -384,22 +408,37 @@ void Plexus3DStrategy::backward(int l, ConstView /*x*/, ConstView g, ConstView w
 }
 
 ClassSplit Plexus3DStrategy::class_split() {
-  // The logits Q_{L-1} have their columns (classes) over a_{L-1} = b_L; the
-  // row max and sum are all-reduced over them.
-  return {&along(layer_axes(static_cast<int>(dims_.size()) - 1).b), SoftmaxComm::reduce_stats, {}};
+  // The logits have their columns (classes) over a_{L-1} (Plexus's model:
+  // = b_L); the row max and sum are all-reduced over them.
+  return {&along(matrix_axes(shape_, shape_.layers()).cols), SoftmaxComm::reduce_stats, {}};
 }
 
 bool Plexus3DStrategy::counts_metrics() const {
-  // ... and are replicated over c_L = b_{L-1}.
-  return k_[layer_axes(static_cast<int>(dims_.size()) - 1).c] == 0;
+  // ... and are replicated over the third axis (Plexus's model: c_L = b_{L-1}).
+  const MatrixAxes last = matrix_axes(shape_, shape_.layers());
+  return k_[3 - last.rows - last.cols] == 0;
 }
 
 ByteModel Plexus3DStrategy::byte_model() const {
   ByteModel m{};
   for (const Collective& c :
-       epoch_collectives(rows_, dims_, g_, k_, learn_features_, wire_element_bytes(sums_.precision())))
+       epoch_collectives(rows_, shape_, g_, k_, learn_features_, wire_element_bytes(sums_.precision())))
     m[static_cast<int>(c.category)] += c.wire_bytes;
   return m;
+}
+
+void Plexus3DStrategy::sum_over_columns(int l, std::span<float> per_row) {
+  Communicator& group = along(matrix_axes(shape_, l).cols);  // Eq. 29
+  if (group.size() > 1) group.allreduce(per_row, ReduceOp::sum, Category::allreduce);
+}
+
+void Plexus3DStrategy::sum_over_rows(int l, std::span<float> per_column) {
+  Communicator& group = along(matrix_axes(shape_, l).rows);
+  if (group.size() > 1) group.allreduce(per_column, ReduceOp::sum, Category::allreduce);
+}
+
+void Plexus3DStrategy::reshard(int from, int to, ConstView x, View y, bool accumulate) {
+  residual_reshard(rows_, shape_, g_, k_, from, to).run(world_, backend_, x, y, accumulate, reshard_staging_);
 }
 
 }  // namespace gcnlab

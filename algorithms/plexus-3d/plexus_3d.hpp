@@ -26,6 +26,12 @@
 // plexus::epoch_collectives (ring all-reduce 2(p-1)/p M, all-gather and
 // reduce-scatter (p-1) m, the Eq. 4.5 terms with this rank's block sizes).
 //
+// --model scalegnn (ScaleGNN Sec. IV-C4; decomposition.hpp): the input
+// projection and output head as Eq. 28's GEMM with its all-reduce over b
+// (and W gathered over c, dW reduce-scattered over c, dX = dQ Wᵀ all-reduced
+// over a), RMSNorm's row sums over the columns' axis, dL/dγ over the rows'
+// axis, the residual resharded between the planes of consecutive layers.
+//
 // Mini-batches (used by scalegnn-4d, which is this 3D PMM inside each of its
 // data-parallel groups): cut(sample) cuts the sampled, rescaled adjacency
 // blocks out of this rank's full ones, kept on the host for that (ScaleGNN
@@ -64,6 +70,9 @@ class Plexus3DStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return cur_->nnz; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
+  void sum_over_columns(int l, std::span<float> per_row) override;
+  void sum_over_rows(int l, std::span<float> per_column) override;
+  void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
 
  private:
   struct Shard {
@@ -78,7 +87,7 @@ class Plexus3DStrategy final : public Strategy {
     std::vector<Layout> layouts;
     std::vector<plexus::LayerBlocks> blocks;
     std::vector<Shard> shards;  // the distinct A^(l); layer l multiplies shards[shard_of_layer[l]]
-    std::vector<int> shard_of_layer;
+    std::vector<int> shard_of_layer;  // -1: a linear layer
     std::int64_t nnz = 0;
   };
 
@@ -87,14 +96,15 @@ class Plexus3DStrategy final : public Strategy {
   Communicator& along(int axis) const { return grid_.along({plexus::kAxisNames[axis]}); }
   // The device copies of one local adjacency block: its aggregation row blocks and its transpose.
   Shard make_shard(const HostCsr& a);
-  // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3).
-  void weight_gradient(int l, ConstView g, View dw);
+  // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3); H is a linear layer's input.
+  void weight_gradient(int l, ConstView h, ConstView g, View dw);
   // Times both orders on every layer's shapes and keeps the faster (agreed by all ranks).
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
-  // Layer l's H (kept from the forward pass for dW), in the current geometry's shape.
+  // Layer l's H (a convolution's, kept from the forward pass for dW), in the current geometry's shape.
   View h(int l);
+  bool conv(int l) const { return shape_.kind(l) == LayerKind::conv; }
   const Shard& shard(int l) const { return cur_->shards[cur_->shard_of_layer[l]]; }
 
   Communicator& world_;
@@ -110,12 +120,14 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<std::array<double, 2>> dw_seconds_;  // auto: 3 x (direct, reversed), summed over ranks
   std::uint64_t seed_;
   bool learn_features_;
+  ModelVariant variant_;
   PartialSums sums_;  // the partial-sum all-reduces, in fp32 or bf16 (--comm-precision)
 
   bool keep_host_shards_;  // mini-batches will be cut out of them
 
   std::int64_t n_ = 0;
   std::vector<std::int64_t> dims_;
+  plexus::ModelShape shape_{{}};
   Geometry full_, sampled_;
   const Geometry* cur_ = &full_;
   Sample sample_;                    // the current sample (cur_ == &sampled_)
@@ -123,8 +135,9 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<HostCsr> host_shards_; // full_.shards on the host, in ordering-0 positions
   std::vector<std::array<plexus::Range, 2>> shard_ranges_;  // their rows and columns (positions)
   // Buffers sized for the full graph (a sample's blocks are never larger).
-  std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW) and the all-gathered W
+  std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW; convolutions) and the all-gathered W
   Dense f_full_, dh_, dw_part_, dw_t_, dx_part_;
+  Dense reshard_staging_;  // the residual's messages
 };
 
 }  // namespace gcnlab

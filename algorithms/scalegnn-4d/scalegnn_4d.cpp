@@ -37,7 +37,8 @@ ScaleGnn4DStrategy::ScaleGnn4DStrategy(const StrategyOptions& opts, const Strate
 ScaleGnn4DStrategy::ScaleGnn4DStrategy(const std::pair<int, StrategyOptions>& split, const StrategyContext& ctx)
     : d_(split.first),
       grid_(ctx.world, {d_, ctx.world.size() / d_}, {"d", "pmm"}),
-      pmm_(std::make_unique<Plexus3DStrategy>(split.second, StrategyContext{grid_.along({"pmm"}), ctx.backend})) {}
+      pmm_(std::make_unique<Plexus3DStrategy>(split.second, StrategyContext{grid_.along({"pmm"}), ctx.backend})),
+      variant_(split.second.variant) {}
 
 std::string ScaleGnn4DStrategy::describe() const {
   return fmt::format("scalegnn-4d (ScaleGNN Sec. IV): {} data-parallel group(s), each a 3D PMM of {}", d_,
@@ -75,6 +76,11 @@ void ScaleGnn4DStrategy::backward(int l, ConstView x, ConstView g, ConstView w, 
                            Category::allreduce);
 }
 
+void ScaleGnn4DStrategy::sum_over_rows(int l, std::span<float> per_column) {
+  pmm_->sum_over_rows(l, per_column);
+  if (d_ > 1 && sampled_) data_group().allreduce(per_column, ReduceOp::sum, Category::allreduce);  // dL/dγ as dW
+}
+
 bool ScaleGnn4DStrategy::counts_metrics() const {
   // training steps: every group's sample; evaluation: the full graph once
   return pmm_->counts_metrics() && (sampled_ || grid_.coord("d") == 0);
@@ -82,11 +88,15 @@ bool ScaleGnn4DStrategy::counts_metrics() const {
 
 ByteModel ScaleGnn4DStrategy::byte_model() const {
   ByteModel m = pmm_->byte_model();
-  if (d_ > 1 && sampled_)
+  if (d_ > 1 && sampled_) {
+    const auto kinds = layer_kinds(variant_, static_cast<int>(dims_.size()) - 1);
     for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
       const Block b = pmm_->weight_block(l);
       m[static_cast<int>(Category::allreduce)] += wire::allreduce(bytes_of<float>(b.rows * b.cols), d_);
+      if (is_norm_block(variant_, kinds, static_cast<std::size_t>(l)))  // γ: layout(l+1)'s columns
+        m[static_cast<int>(Category::allreduce)] += wire::allreduce(bytes_of<float>(pmm_->layout(l + 1).cols), d_);
     }
+  }
   return m;
 }
 

@@ -19,11 +19,15 @@
 // the gradient of the step's loss: D groups with samples S_1..S_D compute what
 // one rank computes on the block-diagonal union of their induced subgraphs.
 //
-// Per rank and step the wire bytes are plexus::epoch_collectives on the
-// sample's blocks plus the ring all-reduce of every layer's dW block over D.
+// --model scalegnn trains the paper's model (Sec. III-A/B: input projection,
+// RMSNorm, ReLU, dropout, residuals, output head) with the 3D PMM's linear
+// layers, norms and reshards of plexus-3d; dL/dγ is all-reduced over D as dW is.
+// --comm-precision bf16 sends the PMM's partial sums in bf16 (Sec. V-B); the
+// trainer cuts the next step's sample while this one trains (Sec. V-A).
 //
-// Not yet here (issue 15): the paper's model variant (input projection,
-// RMSNorm, residuals), BF16 collectives (Sec. V-B) and sampling prefetch (Sec. V-A).
+// Per rank and step the wire bytes are plexus::epoch_collectives on the
+// sample's blocks plus the ring all-reduce of every layer's dW block (and γ)
+// over D.
 
 #include <memory>
 
@@ -55,6 +59,11 @@ class ScaleGnn4DStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return pmm_->nnz_local(); }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
+  void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }
+  void sum_over_rows(int l, std::span<float> per_column) override;
+  void reshard(int from, int to, ConstView x, View y, bool accumulate) override {
+    pmm_->reshard(from, to, x, y, accumulate);
+  }
 
  private:
   ScaleGnn4DStrategy(const std::pair<int, StrategyOptions>& split, const StrategyContext& ctx);
@@ -64,6 +73,7 @@ class ScaleGnn4DStrategy final : public Strategy {
   ProcessGrid grid_;  // (d, pmm): the groups are consecutive ranks
   std::unique_ptr<Plexus3DStrategy> pmm_;
   std::vector<std::int64_t> dims_;
+  ModelVariant variant_;
   bool sampled_ = false;
 };
 

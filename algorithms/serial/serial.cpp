@@ -9,6 +9,7 @@ namespace gcnlab {
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
+      variant_(opts.variant),
       keep_host_(opts.batch_size > 0),
       dp_groups_(opts.dp_groups) {
   GCNLAB_CHECK(dp_groups_ >= 1 && (dp_groups_ == 1 || keep_host_),
@@ -26,6 +27,7 @@ std::string SerialStrategy::describe() const {
 
 void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   dims_ = dims;
+  kinds_ = layer_kinds(variant_, static_cast<int>(dims.size()) - 1);
   orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();
   directed_ = g.directed();
@@ -97,6 +99,11 @@ MemoryNeed SerialStrategy::memory_need() const {
 }
 
 void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
+  if (kinds_[l] == LayerKind::linear) {  // ScaleGNN Eq. 4, 11
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
+    return;
+  }
   forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
     auto s = ledger_.time(Category::spmm);
     backend_.spmm(sampled_ ? sample_t_ : a_hat_t_, in, out, 0.f);
@@ -105,6 +112,12 @@ void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
 
 void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
   View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
+  if (kinds_[l] == LayerKind::linear) {  // ScaleGNN Eq. 13-14, 18-19
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
+    if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
+    return;
+  }
   {
     auto s = ledger_.time(Category::spmm);
     const Csr& a = sampled_ ? (directed_ ? sample_ : sample_t_) : (directed_ ? a_hat_ : a_hat_t_);
@@ -113,6 +126,12 @@ void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View
   auto s = ledger_.time(Category::gemm);
   backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
   if (dx) backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+}
+
+void SerialStrategy::reshard(int, int, ConstView x, View y, bool accumulate) {
+  auto t = ledger_.time(Category::elementwise);
+  if (accumulate) backend_.axpy(1.f, x, y);
+  else backend_.copy(x, y);
 }
 
 }  // namespace gcnlab

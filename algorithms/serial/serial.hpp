@@ -9,6 +9,9 @@
 // --dp-groups D it draws the samples of D data-parallel groups per step and
 // trains on the block-diagonal union of their subgraphs: one loss over all
 // of them and dW summed over them is what scalegnn-4d's D groups compute.
+// With --model scalegnn its linear layers are one GEMM each (Z = X W;
+// dW = Xᵀ G, dX = G Wᵀ), and every layout is the same: RMSNorm needs no
+// reduction and the residual is a copy.
 
 #include "common/model/strategy.hpp"
 
@@ -34,11 +37,16 @@ class SerialStrategy final : public Strategy {
   ByteModel byte_model() const override { return {}; }
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  void sum_over_columns(int, std::span<float>) override {}
+  void sum_over_rows(int, std::span<float>) override {}
+  void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
 
  private:
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  ModelVariant variant_;
+  std::vector<LayerKind> kinds_;
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

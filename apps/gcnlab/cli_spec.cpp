@@ -76,7 +76,11 @@ Options strategy_options() {
 // The model (train, simulate, bench epoch).
 Options model_options() {
   return {
-      {"--layers", "L", "GCN layers (default 3)"},
+      {"--model", "NAME", "gcn: Kipf & Welling's GCN; scalegnn: ScaleGNN's model (input projection, --layers GNN "
+                          "layers each with RMSNorm, ReLU, dropout and a residual, output head; serial, plexus-3d, "
+                          "scalegnn-4d) (default gcn)",
+       {"gcn", "scalegnn"}},
+      {"--layers", "L", "graph convolutions (default 3)"},
       {"--hidden", "H", "hidden width (default 128)"},
       {"--optimizer", "NAME", "default adam", {"adam", "sgd"}},
       {"--lr", "X", "learning rate (default 0.01)"},

@@ -113,6 +113,8 @@ nlohmann::json provenance(const Communicator& world, int ranks_on_node, const Th
           {"oversubscribed", ranks_on_node * threads.threads > cores}};
 }
 
+// W<l>.npy per weight layer, then (--model scalegnn) S<k>.npy, the RMSNorm
+// scale γ of the k-th GNN layer (1 x hidden), in Weights order.
 Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& dims) {
   Weights w;
   for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
@@ -122,12 +124,18 @@ Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& di
                  m.rows, m.cols, dims[l], dims[l + 1]);
     w.push_back(std::move(m.data));
   }
+  for (int k = 0; std::filesystem::exists(fmt::format("{}/S{}.npy", dir, k)); ++k)
+    w.push_back(read_npy(fmt::format("{}/S{}.npy", dir, k)).data);  // shapes checked by the trainer
   return w;
 }
 
 void write_weights(const std::string& dir, const std::vector<std::int64_t>& dims, const Weights& w) {
   std::filesystem::create_directories(dir);
-  for (std::size_t l = 0; l < w.size(); ++l) write_npy(fmt::format("{}/W{}.npy", dir, l), dims[l], dims[l + 1], w[l]);
+  const std::size_t layers = dims.size() - 1;
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (k < layers) write_npy(fmt::format("{}/W{}.npy", dir, k), dims[k], dims[k + 1], w[k]);
+    else write_npy(fmt::format("{}/S{}.npy", dir, k - layers), 1, static_cast<std::int64_t>(w[k].size()), w[k]);
+  }
 }
 
 void log(const Communicator& world, const std::string& line) {
@@ -222,6 +230,7 @@ StrategyOptions read_strategy_options(Args& args, const char* command) {
 
 ModelConfig read_model_config(Args& args) {
   ModelConfig model;
+  model.variant = parse_model_variant(args.value_or("--model", "gcn"));
   model.layers = static_cast<int>(args.integer("--layers", 3, 1));
   model.hidden = args.integer("--hidden", 128, 1);
   model.optimizer = args.value_or("--optimizer", "adam");
@@ -266,6 +275,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     tc.target_acc = args.real("--target-acc", 0);
     model = read_model_config(args);
     sopts.learn_features = model.learn_features;
+    sopts.variant = model.variant;
     sopts.seed = model.seed;
     const auto partitioner = args.value("--partitioner");
     info.backend = args.value_or("--backend", "cpu");
@@ -298,6 +308,9 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || !model.learn_features,
                  "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
                  "optimiser state, not the n x f learned features)");
+    GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || model.variant == ModelVariant::gcn,
+                 "--checkpoint and --resume do not support --model scalegnn yet (checkpoints hold the weight "
+                 "matrices, not the RMSNorm scales)");
     GCNLAB_CHECK(!(resume_from && weights_in), "--resume and --weights-in both set the weights: give one");
     if (resume_from) {
       // auto: continue from --checkpoint DIR when it holds a checkpoint, else start

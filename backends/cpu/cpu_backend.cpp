@@ -149,6 +149,37 @@ void CpuBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, V
   for_each_2d(g.rows, g.cols, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 
+void CpuBackend::row_sum_squares(ConstView z, float* sumsq) {
+  for_each_1d(z.rows, ew::RowSumSquares{z.data, z.ld, z.cols, sumsq});
+}
+
+void CpuBackend::norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
+                                       const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                       View y) {
+  GCNLAB_ASSERT(z.rows == y.rows && z.cols == y.cols);
+  for_each_row(y.rows, y.cols,
+               ew::NormReluDropoutAdd{{z.data, z.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
+                                      sumsq, gamma, n, p.p > 0});
+}
+
+void CpuBackend::norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma,
+                                            ew::NormParams n, const std::int64_t* row_ids, std::int64_t col0,
+                                            const DropoutParams& p, View g, float* dgamma, float* rowdot) {
+  GCNLAB_ASSERT(dy.rows == g.rows && z.rows == g.rows && dy.cols == g.cols && z.cols == g.cols);
+  for_each_row(g.rows, g.cols,
+               ew::NormReluDropoutBackward{
+                   {dy.data, dy.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld,
+                   gamma, p.p > 0});
+  for_each_1d(g.cols, ew::NormScaleGradient{g.data, g.ld, z.data, z.ld, g.rows, sumsq, n, dgamma});
+  for_each_1d(g.rows, ew::NormRowDot{g.data, g.ld, z.data, z.ld, g.cols, gamma, rowdot});
+}
+
+void CpuBackend::norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
+                               ew::NormParams n, View g) {
+  GCNLAB_ASSERT(z.rows == g.rows && z.cols == g.cols);
+  for_each_2d(g.rows, g.cols, ew::NormBackward{g.data, g.ld, z.data, z.ld, sumsq, gamma, rowdot, n});
+}
+
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
   GCNLAB_ASSERT(w.ld == w.cols && g.ld == g.cols && m.ld == m.cols && v.ld == v.cols);
   for_each_1d(w.size(), ew::Adam{w.data, g.data, m.data, v.data, p});

@@ -267,6 +267,29 @@ void CudaBackend::relu_dropout(ConstView z, View x, const std::int64_t* row_ids,
 void CudaBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) {
   cuda::dropout_relu_backward(stream_, g.rows, g.cols, {dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
+void CudaBackend::row_sum_squares(ConstView z, float* sumsq) {
+  cuda::row_sum_squares(stream_, z.rows, {z.data, z.ld, z.cols, sumsq});
+}
+void CudaBackend::norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
+                                        const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                        View y) {
+  cuda::norm_relu_dropout_add(
+      stream_, y.rows, y.cols,
+      {{z.data, z.ld, y.data, y.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, sumsq, gamma, n, p.p > 0});
+}
+void CudaBackend::norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma,
+                                             ew::NormParams n, const std::int64_t* row_ids, std::int64_t col0,
+                                             const DropoutParams& p, View g, float* dgamma, float* rowdot) {
+  cuda::norm_relu_dropout_backward(
+      stream_, g.rows, g.cols,
+      {{dy.data, dy.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, gamma, p.p > 0});
+  cuda::norm_scale_gradient(stream_, g.cols, {g.data, g.ld, z.data, z.ld, g.rows, sumsq, n, dgamma});
+  cuda::norm_row_dot(stream_, g.rows, {g.data, g.ld, z.data, z.ld, g.cols, gamma, rowdot});
+}
+void CudaBackend::norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
+                                ew::NormParams n, View g) {
+  cuda::norm_backward(stream_, g.rows, g.cols, {g.data, g.ld, z.data, z.ld, sumsq, gamma, rowdot, n});
+}
 void CudaBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
   cuda::adam(stream_, w.size(), {w.data, g.data, m.data, v.data, p});
 }

@@ -57,6 +57,14 @@ class CudaBackend final : public Backend {
   void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                     const DropoutParams& p) override;
   void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) override;
+  void row_sum_squares(ConstView z, float* sumsq) override;
+  void norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
+                             const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p, View y) override;
+  void norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
+                                  const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p, View g,
+                                  float* dgamma, float* rowdot) override;
+  void norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot, ew::NormParams n,
+                     View g) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;
 

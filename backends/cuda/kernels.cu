@@ -111,6 +111,17 @@ void relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu
 void dropout_relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutReluBackward& f) {
   launch_2d(s, r, c, f);
 }
+void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f) { launch_1d(s, rows, f); }
+void norm_relu_dropout_add(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::NormReluDropoutAdd& f) {
+  launch_2d(s, r, c, f);
+}
+void norm_relu_dropout_backward(cudaStream_t s, std::int64_t r, std::int64_t c,
+                                const ew::NormReluDropoutBackward& f) {
+  launch_2d(s, r, c, f);
+}
+void norm_scale_gradient(cudaStream_t s, std::int64_t cols, const ew::NormScaleGradient& f) { launch_1d(s, cols, f); }
+void norm_row_dot(cudaStream_t s, std::int64_t rows, const ew::NormRowDot& f) { launch_1d(s, rows, f); }
+void norm_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::NormBackward& f) { launch_2d(s, r, c, f); }
 void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f) { launch_1d(s, n, f); }
 void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f) { launch_1d(s, n, f); }
 void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f) { launch_1d(s, rows, f); }

@@ -25,6 +25,13 @@ void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const e
 void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);
 void relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluDropout& f);
 void dropout_relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutReluBackward& f);
+void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f);
+void norm_relu_dropout_add(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormReluDropoutAdd& f);
+void norm_relu_dropout_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols,
+                                const ew::NormReluDropoutBackward& f);
+void norm_scale_gradient(cudaStream_t s, std::int64_t cols, const ew::NormScaleGradient& f);
+void norm_row_dot(cudaStream_t s, std::int64_t rows, const ew::NormRowDot& f);
+void norm_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormBackward& f);
 void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f);
 void sgd(cudaStream_t s, std::int64_t n, const ew::Sgd& f);
 void row_max(cudaStream_t s, std::int64_t rows, const ew::RowMax& f);

@@ -74,6 +74,22 @@ class Backend : public Allocator {
   virtual void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                             const DropoutParams& p) = 0;
   virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
+  // RMSNorm (ScaleGNN Eq. 7, 29; ew::RowSumSquares ... ew::NormBackward).
+  // `sumsq` and `rowdot` have a row's value over all its columns (combined by
+  // the caller across the ranks that split the columns); vectors have one
+  // entry per row (rows) or per local column (gamma, dgamma).
+  virtual void row_sum_squares(ConstView z, float* sumsq) = 0;
+  // y += dropout(ReLU(RMSNorm(z)))
+  virtual void norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
+                                     const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                     View y) = 0;
+  // g = dL/dN from dy; dgamma = this rank's rows' dL/dγ; rowdot = Σ_j g γ z over this rank's columns.
+  virtual void norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma,
+                                          ew::NormParams n, const std::int64_t* row_ids, std::int64_t col0,
+                                          const DropoutParams& p, View g, float* dgamma, float* rowdot) = 0;
+  // g = dL/dZ from dL/dN (in place) and the combined rowdot.
+  virtual void norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
+                             ew::NormParams n, View g) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;
 

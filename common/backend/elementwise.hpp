@@ -117,6 +117,94 @@ struct DropoutReluBackward {
   }
 };
 
+// --- RMSNorm (ScaleGNN Eq. 7 and 29), one row at a time. A row's columns may
+// be split over several ranks (3D PMM): each computes its columns' sum of
+// squares, the sums are combined across the ranks, then n = z γ / rms with
+//   rms = sqrt(sumsq / width + eps),  width the row's global column count.
+struct NormParams { float width, eps; };
+GCNLAB_HD float inv_rms(float sumsq, NormParams p) { return 1.f / sqrtf(sumsq / p.width + p.eps); }
+
+struct RowSumSquares {
+  const float* z; std::int64_t ld, cols; float* out;
+  GCNLAB_HD void operator()(std::int64_t i) const {
+    float s = 0.f;
+    for (std::int64_t j = 0; j < cols; ++j) s += z[i * ld + j] * z[i * ld + j];
+    out[i] = s;
+  }
+};
+
+// Y += dropout(ReLU(RMSNorm(Z))): a GNN layer's output added to its (resharded)
+// input, X_h,l = X_d,l + X_h,l-1 (Eq. 7-10). `gamma` holds the local columns'
+// scales; the dropout mask is Dropout's (keyed by vertex and global column).
+struct NormReluDropoutAdd {
+  Dropout d;  // d.x = Z, d.y = Y
+  const float* sumsq; const float* gamma; NormParams n; bool drop;
+  GCNLAB_HD float value(std::uint64_t key, std::int64_t i, std::int64_t j, float inv) const {
+    const float v = d.x[i * d.ldx + j] * gamma[j] * inv;
+    const float r = v > 0.f ? v : 0.f;
+    return drop ? d.apply(key, j, r) : r;
+  }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    d.y[i * d.ldy + j] += value(drop ? d.key(i) : 0, i, j, inv_rms(sumsq[i], n));
+  }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = drop ? d.key(i) : 0;
+    const float inv = inv_rms(sumsq[i], n);
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] += value(k, i, j, inv);
+  }
+};
+
+// Its backward pass up to the normalisation: G = dL/dN = dY ⊙ mask · scale ⊙
+// [N > 0], with N > 0 iff Z γ > 0 (rms > 0), so neither N nor the mask is kept.
+struct NormReluDropoutBackward {
+  Dropout d;  // d.x = dY, d.y = G
+  const float* z; std::int64_t ldz; const float* gamma; bool drop;
+  GCNLAB_HD float value(std::uint64_t key, std::int64_t i, std::int64_t j) const {
+    const float dy = d.x[i * d.ldx + j];
+    if (!(z[i * ldz + j] * gamma[j] > 0.f)) return 0.f;
+    return drop ? d.apply(key, j, dy) : dy;
+  }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    d.y[i * d.ldy + j] = value(drop ? d.key(i) : 0, i, j);
+  }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = drop ? d.key(i) : 0;
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = value(k, i, j);
+  }
+};
+
+// dL/dγ_j = Σ_i G_ij Z_ij / rms_i over this rank's rows (one column per call).
+struct NormScaleGradient {
+  const float* g; std::int64_t ldg; const float* z; std::int64_t ldz, rows; const float* sumsq; NormParams n;
+  float* out;
+  GCNLAB_HD void operator()(std::int64_t j) const {
+    float s = 0.f;
+    for (std::int64_t i = 0; i < rows; ++i) s += g[i * ldg + j] * z[i * ldz + j] * inv_rms(sumsq[i], n);
+    out[j] = s;
+  }
+};
+
+// t_i = Σ_j G_ij γ_j Z_ij over this rank's columns (combined across ranks like sumsq).
+struct NormRowDot {
+  const float* g; std::int64_t ldg; const float* z; std::int64_t ldz, cols; const float* gamma; float* out;
+  GCNLAB_HD void operator()(std::int64_t i) const {
+    float s = 0.f;
+    for (std::int64_t j = 0; j < cols; ++j) s += g[i * ldg + j] * gamma[j] * z[i * ldz + j];
+    out[i] = s;
+  }
+};
+
+// dL/dZ = γ G / rms - Z t / (width rms³), in place over G (n = γ z / rms,
+// d(1/rms)/dz_k = -z_k / (width rms³)).
+struct NormBackward {
+  float* g; std::int64_t ldg; const float* z; std::int64_t ldz; const float* sumsq; const float* gamma;
+  const float* t; NormParams n;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    const float inv = inv_rms(sumsq[i], n);
+    g[i * ldg + j] = inv * gamma[j] * g[i * ldg + j] - z[i * ldz + j] * inv * inv * inv * t[i] / n.width;
+  }
+};
+
 // Y += a X
 struct Axpy {
   float a; const float* x; std::int64_t ldx; float* y; std::int64_t ldy;

@@ -16,6 +16,16 @@ void Strategy::restrict_to(const SampleCut*) {
   throw Error("this strategy trains on the full graph only (mini-batches: serial, scalegnn-4d)");
 }
 
+namespace {
+[[noreturn]] void no_scalegnn_model() {
+  fail("--model scalegnn runs on serial, plexus-3d and scalegnn-4d only");
+}
+}  // namespace
+
+void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
+void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
+void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
+
 std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims) {
   const std::size_t layers = dims.empty() ? 0 : dims.size() - 1;
   std::vector<ProductOrder> out;

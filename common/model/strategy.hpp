@@ -23,6 +23,7 @@
 #include "common/data/sampling.hpp"
 #include "common/model/init.hpp"
 #include "common/model/loss.hpp"
+#include "common/model/variant.hpp"
 
 namespace gcnlab {
 
@@ -98,6 +99,7 @@ struct StrategyOptions {
   std::string dw_reduce = "summa";     // 2d/split-3d: dW by CAGNET's dense SUMMA + all-gather, or one all-reduce
   std::string softmax = "allgather";   // 2d/split-3d: SoftmaxComm (CAGNET: the logits' rows all-gathered)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
+  ModelVariant variant = ModelVariant::gcn;  // --model: linear layers and RMSNorm/residual collectives (variant.hpp)
   std::string comm_precision = "fp32"; // plexus-3d, scalegnn-4d: the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B)
   std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
   int dp_groups = 1;                   // serial --batch-size: the oracle of D data-parallel groups (--dp-groups)
@@ -128,10 +130,25 @@ class Strategy {
   virtual const Layout& layout(int l) const = 0;
   virtual Block weight_block(int l) const = 0;
 
-  // Z = Âᵀ X W. X and Z are in layout(l) and layout(l+1) shapes.
+  // Z = Âᵀ X W (a linear layer of --model scalegnn: Z = X W). X and Z are in
+  // layout(l) and layout(l+1) shapes.
   virtual void forward(int l, ConstView x, ConstView w, View z) = 0;
   // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
   virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+
+  // --model scalegnn (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of
+  // the residual connections on this strategy's layouts, asked for only by
+  // strategies built with that variant (the defaults refuse). Their bytes are
+  // part of byte_model().
+  // Sums per-row values of layout(l) over the ranks that hold the other
+  // columns of the same rows (Eq. 29: the rows' sums of squares).
+  virtual void sum_over_columns(int l, std::span<float> per_row);
+  // Sums per-column values of layout(l) over the ranks that hold the other
+  // rows of the same columns and over the data-parallel groups (dL/dγ).
+  virtual void sum_over_rows(int l, std::span<float> per_column);
+  // y (layout `to`) = x (layout `from`), or y += x with `accumulate`: the same
+  // global matrix in another layout (the residual's resharding).
+  virtual void reshard(int from, int to, ConstView x, View y, bool accumulate);
 
   // The forward product order of each layer (after setup). Strategies that
   // compute only their paper's (ÂᵀX)W keep the default.

@@ -49,6 +49,8 @@ Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, cons
   GCNLAB_CHECK(!minibatch() || !model_.learn_features,
                "--batch-size does not support --learn-features (the sampled rows of H_0 would need their own "
                "optimiser state)");
+  GCNLAB_CHECK(!scalegnn() || !model_.learn_features, "--model scalegnn does not train the input features");
+  GCNLAB_CHECK(model_.norm_eps > 0, "the RMSNorm epsilon must be > 0");
   GCNLAB_CHECK(minibatch() || (train_.steps_per_epoch == 0 && train_.eval_every == 0),
                "--steps-per-epoch and --eval-every are for mini-batch training: add --batch-size B");
   if (const char* fault = std::getenv("GCNLAB_INJECT_FAULT"))
@@ -61,7 +63,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   world_.barrier();
   const auto t0 = Clock::now();
   distribute(data, graph);
-  const int L = model_.layers;
+  const int L = weight_layers();
   n_ = data.nodes();
   sampled_ = false;
   if (minibatch()) {
@@ -87,6 +89,13 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     s.v = Dense(backend_, b.rows, b.cols);
     backend_.fill(s.m, 0.f);
     backend_.fill(s.v, 0.f);
+    if (norm_block(l)) {  // γ = 1
+      const std::int64_t cols = strategy_.layout(l + 1).cols;
+      for (Dense* d : {&s.gamma, &s.dgamma, &s.gamma_m, &s.gamma_v}) *d = Dense(backend_, 1, cols);
+      backend_.fill(s.gamma, 1.f);
+      backend_.fill(s.gamma_m, 0.f);
+      backend_.fill(s.gamma_v, 0.f);
+    }
   }
   if (initial) scatter(&LayerState::w, *initial, "initial W");
   first_epoch_ = completed_epochs_ = 0;
@@ -126,10 +135,12 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 
 void Trainer::distribute(const Dataset& data, const Graph& graph) {
   dims_ = model_.dims(data.features, data.classes);
+  kinds_ = model_.kinds();
   strategy_.setup(graph, dims_);
   layers_.clear();
-  layers_.resize(model_.layers);
+  layers_.resize(static_cast<std::size_t>(model_.weight_layers()));
   plan_ = strategy_.activation_plan();
+  GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
 }
 
 namespace {
@@ -156,7 +167,7 @@ std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, con
 }  // namespace
 
 void Trainer::allocate_activations() {
-  const int L = model_.layers;
+  const int L = weight_layers();
   const bool drop = model_.dropout > 0;
   // Called again for every mini-batch: buffers are reused where they are large
   // enough (a sample's layouts are never larger than the full graph's).
@@ -173,6 +184,25 @@ void Trainer::allocate_activations() {
 
   const Layout& in0 = strategy_.layout(0);
   layers_[0].h = sampled_ ? shaped(store(size(in0)), in0) : features_.view();  // a sample's rows of the features
+  if (scalegnn()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
+    for (int l = 0; l < L; ++l) {
+      LayerState& s = layers_[l];
+      const Layout& in = strategy_.layout(l);
+      const Layout& out = strategy_.layout(l + 1);
+      const bool after_linear = l > 0 && kinds_[l - 1] == LayerKind::linear;
+      if (l > 0 && !after_linear) s.h = shaped(store(size(in)), in);
+      if (l > 0) s.dx = shaped(store(size(in)), in);
+      s.z = shaped(store(size(out)), out);
+      if (kinds_[l] != LayerKind::linear || l + 1 == L) s.g = shaped(store(size(out)), out);
+      if (norm_block(l)) s.sumsq = store(rows_of(out)), s.rowdot = store(rows_of(out));
+    }
+    for (int l = 0; l + 1 < L; ++l)
+      if (kinds_[l] == LayerKind::linear) {  // X_h,0 = X_in W_in is the next input as it is (Eq. 4)
+        layers_[l + 1].h = layers_[l].z;
+        layers_[l].g = layers_[l + 1].dx;
+      }
+    return;
+  }
   if (!shared()) {
     for (int l = 0; l < L; ++l) {
       LayerState& s = layers_[l];
@@ -253,7 +283,7 @@ void Trainer::restrict_to_step(int step) {
 }
 
 void Trainer::bind_vertex_data() {
-  const int L = model_.layers;
+  const int L = weight_layers();
   for (int l = 0; l < L; ++l) layers_[l].row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
   if (!sampled_) {
     labels_ = make_buffer<std::int32_t>(backend_, full_labels_);
@@ -291,7 +321,7 @@ void Trainer::admit() const {
                need.weights / MiB, budget / MiB, source);
 }
 
-ConstView Trainer::input(int l) const { return model_.dropout > 0 ? layers_[l].x : layers_[l].h; }
+ConstView Trainer::input(int l) const { return model_.dropout > 0 && !scalegnn() ? layers_[l].x : layers_[l].h; }
 
 DropoutParams Trainer::dropout_params(int epoch, int l) const {
   return {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + static_cast<std::uint64_t>(l),
@@ -305,7 +335,14 @@ void Trainer::drop_input(int epoch, int l) {
 }
 
 void Trainer::forward(int epoch, bool training) {
-  const int L = model_.layers;
+  const int L = weight_layers();
+  if (scalegnn()) {
+    for (int l = 0; l < L; ++l) {
+      strategy_.forward(l, layers_[l].h, layers_[l].w, layers_[l].z);
+      if (norm_block(l)) norm_forward(epoch, l, training);
+    }
+    return;
+  }
   const bool drop = training && model_.dropout > 0;
   for (int l = 0; l < L; ++l) {
     LayerState& s = layers_[l];
@@ -327,12 +364,55 @@ void Trainer::forward(int epoch, bool training) {
 XentSums Trainer::loss() {
   LayerState& last = layers_.back();
   return softmax_cross_entropy(backend_, ledger_, strategy_.class_split(), last.z,
-                               strategy_.layout(model_.layers).col0, labels_.data(), split_.data(), n_train_,
+                               strategy_.layout(weight_layers()).col0, labels_.data(), split_.data(), n_train_,
                                loss_ws_, last.g);
 }
 
+void Trainer::norm_forward(int epoch, int l, bool training) {
+  LayerState& s = layers_[l];
+  LayerState& next = layers_[l + 1];
+  const Layout& out = strategy_.layout(l + 1);
+  const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
+  {
+    auto t = ledger_.time(Category::elementwise);
+    backend_.row_sum_squares(s.z, s.sumsq);
+  }
+  strategy_.sum_over_columns(l + 1, {s.sumsq, static_cast<std::size_t>(s.z.rows)});  // Eq. 29
+  strategy_.reshard(l, l + 1, s.h, next.h, /*accumulate=*/false);               // the residual X_h,l-1
+  auto t = ledger_.time(Category::elementwise);
+  DropoutParams drop = dropout_params(epoch, l + 1);
+  if (!training) drop.p = 0;
+  backend_.norm_relu_dropout_add(s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(), out.col0, drop, next.h);
+}
+
+void Trainer::norm_backward(int epoch, int l) {
+  LayerState& s = layers_[l];
+  const LayerState& next = layers_[l + 1];
+  const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
+  {
+    auto t = ledger_.time(Category::elementwise);
+    backend_.norm_relu_dropout_backward(next.dx, s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(),
+                                        strategy_.layout(l + 1).col0, dropout_params(epoch, l + 1), s.g,
+                                        s.dgamma.data(), s.rowdot);
+  }
+  strategy_.sum_over_columns(l + 1, {s.rowdot, static_cast<std::size_t>(s.z.rows)});
+  strategy_.sum_over_rows(l + 1, s.dgamma.span());
+  auto t = ledger_.time(Category::elementwise);
+  backend_.norm_backward(s.z, s.sumsq, s.gamma.data(), s.rowdot, norm, s.g);
+}
+
 void Trainer::backward(int epoch) {
-  for (int l = model_.layers - 1; l >= 0; --l) {
+  if (scalegnn()) {
+    for (int l = weight_layers() - 1; l >= 0; --l) {
+      LayerState& s = layers_[l];
+      if (norm_block(l)) norm_backward(epoch, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
+      View dx = s.dx;
+      strategy_.backward(l, s.h, s.g, s.w, s.dw, l > 0 ? &dx : nullptr);
+      if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, layers_[l + 1].dx, s.dx, /*accumulate=*/true);
+    }
+    return;
+  }
+  for (int l = weight_layers() - 1; l >= 0; --l) {
     LayerState& s = layers_[l];
     const bool input_gradient = l > 0 || model_.learn_features;
     if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
@@ -359,12 +439,15 @@ void Trainer::update(int step) {
                          model_.eps,
                          1.f - std::pow(model_.beta1, static_cast<float>(step)),
                          1.f - std::pow(model_.beta2, static_cast<float>(step))};
-  for (int l = 0; l < model_.layers; ++l) {
+  for (int l = 0; l < weight_layers(); ++l) {
     LayerState& s = layers_[l];
     if (model_.weight_decay > 0 && (!model_.weight_decay_first_only || l == 0))
       backend_.axpy(model_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
     if (model_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
     else backend_.sgd(s.w, s.dw, model_.lr);
+    if (!norm_block(l)) continue;  // γ: no weight decay
+    if (model_.optimizer == "adam") backend_.adam(s.gamma, s.dgamma, s.gamma_m, s.gamma_v, p);
+    else backend_.sgd(s.gamma, s.dgamma, model_.lr);
   }
   if (model_.learn_features) {
     LayerState& s = layers_[0];
@@ -568,7 +651,7 @@ ByteModel Trainer::step_model() const {
   ByteModel m = strategy_.byte_model();
   // the split-class softmax's collectives, and a sample's training count
   const auto [category, bytes] = softmax_cross_entropy_bytes(
-      strategy_.class_split(), static_cast<std::int64_t>(strategy_.layout(model_.layers).vertices.size()));
+      strategy_.class_split(), static_cast<std::int64_t>(strategy_.layout(weight_layers()).vertices.size()));
   m[static_cast<int>(category)] += bytes;
   if (sampled_) m[static_cast<int>(Category::allreduce)] += wire::allreduce(sizeof(double), world_.size());
   return m;
@@ -599,8 +682,8 @@ ByteModel Trainer::planned_byte_model() {
 
 MemoryNeed Trainer::memory_need() const {
   MemoryNeed m = strategy_.memory_need();
-  const int L = model_.layers;
-  const bool drop = model_.dropout > 0;
+  const int L = weight_layers();
+  const bool drop = model_.dropout > 0 && !scalegnn();
   auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
   auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
   // activations (allocate_activations): the features, then per layer ...
@@ -612,6 +695,13 @@ MemoryNeed Trainer::memory_need() const {
     if (shared()) {  // one buffer for Z, H', G and dX
       m.activations += bytes_of<float>(std::max(size(out), input_gradient(l) ? size(in) : 0));
       widest_input = std::max(widest_input, size(in));
+    } else if (scalegnn()) {  // X (not after a linear layer), dX, Z, G (not a linear layer's inside the model)
+      const bool after_linear = l > 0 && kinds_[l - 1] == LayerKind::linear;
+      const bool own_g = kinds_[l] != LayerKind::linear || l + 1 == L;
+      m.activations += bytes_of<float>((l > 0 && !after_linear) * size(in) + (l > 0) * size(in) +
+                                       (1 + own_g) * size(out));
+      if (norm_block(l))  // row statistics; γ, dγ and γ's Adam moments
+        m.activations += bytes_of<float>(2 * rows_of(out)), m.weights += bytes_of<float>(4 * out.cols);
     } else {  // H (l > 0), dropout(H), dX, Z, G
       const int copies = (l > 0) + drop + input_gradient(l);
       m.activations += bytes_of<float>(copies * size(in) + 2 * size(out));
@@ -643,6 +733,7 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
 
 TrainingState Trainer::state() {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
+  GCNLAB_CHECK(!scalegnn(), "checkpoints do not hold the RMSNorm scales of --model scalegnn yet");
   TrainingState s;
   s.epoch = completed_epochs_;
   s.w = gather(&LayerState::w);
@@ -652,6 +743,7 @@ TrainingState Trainer::state() {
 
 void Trainer::restore(const TrainingState& s) {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
+  GCNLAB_CHECK(!scalegnn(), "checkpoints do not hold the RMSNorm scales of --model scalegnn yet");
   GCNLAB_CHECK(s.epoch >= 0 && s.epoch < train_.epochs, "training resumes at epoch {}: --epochs {} leaves nothing to run",
                s.epoch, train_.epochs);
   const bool adam = model_.optimizer == "adam";
@@ -662,18 +754,54 @@ void Trainer::restore(const TrainingState& s) {
   first_epoch_ = completed_epochs_ = s.epoch;
 }
 
+std::vector<std::pair<int, bool>> Trainer::parameters() const {
+  std::vector<std::pair<int, bool>> out;
+  for (int l = 0; l < weight_layers(); ++l) out.emplace_back(l, false);
+  for (int l = 0; l < weight_layers(); ++l)
+    if (norm_block(l)) out.emplace_back(l, true);
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> Trainer::global_shape(std::pair<int, bool> p) const {
+  const auto [l, scale] = p;
+  return scale ? std::pair{std::int64_t{1}, dims_[l + 1]} : std::pair{dims_[l], dims_[l + 1]};
+}
+
+Block Trainer::block_of(std::pair<int, bool> p) const {
+  const auto [l, scale] = p;
+  if (!scale) return strategy_.weight_block(l);
+  const Layout& out = strategy_.layout(l + 1);  // γ: the columns of the layer's output
+  return {0, 1, out.col0, out.cols};
+}
+
+namespace {
+// The member of γ that goes with a member of W (value, gradient, Adam moments).
+template <class S>
+Dense S::*scale_member(Dense S::*w) {
+  if (w == &S::dw) return &S::dgamma;
+  if (w == &S::m) return &S::gamma_m;
+  if (w == &S::v) return &S::gamma_v;
+  return &S::gamma;
+}
+}  // namespace
+
 void Trainer::scatter(Dense LayerState::*member, const Weights& full, const char* what) {
-  GCNLAB_CHECK(static_cast<int>(full.size()) == model_.layers, "{} has {} layers, the model {}", what, full.size(),
-               model_.layers);
-  for (int l = 0; l < model_.layers; ++l) {
-    const Block b = strategy_.weight_block(l);
-    const std::int64_t cols = dims_[l + 1];
-    GCNLAB_CHECK(static_cast<std::int64_t>(full[l].size()) == dims_[l] * cols, "{}{} has {} values, expected {} x {}",
-                 what, l, full[l].size(), dims_[l], cols);
+  const auto params = parameters();
+  GCNLAB_CHECK(static_cast<int>(full.size()) == weight_layers() || full.size() == params.size(),
+               "{} has {} matrices, the model {} weight matrices{}", what, full.size(), weight_layers(),
+               params.size() > static_cast<std::size_t>(weight_layers())
+                   ? fmt::format(" (and {} RMSNorm scales)", params.size() - weight_layers())
+                   : std::string());
+  for (std::size_t k = 0; k < full.size(); ++k) {
+    const auto p = params[k];
+    const Block b = block_of(p);
+    const auto [rows, cols] = global_shape(p);
+    GCNLAB_CHECK(static_cast<std::int64_t>(full[k].size()) == rows * cols, "{}{} has {} values, expected {} x {}",
+                 what, p.first, full[k].size(), rows, cols);
     std::vector<float> block(static_cast<std::size_t>(b.rows * b.cols));
     for (std::int64_t i = 0; i < b.rows; ++i)
-      for (std::int64_t j = 0; j < b.cols; ++j) block[i * b.cols + j] = full[l][(b.row0 + i) * cols + b.col0 + j];
-    (layers_[l].*member).upload(block);
+      for (std::int64_t j = 0; j < b.cols; ++j) block[i * b.cols + j] = full[k][(b.row0 + i) * cols + b.col0 + j];
+    (layers_[p.first].*(p.second ? scale_member(member) : member)).upload(block);
   }
 }
 
@@ -683,12 +811,12 @@ Weights Trainer::gather(Dense LayerState::*member) {
   const Phase previous = ledger_.phase();
   ledger_.set_phase(Phase::report);
   Weights out;
-  for (int l = 0; l < model_.layers; ++l) {
-    const Block b = strategy_.weight_block(l);
-    const std::int64_t cols = dims_[l + 1];
-    const std::size_t total = static_cast<std::size_t>(dims_[l] * cols);
+  for (const auto p : parameters()) {
+    const Block b = block_of(p);
+    const auto [rows, cols] = global_shape(p);
+    const std::size_t total = static_cast<std::size_t>(rows * cols);
     std::vector<double> sum(2 * total, 0.0);  // values, then counts
-    const std::vector<float> w = (layers_[l].*member).download();
+    const std::vector<float> w = (layers_[p.first].*(p.second ? scale_member(member) : member)).download();
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) {
         const std::size_t k = static_cast<std::size_t>((b.row0 + i) * cols + b.col0 + j);

@@ -14,6 +14,12 @@
 // MG-GCN's shared plan, where Z_l, H_{l+1}, G_l and dX_l take turns in one
 // buffer per layer, ReLU runs in place and dropout(H_l) is recomputed from its
 // keyed mask for the backward pass instead of being kept.
+// --model scalegnn (common/model/variant.hpp) runs ScaleGNN's layers instead:
+// linear input projection and head, and after each graph convolution
+//   X_l+1 = dropout(ReLU(RMSNorm(Z_l))) + reshard(X_l)      (Eq. 7-10)
+// with the row statistics, dL/dγ and the residual moved by the strategy
+// (Strategy::sum_over_columns, sum_over_rows, reshard); backward
+//   G_l = RMSNorm'(ReLU'(dropout'(dX_l+1))),  dX_l = strategy's dX_l + reshard(dX_l+1).
 
 #include <functional>
 #include <future>
@@ -47,7 +53,9 @@ struct RankReport {
   ByteModel model{};            // analytic wire bytes per epoch
 };
 
-using Weights = std::vector<std::vector<float>>;  // W_l as f_l x f_{l+1} row-major
+// The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model
+// scalegnn) the RMSNorm scale γ of every GNN layer, 1 x hidden each.
+using Weights = std::vector<std::vector<float>>;
 
 // What training continues from (a checkpoint, common/results/checkpoint.hpp):
 // defined on the global matrices, so it does not depend on the strategy or
@@ -126,8 +134,21 @@ class Trainer {
     View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
     Dense w, dw, m, v;
     Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
+    // --model scalegnn, GNN layers: RMSNorm's scale γ (layout(l+1)'s columns)
+    // with its gradient and Adam moments, and per row of layout(l+1) the sum
+    // of squares of Z_l and the backward row dot.
+    Dense gamma, dgamma, gamma_m, gamma_v;
+    float* sumsq = nullptr;
+    float* rowdot = nullptr;
   };
   bool shared() const { return plan_ == ActivationPlan::shared; }
+  bool scalegnn() const { return model_.variant == ModelVariant::scalegnn; }
+  int weight_layers() const { return static_cast<int>(layers_.size()); }
+  // Weight layer l is a GNN layer of --model scalegnn (RMSNorm, ReLU, dropout, residual after it).
+  bool norm_block(int l) const { return is_norm_block(model_.variant, kinds_, static_cast<std::size_t>(l)); }
+  // Eq. 7-10 after layer l's Z, into layer l+1's input; and its backward pass into layer l's G.
+  void norm_forward(int epoch, int l, bool training);
+  void norm_backward(int epoch, int l);
   // Memory admission: memory_need() against the budget (TrainConfig, the device's free memory).
   void admit() const;
   void allocate_activations();
@@ -157,8 +178,14 @@ class Trainer {
   // loss, correct[train, val, test], counted[...] of this rank (zero on replicas).
   std::array<double, 7> metrics_of(const XentSums& s) const;
   std::array<double, 7> reduce(std::array<double, 7> m);
+  // The parameters (Weights order) as (layer, is γ) pairs.
+  std::vector<std::pair<int, bool>> parameters() const;
+  // Global shape (rows, cols) and this rank's block of a parameter.
+  std::pair<std::int64_t, std::int64_t> global_shape(std::pair<int, bool> p) const;
+  Block block_of(std::pair<int, bool> p) const;
+  // `member` of W (w, dw, m, v), with the matching member of γ, of every parameter.
   Weights gather(Dense LayerState::*member);
-  // This rank's block of each full matrix in `full` into `member`.
+  // This rank's block of each full matrix in `full` into `member` (γ may be left out: it keeps its value).
   void scatter(Dense LayerState::*member, const Weights& full, const char* what);
   ConstView input(int l) const;
   DropoutParams dropout_params(int epoch, int l) const;
@@ -170,6 +197,7 @@ class Trainer {
   ModelConfig model_;
   TrainConfig train_;
   std::vector<std::int64_t> dims_;
+  std::vector<LayerKind> kinds_;
   std::vector<LayerState> layers_;
   ActivationPlan plan_ = ActivationPlan::per_layer;
   std::vector<Dense> activations_;  // the storage the views of layers_ point into

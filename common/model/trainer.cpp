@@ -183,7 +183,10 @@ void Trainer::allocate_activations() {
   auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
 
   const Layout& in0 = strategy_.layout(0);
-  layers_[0].h = sampled_ ? shaped(store(size(in0)), in0) : features_.view();  // a sample's rows of the features
+  // a sample's rows of the features; the slot is taken on the full graph too, so
+  // that every later buffer keeps its slot between samples and evaluations
+  float* sample_h0 = minibatch() ? store(size(in0)) : nullptr;
+  layers_[0].h = sampled_ ? shaped(sample_h0, in0) : features_.view();
   if (scalegnn()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
     for (int l = 0; l < L; ++l) {
       LayerState& s = layers_[l];

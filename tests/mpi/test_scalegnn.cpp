@@ -11,6 +11,7 @@
 #include "common/core/fnv.hpp"
 #include "common/data/graph.hpp"
 #include "common/data/sampling.hpp"
+#include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
 #include "tests/support/random.hpp"
@@ -277,6 +278,102 @@ TEST_CASE("scalegnn-4d: measured bytes equal the model on every grid, with the D
         require_measured_equals_model(run(MPI_COMM_WORLD, spec, data));
       }
   }
+}
+
+TEST_CASE("--model scalegnn: plexus-3d and scalegnn-4d equal the serial oracle on every grid, bytes the model",
+          "[equivalence][bytes][scalegnn-4d][model]") {
+  // ScaleGNN's model (input projection, RMSNorm, ReLU, dropout, residual,
+  // output head; Sec. III) in the 3D PMM (Sec. IV-C4): plexus-3d on the full
+  // graph against serial, scalegnn-4d on every D x X x Y x Z grid against the
+  // serial oracle of D groups, dropout on (its mask keyed by vertex and column
+  // on every layout). The residual crosses planes on every grid with more
+  // than one rank along two axes: its bytes are checked against the closed
+  // form 4 (|to| - |to ∩ from|) per reshard (a rank receives what it does not
+  // hold), which does not read the reshard's plan.
+  const int p = world_size();
+  const Dataset data = load_dataset(kDirected);
+  auto model_spec = [](const std::string& algo, std::int64_t batch) {
+    RunSpec s = spec_for(algo, batch, 0.5f);
+    s.model.variant = ModelVariant::scalegnn;
+    s.model.layers = 2;
+    s.model.optimizer = "sgd", s.model.lr = 0.2f;
+    s.train.epochs = 3;
+    s.train.eval_every = batch > 0 ? 1 : 0;
+    return s;
+  };
+  auto residual_bytes = [&](const std::vector<int>& g3, const std::vector<int>& k3, std::int64_t rows) {
+    const plexus::ModelShape shape({data.features, 13, 13, 13, data.classes}, ModelVariant::scalegnn);
+    const plexus::Grid g{g3[0], g3[1], g3[2]};
+    const plexus::Coords k{k3[0], k3[1], k3[2]};
+    double bytes = 0;
+    for (int l = 1; l <= 2; ++l)  // the GNN layers: X_l -> X_l+1 forward, back in the backward pass
+      for (const auto& [from, to] : {std::pair{l, l + 1}, std::pair{l + 1, l}}) {
+        const auto f = plexus::input_block(rows, shape, g, k, from), t = plexus::input_block(rows, shape, g, k, to);
+        const auto common = [](BlockRange a, BlockRange b) {
+          return std::max<std::int64_t>(0, std::min(a.end(), b.end()) - std::max(a.first, b.first));
+        };
+        bytes += 4.0 * (t.rows.count * t.cols.count - common(f.rows, t.rows) * common(f.cols, t.cols));
+      }
+    return bytes;
+  };
+  const RunResult serial = run(MPI_COMM_SELF, model_spec("serial", 0), data);
+  CHECK(serial.epochs.back().loss < serial.epochs.front().loss);
+  REQUIRE(serial.final_weights.size() == 4 + 2);  // γ of the two GNN layers trained too
+  CHECK(serial.final_weights[4] != serial.initial_weights[4]);
+  for (const auto& grid : grids_for("plexus-3d", p)) {
+    INFO("plexus-3d grid " << format_grid(grid));
+    RunSpec spec = model_spec("plexus-3d", 0);
+    spec.grid = grid;
+    spec.permutation = "none";
+    const RunResult r = run(MPI_COMM_WORLD, spec, data);
+    require_same_model(serial, r);
+    require_measured_equals_model(r);
+    for (const RankReport& rr : r.ranks)
+      CHECK(rr.per_epoch[static_cast<int>(Category::alltoall)].wire_bytes ==
+            Approx(residual_bytes(grid, rr.coords, data.nodes())).epsilon(1e-12).margin(1e-9));
+  }
+  for (int d = 1; d <= p; ++d) {
+    if (p % d) continue;
+    RunSpec oracle = model_spec("serial", 300);
+    oracle.dp_groups = d;
+    const RunResult mini = run(MPI_COMM_SELF, oracle, data);
+    for (const auto& grid : grids_for("scalegnn-4d", p)) {
+      if (grid[0] != d) continue;
+      for (const std::string precision : {"fp32", "bf16"}) {
+        if (precision == "bf16" && grid != grids_for("scalegnn-4d", p).back()) continue;
+        INFO("scalegnn-4d grid " << format_grid(grid) << " --comm-precision " << precision);
+        RunSpec spec = oracle;
+        spec.algo = "scalegnn-4d";
+        spec.grid = grid;
+        spec.dp_groups = 1;
+        spec.comm_precision = precision;
+        const RunResult r = run(MPI_COMM_WORLD, spec, data);
+        if (precision == "fp32") require_same_model(mini, r);
+        else require_same_model(mini, r, 1e-2, false);  // bf16 partial sums: the same model, rounded
+        require_measured_equals_model(r);
+      }
+    }
+  }
+}
+
+TEST_CASE("--model scalegnn is refused where it is not built, with one clear message", "[scalegnn-4d][errors][model]") {
+  const Dataset data = load_dataset(kUndirected);
+  auto fails = [&](RunSpec spec, MPI_Comm comm = MPI_COMM_WORLD) {
+    return error_message([&] { run(comm, spec, data); });
+  };
+  RunSpec s = spec_for("1d", 0, 0.f);
+  s.model.variant = ModelVariant::scalegnn;
+  s.grid = {world_size()};
+  CHECK(fails(s).find("--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, "
+                      "plexus-3d and scalegnn-4d") != std::string::npos);
+  s.algo = "plexus-3d";
+  s.grid = {};
+  s.permutation = "double";
+  CHECK(fails(s).find("--model scalegnn reshards its residuals in one vertex ordering") != std::string::npos);
+  s.algo = "serial";
+  s.permutation = "";
+  s.model.learn_features = true;
+  CHECK(fails(s, MPI_COMM_SELF).find("--model scalegnn does not train the input features") != std::string::npos);
 }
 
 TEST_CASE("scalegnn-4d refuses what it cannot run, with one clear message", "[scalegnn-4d][errors]") {

@@ -46,6 +46,7 @@ StrategyOptions strategy_options(const RunSpec& spec) {
   opts.comm_precision = spec.comm_precision;
   opts.dp_groups = spec.dp_groups;
   opts.learn_features = spec.model.learn_features;
+  opts.variant = spec.model.variant;
   opts.seed = spec.model.seed;
   opts.batch_size = spec.train.batch_size;
   return opts;

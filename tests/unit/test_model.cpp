@@ -94,7 +94,10 @@ TEST_CASE("softmax cross-entropy gradient against finite differences", "[model][
 
 namespace {
 
-// Independent dense GCN in double: Z_l = Âᵀ H_l W_l, H_{l+1} = ReLU(Z_l), loss = mean CE.
+// Independent dense GCN in double: Z_l = Âᵀ H_l W_l, H_{l+1} = ReLU(Z_l), loss = mean CE;
+// or (scalegnn) ScaleGNN's model, Eq. 4-12: H = X W_in; per GNN layer
+// H += ReLU(γ ⊙ Z / sqrt(mean(Z²) + ε)) with Z = Âᵀ H W_l; logits H W_out.
+// w holds the W's, then (scalegnn) the γ's.
 struct Reference {
   std::int64_t n;
   std::vector<std::vector<double>> at;  // dense Âᵀ
@@ -103,8 +106,48 @@ struct Reference {
   std::vector<std::uint8_t> split;
   double n_train;
   std::vector<std::int64_t> dims;
+  bool scalegnn = false;
+  double eps = 0;
+
+  using Matrix = std::vector<std::vector<double>>;
+  Matrix times(const Matrix& a, const std::vector<double>& w, std::int64_t fin, std::int64_t fout) const {
+    Matrix z(a.size(), std::vector<double>(fout, 0));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::int64_t c = 0; c < fin; ++c)
+        for (std::int64_t d = 0; d < fout; ++d) z[i][d] += a[i][c] * w[c * fout + d];
+    return z;
+  }
+  Matrix aggregate(const Matrix& h) const {
+    Matrix t(n, std::vector<double>(h[0].size(), 0));
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < n; ++k)
+        if (at[i][k] != 0)
+          for (std::size_t c = 0; c < h[0].size(); ++c) t[i][c] += at[i][k] * h[k][c];
+    return t;
+  }
+  double xent(const Matrix& z) const {
+    std::vector<double> flat;
+    for (auto& row : z) flat.insert(flat.end(), row.begin(), row.end());
+    return xent_double(flat, n, dims.back(), y, split, n_train);
+  }
+  double scalegnn_loss(const std::vector<std::vector<double>>& w) const {
+    const std::size_t L = dims.size() - 1;  // weight layers: input projection, L - 2 GNN layers, head
+    Matrix h = times(x, w[0], dims[0], dims[1]);
+    for (std::size_t l = 1; l + 1 < L; ++l) {
+      const Matrix z = times(aggregate(h), w[l], dims[l], dims[l + 1]);
+      const std::vector<double>& gamma = w[L + l - 1];
+      for (std::int64_t i = 0; i < n; ++i) {
+        double sq = 0;
+        for (double v : z[i]) sq += v * v;
+        const double inv = 1 / std::sqrt(sq / static_cast<double>(z[i].size()) + eps);
+        for (std::size_t c = 0; c < z[i].size(); ++c) h[i][c] += std::max(0.0, z[i][c] * gamma[c] * inv);
+      }
+    }
+    return xent(times(h, w[L - 1], dims[L - 1], dims[L]));
+  }
 
   double loss(const std::vector<std::vector<double>>& w) const {
+    if (scalegnn) return scalegnn_loss(w);
     std::vector<std::vector<double>> h = x;
     for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
       const auto fin = dims[l], fout = dims[l + 1];
@@ -127,6 +170,45 @@ struct Reference {
   }
 };
 
+// The reference of `data` (dense Âᵀ, features, labels, split) for widths `dims`.
+Reference reference_for(const Dataset& data, std::vector<std::int64_t> dims) {
+  Reference ref;
+  ref.dims = std::move(dims);
+  ref.n = data.nodes();
+  const NormalizedAdjacency g = normalized_graph(data);
+  ref.at.assign(ref.n, std::vector<double>(ref.n, 0));
+  for (std::int64_t i = 0; i < ref.n; ++i)
+    for (std::int64_t k = g.a_hat_t->rowptr[i]; k < g.a_hat_t->rowptr[i + 1]; ++k) ref.at[i][g.a_hat_t->col[k]] = g.a_hat_t->val[k];
+  ref.x.assign(ref.n, std::vector<double>(data.features));
+  for (std::int64_t v = 0; v < ref.n; ++v) {
+    std::vector<float> row(data.features);
+    data.feature_rows(std::span<const std::int64_t>(&v, 1), 0, data.features, row.data());
+    ref.x[v].assign(row.begin(), row.end());
+  }
+  ref.y = data.labels;
+  ref.split = data.split;
+  ref.n_train = static_cast<double>(data.count(ew::kTrain));
+  return ref;
+}
+
+// The trainer's loss at `at` equals the reference's, and its gradient of
+// every parameter entry the reference's central difference.
+void check_gradients(const Reference& ref, const Weights& at, double loss, const Weights& grads, double rel,
+                     double abs) {
+  std::vector<std::vector<double>> w;
+  for (const auto& wl : at) w.emplace_back(wl.begin(), wl.end());
+  CHECK(loss == Approx(ref.loss(w)).epsilon(1e-5));
+  const double h = 1e-6;
+  for (std::size_t l = 0; l < w.size(); ++l)
+    for (std::size_t k = 0; k < w[l].size(); ++k) {
+      auto plus = w, minus = w;
+      plus[l][k] += h, minus[l][k] -= h;
+      const double fd = (ref.loss(plus) - ref.loss(minus)) / (2 * h);
+      INFO("parameter " << l << " entry " << k);
+      REQUIRE(grads[l][k] == Approx(fd).epsilon(rel).margin(abs));
+    }
+}
+
 }  // namespace
 
 TEST_CASE("full GCN gradients against finite differences", "[model][gradcheck]") {
@@ -143,35 +225,35 @@ TEST_CASE("full GCN gradients against finite differences", "[model][gradcheck]")
   const Weights w0 = job.trainer().gather_weights();
   const auto [loss, grads] = job.trainer().loss_and_gradients();
 
-  Reference ref;
-  ref.n = data.nodes();
-  const NormalizedAdjacency g = normalized_graph(data);
-  ref.at.assign(ref.n, std::vector<double>(ref.n, 0));
-  for (std::int64_t i = 0; i < ref.n; ++i)
-    for (std::int64_t k = g.a_hat_t->rowptr[i]; k < g.a_hat_t->rowptr[i + 1]; ++k) ref.at[i][g.a_hat_t->col[k]] = g.a_hat_t->val[k];
-  ref.x.assign(ref.n, std::vector<double>(data.features));
-  for (std::int64_t v = 0; v < ref.n; ++v) {
-    std::vector<float> row(data.features);
-    data.feature_rows(std::span<const std::int64_t>(&v, 1), 0, data.features, row.data());
-    ref.x[v].assign(row.begin(), row.end());
-  }
-  ref.y = data.labels;
-  ref.split = data.split;
-  ref.n_train = static_cast<double>(data.count(ew::kTrain));
-  ref.dims = {data.features, 5, 5, data.classes};
+  const Reference ref = reference_for(data, {data.features, 5, 5, data.classes});
+  check_gradients(ref, w0, loss, grads, 1e-3, 2e-6);
+}
 
-  std::vector<std::vector<double>> w;
-  for (const auto& wl : w0) w.emplace_back(wl.begin(), wl.end());
-  CHECK(loss == Approx(ref.loss(w)).epsilon(1e-5));
-  const double h = 1e-6;
-  for (std::size_t l = 0; l < w.size(); ++l)
-    for (std::size_t k = 0; k < w[l].size(); ++k) {
-      auto plus = w, minus = w;
-      plus[l][k] += h, minus[l][k] -= h;
-      const double fd = (ref.loss(plus) - ref.loss(minus)) / (2 * h);
-      INFO("layer " << l << " entry " << k);
-      REQUIRE(grads[l][k] == Approx(fd).epsilon(1e-3).margin(2e-6));
-    }
+TEST_CASE("ScaleGNN model gradients against finite differences", "[model][gradcheck]") {
+  // Eq. 13-19 and RMSNorm's backward, W and γ, on a directed graph; γ of mixed
+  // signs so that ReLU' depends on it.
+  const Dataset data = load_dataset("sbm:nodes=20,classes=3,avg-degree=3,features=4,seed=5,directed=1,train=0.6");
+  test::RunSpec spec;
+  spec.model.variant = ModelVariant::scalegnn;
+  spec.model.layers = 2;
+  spec.model.hidden = 5;
+  spec.model.seed = 7;
+  spec.model.norm_eps = 1e-3f;
+  spec.train.epochs = 1;
+  Weights start = test::run(MPI_COMM_SELF, spec, data).initial_weights;
+  REQUIRE(start.size() == 4 + 2);  // W_in, W_1, W_2, W_out, γ_1, γ_2
+  for (std::size_t k = 4; k < start.size(); ++k)
+    for (std::size_t c = 0; c < start[k].size(); ++c) start[k][c] = (c % 3 == 2 ? -0.7f : 1.3f) + 0.1f * c;
+  test::Job job(MPI_COMM_SELF, spec);
+  job.setup(data, &start);
+  CHECK(job.trainer().gather_weights() == start);
+  const auto [loss, grads] = job.trainer().loss_and_gradients();
+  REQUIRE(grads.size() == start.size());
+
+  Reference ref = reference_for(data, {data.features, 5, 5, 5, data.classes});
+  ref.scalegnn = true;
+  ref.eps = 1e-3;
+  check_gradients(ref, start, loss, grads, 2e-3, 5e-6);
 }
 
 TEST_CASE("threads per rank: --threads, then OMP_NUM_THREADS, then SLURM_CPUS_PER_TASK, then the affinity mask",

@@ -9,26 +9,33 @@
 # and, for ScaleGNN's BF16 communication (Sec. V-B: "indistinguishable" test
 # accuracy), plexus-3d and scalegnn-4d (D = 1, the smaller B) again with
 # --comm-precision bf16.
+# Every configuration runs both models (--model): the plain GCN the other
+# strategies train, and ScaleGNN's (input projection, RMSNorm, residuals,
+# output head; Sec. III), whose bf16 twins are left out (the precision's
+# effect is the PMM's, measured on the GCN).
 # Each run evaluates the full graph after every epoch (and every --eval-every
 # steps for mini-batches); "time to target" is training time (evaluation
 # excluded, slowest rank) until the first evaluation at or above the target.
 # Medians over --seeds. OUT/summary.md has the table.
 #
-#   experiments/scalegnn_tta.sh [--ranks 4] [--seeds "1 2 3"] [--out DIR] [--quick]
+#   experiments/scalegnn_tta.sh [--seeds "1 2 3"] [--models "gcn scalegnn"] [--out DIR] [--quick]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 gcnlab=${GCNLAB:-$root/build/gcnlab}
 data_dir=${GCNLAB_DATA_DIR:-$root/../shared/datasets}
 seeds="1 2 3"
+models="gcn scalegnn"
 out=$root/results/scalegnn
 quick=0
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quick) quick=1; seeds=1; shift ;;
-    *) echo "usage: experiments/scalegnn_tta.sh [--seeds \"1 2 3\"] [--out DIR] [--quick]" >&2; exit 2 ;;
+    *) echo "usage: experiments/scalegnn_tta.sh [--seeds \"1 2 3\"] [--models \"gcn scalegnn\"] [--out DIR] [--quick]" >&2
+       exit 2 ;;
   esac
 done
 [ -x "$gcnlab" ] || { echo "scalegnn_tta: $gcnlab not built (bash scripts/build.sh)" >&2; exit 1; }
@@ -50,22 +57,26 @@ fi
 
 for w in "${workloads[@]}"; do
   IFS='|' read -r name spec model target epochs batches <<<"$w"
-  configs=("plexus-3d|--algo plexus-3d --grid 1x2x2" "plexus-3d-bf16|--algo plexus-3d --grid 1x2x2 --comm-precision bf16")
-  for b in $batches; do
-    configs+=("scalegnn-D1-B$b|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1")
-    configs+=("scalegnn-D2-B$b|--algo scalegnn-4d --grid 2x1x2x1 --batch-size $b --eval-every 1")
-  done
-  b=${batches%% *}
-  configs+=("scalegnn-D1-B$b-bf16|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1 --comm-precision bf16")
-  for seed in $seeds; do
-    for c in "${configs[@]}"; do
-      run=${c%%|*}
-      tag="$name-$run-s$seed"
-      # shellcheck disable=SC2086
-      ${MPIRUN:-mpirun} -np 4 "$gcnlab" train ${c#*|} --dataset "$spec" $model --epochs "$epochs" --seed "$seed" \
-        --target-acc "$target" --threads 1 --out "$out/runs/$tag.json" > "$out/runs/$tag.log" 2>&1 \
-        || { cat "$out/runs/$tag.log" >&2; exit 1; }
-      echo "$tag: $(grep -o 'test accuracy [0-9.]*%' "$out/runs/$tag.log")"
+  for variant in $models; do
+    configs=("plexus-3d|--algo plexus-3d --grid 1x2x2 --permutation none")
+    [ "$variant" = gcn ] && configs+=("plexus-3d-bf16|--algo plexus-3d --grid 1x2x2 --permutation none --comm-precision bf16")
+    for b in $batches; do
+      configs+=("scalegnn-D1-B$b|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1")
+      configs+=("scalegnn-D2-B$b|--algo scalegnn-4d --grid 2x1x2x1 --batch-size $b --eval-every 1")
+    done
+    b=${batches%% *}
+    [ "$variant" = gcn ] &&
+      configs+=("scalegnn-D1-B$b-bf16|--algo scalegnn-4d --grid 1x1x2x2 --batch-size $b --eval-every 1 --comm-precision bf16")
+    for seed in $seeds; do
+      for c in "${configs[@]}"; do
+        run=${c%%|*}
+        tag="$name-$variant-$run-s$seed"
+        # shellcheck disable=SC2086
+        ${MPIRUN:-mpirun} -np 4 "$gcnlab" train ${c#*|} --model "$variant" --dataset "$spec" $model --epochs "$epochs" \
+          --seed "$seed" --target-acc "$target" --threads 1 --out "$out/runs/$tag.json" > "$out/runs/$tag.log" 2>&1 \
+          || { cat "$out/runs/$tag.log" >&2; exit 1; }
+        echo "$tag: $(grep -o 'test accuracy [0-9.]*%' "$out/runs/$tag.log")"
+      done
     done
   done
 done
@@ -86,15 +97,15 @@ def fmt(v, f):
 lines = ["4 ranks (oversubscribed on this machine's cores), one thread each; medians over seeds. Time to "
          "target = training time until the first full-graph evaluation at or above the target (evaluation "
          "excluded, slowest rank); a mini-batch epoch is ceil(N / (B D)) steps.", "",
-         "| dataset | strategy | grid | B | comm | target val acc | epochs to target | s to target | reached | "
+         "| dataset | model | strategy | grid | B | comm | target val acc | epochs to target | s to target | reached | "
          "epoch ms | best val | test at best val |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for (name, config), js in runs.items():
     c = js[0]["config"]
     mb = c.get("minibatch") or {}
     targets = [j["summary"]["target"] for j in js]
-    lines.append("| {} | `{}` | {} | {} | {} | {:.2f} | {} | {} | {}/{} | {:.1f} | {:.3f} | {:.3f} |".format(
-        name, c["algo"], "x".join(map(str, c["grid"])), mb.get("batch_size", "N"), c.get("comm_precision", "fp32"),
+    lines.append("| {} | {} | `{}` | {} | {} | {} | {:.2f} | {} | {} | {}/{} | {:.1f} | {:.3f} | {:.3f} |".format(
+        name, c["model"].get("variant", "gcn"), c["algo"], "x".join(map(str, c["grid"])), mb.get("batch_size", "N"), c.get("comm_precision", "fp32"),
         c["target_acc"],
         fmt(med([t and t["epochs"] for t in targets]), "{:.2f}"),
         fmt(med([t and t["train_seconds"] for t in targets]), "{:.2f}"),

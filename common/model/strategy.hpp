@@ -9,6 +9,9 @@
 //     are computed from local kernels (Backend) and collectives (Communicator),
 //   - and its analytic model of the bytes that moves.
 // Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
+// Under --model scalegnn (common/model/variant.hpp) some layers are linear
+// (Z = X W) and the strategy also moves RMSNorm's row statistics and the
+// residuals between its layouts (sum_over_columns, sum_over_rows, reshard).
 
 #include <array>
 #include <cstdint>

@@ -227,7 +227,7 @@ GCNLAB="$GCNLAB" MPIRUN="$MPIEXEC" bash "$GCNLAB_SOURCE_DIR/experiments/scalegnn
 import glob, json, sys
 out = sys.argv[1]
 runs = {f.split("/")[-1]: json.load(open(f)) for f in glob.glob(f"{out}/runs/*.json")}
-assert len(runs) == 7, sorted(runs)
+assert len(runs) == 12, sorted(runs)  # gcn: 7; scalegnn's model: plexus-3d and 4 scalegnn-4d, no bf16 twins
 for name, j in runs.items():  # bf16 twins: the same run with half the partial sums' bytes
     if name.endswith("-bf16-s1.json"):
         twin = runs[name.replace("-bf16", "")]
@@ -244,7 +244,8 @@ for name, j in runs.items():
     t = j["summary"]["target"]
     assert t is None or (t["val_acc"] >= 0.35 and t["epochs"] > 0), (name, t)
 table = open(f"{out}/summary.md").read()
-assert table.count("| sbm |") == 7 and table.count("| bf16 |") == 2, table
+assert table.count("| sbm |") == 12 and table.count("| bf16 |") == 2, table
+assert table.count("| sbm | scalegnn |") == 5, table
 PY
 [[ $? -eq 0 ]] || fail "scalegnn_tta.sh results"
 finish

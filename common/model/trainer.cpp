@@ -814,7 +814,7 @@ Weights Trainer::gather(Dense LayerState::*member) {
   const Phase previous = ledger_.phase();
   ledger_.set_phase(Phase::report);
   Weights out;
-  for (const auto p : parameters()) {
+  for (const auto& p : parameters()) {
     const Block b = block_of(p);
     const auto [rows, cols] = global_shape(p);
     const std::size_t total = static_cast<std::size_t>(rows * cols);

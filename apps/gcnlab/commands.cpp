@@ -308,9 +308,6 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || !model.learn_features,
                  "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
                  "optimiser state, not the n x f learned features)");
-    GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || model.variant == ModelVariant::gcn,
-                 "--checkpoint and --resume do not support --model scalegnn yet (checkpoints hold the weight "
-                 "matrices, not the RMSNorm scales)");
     GCNLAB_CHECK(!(resume_from && weights_in), "--resume and --weights-in both set the weights: give one");
     if (resume_from) {
       // auto: continue from --checkpoint DIR when it holds a checkpoint, else start

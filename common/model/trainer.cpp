@@ -736,7 +736,6 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
 
 TrainingState Trainer::state() {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
-  GCNLAB_CHECK(!scalegnn(), "checkpoints do not hold the RMSNorm scales of --model scalegnn yet");
   TrainingState s;
   s.epoch = completed_epochs_;
   s.w = gather(&LayerState::w);
@@ -746,7 +745,6 @@ TrainingState Trainer::state() {
 
 void Trainer::restore(const TrainingState& s) {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
-  GCNLAB_CHECK(!scalegnn(), "checkpoints do not hold the RMSNorm scales of --model scalegnn yet");
   GCNLAB_CHECK(s.epoch >= 0 && s.epoch < train_.epochs, "training resumes at epoch {}: --epochs {} leaves nothing to run",
                s.epoch, train_.epochs);
   const bool adam = model_.optimizer == "adam";

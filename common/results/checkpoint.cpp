@@ -58,14 +58,23 @@ std::vector<std::pair<int, std::string>> checkpoints_in(const std::string& dir) 
   return out;
 }
 
-std::string matrix_name(char kind, std::size_t l) { return fmt::format("{}{}.npy", kind, l); }
+// W<l>.npy for weight layer l (M, V: its Adam moments); parameters past the
+// weight layers are --model scalegnn's RMSNorm scales: WS<k>.npy (MS, VS) for GNN layer k.
+std::string matrix_name(char kind, std::size_t k, std::size_t layers) {
+  return k < layers ? fmt::format("{}{}.npy", kind, k) : fmt::format("{}S{}.npy", kind, k - layers);
+}
+
+// The RMSNorm scales a model recorded in a checkpoint's identity has (--model scalegnn: one per GNN layer).
+std::size_t scales_of(const json& model, std::size_t weight_layers) {
+  return model.value("variant", "gcn") == "scalegnn" ? weight_layers - 2 : 0;
+}
 
 }  // namespace
 
 json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& dims) {
   const ModelConfig& m = info.model;
   auto exact = [](float x) { return fmt::format("{}", x); };  // shortest text that reads back as x: "0.01
-  return {{"dataset",
+  json j = {{"dataset",
            {{"name", info.dataset_name},
             {"nodes", info.nodes},
             {"nnz", info.nnz},
@@ -84,6 +93,11 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
             {"dropout", exact(m.dropout)},
             {"seed", m.seed},
             {"learn_features", m.learn_features}}}};
+  if (m.variant != ModelVariant::gcn) {  // absent: gcn (checkpoints written before --model)
+    j["model"]["variant"] = to_string(m.variant);
+    j["model"]["norm_eps"] = exact(m.norm_eps);
+  }
+  return j;
 }
 
 json checkpoint_run(const RunInfo& info) {
@@ -96,7 +110,8 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
                              const json& run, int keep) {
   GCNLAB_ASSERT(keep >= 1);
   const std::vector<std::int64_t> dims = identity.at("model").at("dims").get<std::vector<std::int64_t>>();
-  GCNLAB_ASSERT(state.w.size() + 1 == dims.size());
+  const std::size_t layers = dims.size() - 1;
+  GCNLAB_ASSERT(state.w.size() == layers + scales_of(identity.at("model"), layers));
   std::error_code ec;
   fs::create_directories(dir, ec);
   GCNLAB_CHECK(!ec, "cannot create checkpoint directory '{}' ({})", dir, ec.message());
@@ -110,8 +125,9 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
   json files = json::object();
   auto put = [&](char kind, const Weights& ws) {
     for (std::size_t l = 0; l < ws.size(); ++l) {
-      const std::string file = matrix_name(kind, l), path = (fs::path(tmp) / file).string();
-      write_npy(path, dims[l], dims[l + 1], ws[l]);
+      const std::string file = matrix_name(kind, l, layers), path = (fs::path(tmp) / file).string();
+      if (l < layers) write_npy(path, dims[l], dims[l + 1], ws[l]);
+      else write_npy(path, 1, static_cast<std::int64_t>(ws[l].size()), ws[l]);
       const std::string bytes = file_bytes(path);
       files[file] = {{"bytes", bytes.size()}, {"fnv1a64", fnv1a(bytes)}};
     }
@@ -166,9 +182,11 @@ Checkpoint read_checkpoint(const std::string& path) {
     const bool adam = c.identity.at("model").at("optimizer").get<std::string>() == "adam";
     GCNLAB_CHECK(dims.size() >= 2 && c.state.epoch >= 0, "'{}': malformed model dims or epoch", index_path);
     const json& files = index.at("files");
+    const std::size_t layers = dims.size() - 1, scales = scales_of(c.identity.at("model"), layers);
+    GCNLAB_CHECK(layers >= 2 || scales == 0, "'{}': malformed model dims", index_path);
     auto take = [&](char kind, Weights& out) {
-      for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
-        const std::string file = matrix_name(kind, l), p = (fs::path(c.path) / file).string();
+      for (std::size_t l = 0; l < layers + scales; ++l) {
+        const std::string file = matrix_name(kind, l, layers), p = (fs::path(c.path) / file).string();
         GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
         GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
         const std::string bytes = file_bytes(p);
@@ -178,8 +196,9 @@ Checkpoint read_checkpoint(const std::string& path) {
         GCNLAB_CHECK(fnv1a(bytes) == files.at(file).at("fnv1a64").get<std::string>(),
                      "checkpoint file '{}' does not match its recorded hash (damaged)", p);
         NpyMatrix m = read_npy(p);
-        GCNLAB_CHECK(m.rows == dims[l] && m.cols == dims[l + 1], "'{}' is {} x {}, the model recorded needs {} x {}",
-                     p, m.rows, m.cols, dims[l], dims[l + 1]);
+        const std::int64_t rows = l < layers ? dims[l] : 1, cols = l < layers ? dims[l + 1] : dims[1];  // γ: 1 x hidden
+        GCNLAB_CHECK(m.rows == rows && m.cols == cols, "'{}' is {} x {}, the model recorded needs {} x {}", p, m.rows,
+                     m.cols, rows, cols);
         out.push_back(std::move(m.data));
       }
     };

@@ -2,6 +2,7 @@
 // Training checkpoints (--checkpoint DIR, --resume DIR): the global weights,
 // Adam's moments, the number of completed epochs and the run's configuration,
 //   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy checkpoint.json
+// (--model scalegnn: also WS<k>.npy MS<k>.npy VS<k>.npy, the RMSNorm scale γ of GNN layer k)
 // An epoch directory is written under a temporary name and renamed into place
 // once every file is synced, so DIR only ever holds whole checkpoints; the
 // newest `keep` are kept. checkpoint.json, written last, records each file's

@@ -121,6 +121,19 @@ TEST_CASE("every strategy resumed from a checkpoint equals its uninterrupted run
       require_identical_tail(full, resumed(MPI_COMM_WORLD, spec, data, c.state));
     }
   }
+  for (const std::string algo : {"serial", "plexus-3d", "scalegnn-4d"}) {  // with ScaleGNN's RMSNorm scales
+    if (algo == "serial" && world_size() > 1) continue;
+    RunSpec spec = spec_for(algo, 2 * kHalf, "adam");
+    spec.model.variant = ModelVariant::scalegnn;
+    spec.grid = grids_for(algo, world_size()).back();
+    if (algo == "plexus-3d") spec.permutation = "none";
+    if (algo == "scalegnn-4d") spec.train.batch_size = 150;
+    INFO(algo << " --model scalegnn on grid " << format_grid(spec.grid));
+    const RunResult full = run(MPI_COMM_WORLD, spec, data);
+    const Checkpoint c = first_half(spec, data, tmp.path + "/" + algo + "-scalegnn");
+    REQUIRE(c.state.w.size() == static_cast<std::size_t>(spec.model.layers + 2 + spec.model.layers));  // W, then γ
+    require_identical_tail(full, resumed(MPI_COMM_WORLD, spec, data, c.state));
+  }
 }
 
 TEST_CASE("a checkpoint resumes under another strategy and rank count", "[checkpoint]") {

@@ -16,6 +16,7 @@
 
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
+#include "common/data/npz.hpp"
 #include "common/data/pickle.hpp"
 #include "common/data/shards.hpp"
 #include "common/results/checkpoint.hpp"
@@ -79,6 +80,15 @@ void parse(const std::uint8_t* data, std::size_t size) {
   } else if (t == "checkpoint") {  // checkpoint.json of an epoch directory (its matrices absent)
     put("ck/epoch-000001/checkpoint.json", data, size);
     read_checkpoint((scratch() / "ck").string());
+  } else if (t == "npz") {  // every member of an archive, as the reddit: and ogb: loaders read them
+    const NpzArchive a(put("a.npz", data, size));
+    for (const std::string& name : a.names()) {
+      try {
+        if (a.header(name).descr.find('S') != std::string::npos) (void)a.read_bytes(name);
+        else (void)a.read<double>(name);
+      } catch (const Error&) {
+      }
+    }
   } else if (t == "spec") {
     parse_dataset_spec(std::string(reinterpret_cast<const char*>(data), size));
   } else {

@@ -33,7 +33,8 @@ const char* kDatasetSpecs = R"(dataset SPEC:
   planetoid:DIR/NAME[,row-normalize=1]      e.g. planetoid:datasets/planetoid/cora
   mtx:FILE.mtx[,features=128,classes=32,seed=1]
   edges:FILE[.gz][,directed=0,base=0,nodes=N,features=128,classes=32,seed=1]   SNAP-style edge list
-  ogb:DIR[,split=NAME,directed=0]           OGB node-property directory (raw/*.csv.gz, split/NAME/)
+  ogb:DIR[,split=NAME,directed=0]           OGB node-property directory (raw/*.csv.gz or raw/*.npz, split/NAME/)
+  reddit:DIR[,directed=0]                   the Reddit release (reddit_data.npz, reddit_graph.npz)
   gcl:FILE.gcl                              written by gcnlab prepare
   gcl:DIR                                   written by gcnlab prepare --shards (every strategy))";
 

@@ -183,10 +183,12 @@ Dataset load_dataset(const std::string& spec_text) {
     d = is_shard_directory(path) ? read_shard_dataset(path) : read_gcl(path);
   } else if (spec.kind == "ogb")
     d = read_ogb(spec);
+  else if (spec.kind == "reddit")
+    d = read_reddit(spec);
   else if (spec.kind == "edges")
     d = read_edge_list(spec);
   else
-    fail("unknown dataset kind '{}' in '{}' (expected sbm, rmat, planetoid, mtx, edges, ogb or gcl)", spec.kind,
+    fail("unknown dataset kind '{}' in '{}' (expected sbm, rmat, planetoid, mtx, edges, ogb, reddit or gcl)", spec.kind,
          spec_text);
   d.spec = spec_text;
   validate(d);

@@ -81,6 +81,10 @@ Dataset read_matrix_market(const DatasetSpec& spec);
 Dataset read_planetoid(const DatasetSpec& spec);
 Dataset read_edge_list(const DatasetSpec& spec);  // edges:FILE (edge_list.cpp)
 Dataset read_ogb(const DatasetSpec& spec);        // ogb:DIR (edge_list.cpp)
+Dataset read_reddit(const DatasetSpec& spec);     // reddit:DIR (npz_datasets.cpp)
+// OGB's .npz form (raw/data.npz, raw/node-label.npz): features, graph and
+// labels into d; false when DIR has no raw/data.npz (npz_datasets.cpp).
+bool read_ogb_npz(const std::string& dir, Dataset& d);
 Dataset read_gcl(const std::string& path);
 void write_gcl(const Dataset& d, const std::string& path);
 

@@ -14,6 +14,10 @@
 //     DIR/raw/node-label.csv.gz      one label per vertex ("nan" = unlabeled)
 //     DIR/raw/num-node-list.csv.gz   the number of vertices (optional)
 //     DIR/split/NAME/{train,valid,test}.csv.gz   vertex ids, one per line
+//   or OGB's .npz form, as its largest dataset (ogbn-papers100M) ships:
+//     DIR/raw/data.npz               edge_index (2 x E), node_feat (N x F), num_nodes_list
+//     DIR/raw/node-label.npz         node_label (N x 1, nan = unlabeled)
+//   (npz_datasets.cpp) with the same split/ folder.
 //   NAME defaults to the only folder under split/. directed=0 (default)
 //   symmetrises, as GCN baselines on OGB do (ogbn-arxiv: to_undirected;
 //   ogbn-products: OGB's add_inverse_edge).
@@ -114,6 +118,50 @@ std::string require_file(const std::string& dir, const std::string& file) {
   return path;
 }
 
+// OGB's csv.gz form: features first (they fix n, or num-node-list does), the graph, the labels.
+void read_ogb_csv(const std::string& dir, Dataset& d) {
+  {
+    LineReader in(require_file(dir, "raw/node-feat.csv.gz"));
+    std::string line;
+    while (in.next(line)) {
+      const char* p = line.c_str();
+      std::int64_t cols = 0;
+      while (*p) {
+        char* end = nullptr;
+        const float x = std::strtof(p, &end);
+        GCNLAB_CHECK(end != p && std::isfinite(x), "'{}' line {}: malformed feature value in column {}", in.path(),
+                     in.number(), cols + 1);
+        d.x.push_back(x);
+        ++cols;
+        p = end;
+        while (*p == ' ' || *p == '\t') ++p;
+        if (*p == ',') ++p;
+      }
+      if (d.features == 0) d.features = cols;
+      GCNLAB_CHECK(cols == d.features, "'{}' line {}: {} features, the first line has {}", in.path(), in.number(), cols,
+                   d.features);
+    }
+  }
+  GCNLAB_CHECK(d.features > 0, "ogb: '{}/raw/node-feat.csv.gz' is empty", dir);
+  const std::int64_t n = static_cast<std::int64_t>(d.x.size()) / d.features;
+  if (fs::exists(fs::path(dir) / "raw/num-node-list.csv.gz")) {
+    const auto counts = read_column((fs::path(dir) / "raw/num-node-list.csv.gz").string(), false);
+    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "ogb: num-node-list.csv.gz says {} vertices, node-feat has {}",
+                 counts.empty() ? 0 : counts[0], n);
+  }
+
+  long long max_id = -1;
+  const auto edges = read_edges(require_file(dir, "raw/edge.csv.gz"), 0, n, max_id);
+  d.adj = csr_from_edges(n, edges, !d.directed);
+
+  const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
+  GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
+               labels.size(), n);
+  d.labels.assign(labels.begin(), labels.end());
+  d.classes = static_cast<int>(*std::max_element(labels.begin(), labels.end()) + 1);
+
+}
+
 }  // namespace
 
 Dataset read_edge_list(const DatasetSpec& spec) {
@@ -150,46 +198,8 @@ Dataset read_ogb(const DatasetSpec& spec) {
   d.name = base_name(dir);
   d.directed = a.integer("directed", 0) != 0;
 
-  // features first: they fix n (or num-node-list does)
-  {
-    LineReader in(require_file(dir, "raw/node-feat.csv.gz"));
-    std::string line;
-    while (in.next(line)) {
-      const char* p = line.c_str();
-      std::int64_t cols = 0;
-      while (*p) {
-        char* end = nullptr;
-        const float x = std::strtof(p, &end);
-        GCNLAB_CHECK(end != p && std::isfinite(x), "'{}' line {}: malformed feature value in column {}", in.path(),
-                     in.number(), cols + 1);
-        d.x.push_back(x);
-        ++cols;
-        p = end;
-        while (*p == ' ' || *p == '\t') ++p;
-        if (*p == ',') ++p;
-      }
-      if (d.features == 0) d.features = cols;
-      GCNLAB_CHECK(cols == d.features, "'{}' line {}: {} features, the first line has {}", in.path(), in.number(), cols,
-                   d.features);
-    }
-  }
-  GCNLAB_CHECK(d.features > 0, "ogb: '{}/raw/node-feat.csv.gz' is empty", dir);
-  std::int64_t n = static_cast<std::int64_t>(d.x.size()) / d.features;
-  if (fs::exists(fs::path(dir) / "raw/num-node-list.csv.gz")) {
-    const auto counts = read_column((fs::path(dir) / "raw/num-node-list.csv.gz").string(), false);
-    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "ogb: num-node-list.csv.gz says {} vertices, node-feat has {}",
-                 counts.empty() ? 0 : counts[0], n);
-  }
-
-  long long max_id = -1;
-  const auto edges = read_edges(require_file(dir, "raw/edge.csv.gz"), 0, n, max_id);
-  d.adj = csr_from_edges(n, edges, !d.directed);
-
-  const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
-  GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
-               labels.size(), n);
-  d.labels.assign(labels.begin(), labels.end());
-  d.classes = static_cast<int>(*std::max_element(labels.begin(), labels.end()) + 1);
+  if (!read_ogb_npz(dir, d)) read_ogb_csv(dir, d);
+  const std::int64_t n = d.nodes();
 
   std::string split = a.has("split") ? a.str("split") : "";
   if (split.empty()) {

@@ -16,6 +16,7 @@
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
+#include "common/data/npz.hpp"
 #include "common/data/pickle.hpp"
 #include "common/results/npy.hpp"
 #include "tests/support/harness.hpp"
@@ -339,6 +340,115 @@ TEST_CASE("ogb: a missing file, a malformed CSV line, an edge out of range", "[d
                     Catch::Contains("node-feat.csv.gz' line 2") && Catch::Contains("column 2"));
 }
 
+namespace {
+
+// Runs a Python script with Debian's numpy (scripts/setup.sh installs it):
+// the .npz fixtures below are written by numpy itself, so the reader is
+// checked against the writer its users have, not against one of ours.
+void numpy(const std::string& script) {
+  const std::string path = write_file("fixture.py", script);
+  REQUIRE(std::system(("/usr/bin/python3 " + path + " " + temp_dir().string()).c_str()) == 0);
+}
+
+// The toy OGB graph of write_ogb as NumPy archives: reddit_data.npz and
+// reddit_graph.npz (scipy.sparse.save_npz's layout, csr and coo), and OGB's
+// npz form (edge_index Fortran-ordered, float16 features, float64 labels with nan).
+const char* kNpzFixtures = R"(
+import gzip, os, sys
+import numpy as np
+d = sys.argv[1]
+x = np.array([[0.5, 1, -1], [1, 2, 3], [0, 0, 0], [-0.25, 0.5, 2], [1, 1, 1]], dtype=np.float32)
+src, dst = np.array([0, 1, 2, 3, 4]), np.array([1, 2, 3, 4, 0])
+for name, fmt in (("reddit_csr", "csr"), ("reddit_coo", "coo")):
+    os.makedirs(f"{d}/{name}", exist_ok=True)
+    np.savez_compressed(f"{d}/{name}/reddit_data.npz", feature=x, label=np.array([0, 1, 1, 0, 1]),
+                        node_types=np.array([1, 1, 2, 3, 0], dtype=np.int32))
+    if fmt == "csr":
+        order = np.lexsort((dst, src))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=5))])
+        np.savez_compressed(f"{d}/{name}/reddit_graph.npz", indices=dst[order].astype(np.int32),
+                            indptr=indptr.astype(np.int32), format=np.array(b"csr"), shape=np.array([5, 5]),
+                            data=np.ones(5, dtype=np.float32))
+    else:  # stored, not deflated
+        np.savez(f"{d}/{name}/reddit_graph.npz", row=src.astype(np.int32), col=dst.astype(np.int32),
+                 format=np.array(b"coo"), shape=np.array([5, 5]), data=np.ones(5, dtype=np.float32))
+o = f"{d}/ogbn_npz"
+os.makedirs(f"{o}/raw", exist_ok=True)
+os.makedirs(f"{o}/split/time", exist_ok=True)
+np.savez_compressed(f"{o}/raw/data.npz", edge_index=np.asfortranarray(np.stack([src, dst])),
+                    node_feat=x.astype(np.float16), num_nodes_list=np.array([5]), node_year=np.zeros((5, 1)))
+np.savez_compressed(f"{o}/raw/node-label.npz", node_label=np.array([[0], [1], [1], [0], [np.nan]]))
+for split, ids in (("train", "0\n1\n"), ("valid", "2\n"), ("test", "3\n")):
+    with gzip.open(f"{o}/split/time/{split}.csv.gz", "wt") as f:
+        f.write(ids)
+)";
+
+}  // namespace
+
+TEST_CASE("reddit and OGB's npz form: numpy's archives read as the same graph as the csv form", "[data][npz]") {
+  numpy(kNpzFixtures);
+  const Dataset csv = load_dataset("ogb:" + write_ogb("ogbn_csv"));
+  for (const char* name : {"reddit_csr", "reddit_coo"}) {
+    INFO(name);
+    const Dataset r = load_dataset("reddit:" + (temp_dir() / name).string());
+    CHECK(r.name == "reddit");
+    CHECK(r.nodes() == 5);
+    CHECK(r.features == 3);
+    CHECK(r.classes == 2);
+    CHECK(edges_of(r.adj) == edges_of(csv.adj));  // symmetrised
+    CHECK(r.x[3 * 3 + 0] == -0.25f);
+    CHECK(r.labels == std::vector<std::int32_t>{0, 1, 1, 0, 1});
+    CHECK(r.split == std::vector<std::uint8_t>{ew::kTrain, ew::kTrain, ew::kVal, ew::kTest, ew::kNone});
+  }
+  const Dataset directed = load_dataset("reddit:" + (temp_dir() / "reddit_csr").string() + ",directed=1");
+  CHECK(edges_of(directed.adj) == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}});
+
+  const Dataset o = load_dataset("ogb:" + (temp_dir() / "ogbn_npz").string());
+  CHECK(o.name == "ogbn_npz");
+  CHECK(edges_of(o.adj) == edges_of(csv.adj));
+  CHECK(o.labels == csv.labels);  // nan: unlabeled
+  CHECK(o.split == csv.split);
+  CHECK(o.x[3 * 3 + 1] == 0.5f);  // exact in float16
+  CHECK(o.x[3 * 3 + 0] == -0.25f);
+  CHECK(dataset_fingerprint(o) == dataset_fingerprint(load_dataset("ogb:" + (temp_dir() / "ogbn_npz").string())));
+}
+
+TEST_CASE("npz: truncated, damaged and incomplete archives are one clear error", "[data][npz][errors]") {
+  numpy(kNpzFixtures);
+  const fs::path dir = temp_dir() / "reddit_csr", data = dir / "reddit_data.npz";
+  const std::string spec = "reddit:" + dir.string();
+  std::string bytes;
+  {
+    std::ifstream in(data, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto write = [&](const std::string& b) { std::ofstream(data, std::ios::binary) << b; };
+  write(bytes.substr(0, bytes.size() / 2));
+  CHECK_THROWS_WITH(load_dataset(spec), Catch::Contains("reddit_data.npz") && Catch::Contains("not a zip archive"));
+  std::string damaged = bytes;
+  auto u16 = [&](std::size_t at) { return static_cast<unsigned char>(bytes[at]) | static_cast<unsigned char>(bytes[at + 1]) << 8; };
+  damaged[30 + u16(26) + u16(28) + 10] ^= 0x20;  // inside the first member's deflate stream
+  write(damaged);
+  CHECK_THROWS_WITH(load_dataset(spec), Catch::Contains("reddit_data.npz' member") &&
+                                            (Catch::Contains("damaged") || Catch::Contains("truncated") ||
+                                             Catch::Contains("inflates to")));
+  write(bytes);
+  fs::remove(dir / "reddit_graph.npz");
+  CHECK_THROWS_WITH(load_dataset(spec), Catch::Contains("reddit_graph.npz' is missing"));
+  numpy(kNpzFixtures);
+  numpy(R"(
+import sys, numpy as np
+np.savez(sys.argv[1] + "/reddit_csr/reddit_data.npz", feature=np.zeros((5, 3), dtype=np.float32), label=np.zeros(5))
+)");
+  CHECK_THROWS_WITH(load_dataset(spec), Catch::Contains("has no array 'node_types' (it holds: feature, label)"));
+  numpy(R"(
+import sys, numpy as np
+np.savez(sys.argv[1] + "/reddit_csr/reddit_data.npz", feature=np.zeros((5, 3), dtype=">f4"), label=np.zeros(5),
+         node_types=np.ones(5))
+)");
+  CHECK_THROWS_WITH(load_dataset(spec), Catch::Contains("big-endian dtype '>f4'"));
+}
+
 // Each input the fuzzers found (fuzz/regressions/<parser>/) is one clear error
 // in this build too, with the message the fix gives.
 TEST_CASE("fuzz regressions: inputs that crashed a parser are clear errors", "[data][fuzz][errors]") {
@@ -351,4 +461,9 @@ TEST_CASE("fuzz regressions: inputs that crashed a parser are clear errors", "[d
   CHECK_THAT(error_message([&] { pickle::load(bytes, "memo"); }), Catch::Contains("pickle 'memo'"));  // once a 4 GB memo table
   CHECK_THAT(error_message([&] { load_dataset("edges:" + dir + "edges/sparse-ids"); }),
              Catch::Contains("implies 100000000000000 vertices for 2 edges"));
+  // a member whose .npy header fails while it inflates (the inflater once leaked)
+  const NpzArchive npz(dir + "npz/error-inside-inflate");
+  std::string messages;
+  for (const std::string& name : npz.names()) messages += error_message([&] { npz.read<double>(name); }) + "\n";
+  CHECK_THAT(messages, Catch::Contains("npz/error-inside-inflate' member"));
 }

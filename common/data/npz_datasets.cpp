@@ -1,0 +1,141 @@
+// Datasets shipped as NumPy .npz archives (common/data/npz.hpp):
+//   reddit:DIR  the Reddit release of GraphSAGE / DGL / PyG: reddit_data.npz
+//               (feature N x F, label N, node_types N: 1 train, 2 val, 3 test)
+//               and reddit_graph.npz (a scipy.sparse.save_npz matrix: csr,
+//               csc or coo), symmetrised unless directed=1;
+//   ogb:DIR     OGB's .npz form (ogbn-papers100M): raw/data.npz (edge_index
+//               2 x E, node_feat N x F, float16 or float32) and
+//               raw/node-label.npz (node_label, nan = unlabeled); the split
+//               stays split/NAME/*.csv.gz (read_ogb).
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/data/dataset.hpp"
+#include "common/data/npz.hpp"
+#include "common/data/spec_args.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string npz_path(const std::string& dir, const std::string& file, const char* kind) {
+  const std::string path = (fs::path(dir) / file).string();
+  GCNLAB_CHECK(fs::exists(path), "{}: '{}' is missing", kind, path);
+  return path;
+}
+
+// Shape [rows, cols] of a member (a vector counts as rows x 1).
+std::array<std::int64_t, 2> matrix_shape(const NpzArchive& a, const std::string& name) {
+  const NpyHeader h = a.header(name);
+  GCNLAB_CHECK(h.shape.size() == 1 || h.shape.size() == 2, "'{}' member '{}' has shape of {} dimensions, expected 1 or 2",
+               a.path(), name, h.shape.size());
+  return {h.shape[0], h.shape.size() == 2 ? h.shape[1] : 1};
+}
+
+void read_features(const NpzArchive& a, const std::string& name, Dataset& d) {
+  const auto [n, f] = matrix_shape(a, name);
+  d.features = f;
+  d.x = a.read<float>(name);
+  for (std::size_t k = 0; k < d.x.size(); ++k)
+    GCNLAB_CHECK(std::isfinite(d.x[k]), "'{}' member '{}': feature ({}, {}) is not finite", a.path(), name,
+                 k / static_cast<std::size_t>(f), k % static_cast<std::size_t>(f));
+  (void)n;
+}
+
+// Labels from numbers (nan or negative: unlabeled, -1); classes from the largest.
+void set_labels(Dataset& d, std::int64_t n, const std::vector<double>& y, const std::string& where) {
+  GCNLAB_CHECK(static_cast<std::int64_t>(y.size()) == n, "{}: {} labels for {} vertices", where, y.size(), n);
+  d.labels.resize(y.size());
+  int classes = 0;
+  for (std::size_t v = 0; v < y.size(); ++v) {
+    const bool none = std::isnan(y[v]) || y[v] < 0;
+    GCNLAB_CHECK(none || y[v] == std::floor(y[v]), "{}: label {} of vertex {} is not an integer", where, y[v], v);
+    d.labels[v] = none ? -1 : static_cast<std::int32_t>(y[v]);
+    classes = std::max(classes, d.labels[v] + 1);
+  }
+  d.classes = classes;
+}
+
+// Edges (u, v) of two equally long id lists, checked against n.
+std::vector<std::array<std::int64_t, 2>> edge_pairs(const std::vector<std::int64_t>& u, const std::vector<std::int64_t>& v,
+                                                    std::int64_t n, const std::string& where) {
+  GCNLAB_CHECK(u.size() == v.size(), "{}: {} sources and {} targets", where, u.size(), v.size());
+  std::vector<std::array<std::int64_t, 2>> e(u.size());
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    GCNLAB_CHECK(u[k] >= 0 && u[k] < n && v[k] >= 0 && v[k] < n, "{}: edge {} ({}, {}) is out of range [0, {})", where,
+                 k, u[k], v[k], n);
+    e[k] = {u[k], v[k]};
+  }
+  return e;
+}
+
+// A scipy.sparse.save_npz matrix as edges (row -> column).
+std::vector<std::array<std::int64_t, 2>> sparse_edges(const NpzArchive& g, std::int64_t n) {
+  const std::string format = g.read_bytes("format");
+  const std::vector<std::int64_t> shape = g.read<std::int64_t>("shape");
+  GCNLAB_CHECK(shape.size() == 2 && shape[0] == n && shape[1] == n, "'{}': the graph is {} x {}, the features have {} rows",
+               g.path(), shape.size() == 2 ? shape[0] : 0, shape.size() == 2 ? shape[1] : 0, n);
+  if (format == "coo") return edge_pairs(g.read<std::int64_t>("row"), g.read<std::int64_t>("col"), n, g.path());
+  GCNLAB_CHECK(format == "csr" || format == "csc", "'{}': sparse format '{}' is not supported (csr, csc or coo)",
+               g.path(), format);
+  const auto ptr = g.read<std::int64_t>("indptr"), idx = g.read<std::int64_t>("indices");
+  GCNLAB_CHECK(static_cast<std::int64_t>(ptr.size()) == n + 1 && ptr.front() == 0 &&
+                   ptr.back() == static_cast<std::int64_t>(idx.size()) && std::is_sorted(ptr.begin(), ptr.end()),
+               "'{}': indptr does not describe {} rows of {} indices", g.path(), n, idx.size());
+  std::vector<std::int64_t> outer(idx.size());
+  for (std::int64_t r = 0; r < n; ++r) std::fill(outer.begin() + ptr[r], outer.begin() + ptr[r + 1], r);
+  return format == "csr" ? edge_pairs(outer, idx, n, g.path()) : edge_pairs(idx, outer, n, g.path());
+}
+
+}  // namespace
+
+Dataset read_reddit(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"directed"});
+  const std::string dir = a.str("path");
+  GCNLAB_CHECK(fs::is_directory(dir), "reddit: '{}' is not a directory", dir);
+  Dataset d;
+  d.name = "reddit";
+  d.directed = a.integer("directed", 0) != 0;
+  const NpzArchive data(npz_path(dir, "reddit_data.npz", "reddit"));
+  read_features(data, "feature", d);
+  const std::int64_t n = static_cast<std::int64_t>(d.x.size()) / std::max<std::int64_t>(d.features, 1);
+  set_labels(d, n, data.read<double>("label"), fmt::format("'{}' member 'label'", data.path()));
+  const auto types = data.read<std::int64_t>("node_types");
+  GCNLAB_CHECK(static_cast<std::int64_t>(types.size()) == n, "'{}': {} node types for {} vertices", data.path(),
+               types.size(), n);
+  d.split.resize(types.size());
+  for (std::size_t v = 0; v < types.size(); ++v) {
+    GCNLAB_CHECK(types[v] >= 0 && types[v] <= 3, "'{}': node type {} of vertex {} (expected 1 train, 2 val, 3 test)",
+                 data.path(), types[v], v);
+    d.split[v] = static_cast<std::uint8_t>(types[v]);  // the same codes as ew::Split
+  }
+  const NpzArchive graph(npz_path(dir, "reddit_graph.npz", "reddit"));
+  d.adj = csr_from_edges(n, sparse_edges(graph, n), !d.directed);
+  return d;
+}
+
+bool read_ogb_npz(const std::string& dir, Dataset& d) {
+  const fs::path raw = fs::path(dir) / "raw";
+  if (!fs::exists(raw / "data.npz")) return false;
+  const NpzArchive data((raw / "data.npz").string());
+  read_features(data, "node_feat", d);
+  const std::int64_t n = static_cast<std::int64_t>(d.x.size()) / std::max<std::int64_t>(d.features, 1);
+  if (data.has("num_nodes_list")) {
+    const auto counts = data.read<std::int64_t>("num_nodes_list");
+    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "'{}': num_nodes_list says {} vertices, node_feat has {}",
+                 data.path(), counts.empty() ? 0 : counts[0], n);
+  }
+  const auto [two, edges] = matrix_shape(data, "edge_index");
+  GCNLAB_CHECK(two == 2, "'{}' member 'edge_index' is {} x {}, expected 2 x E", data.path(), two, edges);
+  const std::vector<std::int64_t> ei = data.read<std::int64_t>("edge_index");
+  const std::vector<std::int64_t> src(ei.begin(), ei.begin() + edges), dst(ei.begin() + edges, ei.end());
+  d.adj = csr_from_edges(n, edge_pairs(src, dst, n, data.path() + " member 'edge_index'"), !d.directed);
+  const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
+  set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
+  return true;
+}
+
+}  // namespace gcnlab

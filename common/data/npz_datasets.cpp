@@ -8,8 +8,10 @@
 //               raw/node-label.npz (node_label, nan = unlabeled); the split
 //               stays split/NAME/*.csv.gz (read_ogb).
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <span>
 
 #include "common/data/dataset.hpp"
 #include "common/data/npz.hpp"
@@ -59,35 +61,39 @@ void set_labels(Dataset& d, std::int64_t n, const std::vector<double>& y, const 
   d.classes = classes;
 }
 
-// Edges (u, v) of two equally long id lists, checked against n.
-std::vector<std::array<std::int64_t, 2>> edge_pairs(const std::vector<std::int64_t>& u, const std::vector<std::int64_t>& v,
-                                                    std::int64_t n, const std::string& where) {
-  GCNLAB_CHECK(u.size() == v.size(), "{}: {} sources and {} targets", where, u.size(), v.size());
-  std::vector<std::array<std::int64_t, 2>> e(u.size());
-  for (std::size_t k = 0; k < u.size(); ++k) {
-    GCNLAB_CHECK(u[k] >= 0 && u[k] < n && v[k] >= 0 && v[k] < n, "{}: edge {} ({}, {}) is out of range [0, {})", where,
-                 k, u[k], v[k], n);
-    e[k] = {u[k], v[k]};
-  }
-  return e;
+// Vertex ids of edges, checked against n.
+void check_ids(std::span<const std::int64_t> ids, std::int64_t n, const std::string& where) {
+  for (std::size_t k = 0; k < ids.size(); ++k)
+    GCNLAB_CHECK(ids[k] >= 0 && ids[k] < n, "{}: edge {} names vertex {}, out of range [0, {})", where, k, ids[k], n);
 }
 
-// A scipy.sparse.save_npz matrix as edges (row -> column).
-std::vector<std::array<std::int64_t, 2>> sparse_edges(const NpzArchive& g, std::int64_t n) {
+// The adjacency of the edges src[k] -> dst[k] (symmetrised unless directed).
+HostCsr adjacency(std::int64_t n, std::span<const std::int64_t> src, std::span<const std::int64_t> dst, bool directed,
+                  const std::string& where) {
+  GCNLAB_CHECK(src.size() == dst.size(), "{}: {} sources and {} targets", where, src.size(), dst.size());
+  check_ids(src, n, where);
+  check_ids(dst, n, where);
+  return csr_from_edges(n, src, dst, !directed);
+}
+
+// A scipy.sparse.save_npz matrix (row -> column) as the adjacency of n vertices.
+HostCsr sparse_adjacency(const NpzArchive& g, std::int64_t n, bool directed) {
   const std::string format = g.read_bytes("format");
   const std::vector<std::int64_t> shape = g.read<std::int64_t>("shape");
   GCNLAB_CHECK(shape.size() == 2 && shape[0] == n && shape[1] == n, "'{}': the graph is {} x {}, the features have {} rows",
                g.path(), shape.size() == 2 ? shape[0] : 0, shape.size() == 2 ? shape[1] : 0, n);
-  if (format == "coo") return edge_pairs(g.read<std::int64_t>("row"), g.read<std::int64_t>("col"), n, g.path());
+  if (format == "coo")
+    return adjacency(n, g.read<std::int64_t>("row"), g.read<std::int64_t>("col"), directed, g.path());
   GCNLAB_CHECK(format == "csr" || format == "csc", "'{}': sparse format '{}' is not supported (csr, csc or coo)",
                g.path(), format);
-  const auto ptr = g.read<std::int64_t>("indptr"), idx = g.read<std::int64_t>("indices");
+  const auto ptr = g.read<std::int64_t>("indptr");
+  const auto idx = g.read<std::int64_t>("indices");
   GCNLAB_CHECK(static_cast<std::int64_t>(ptr.size()) == n + 1 && ptr.front() == 0 &&
                    ptr.back() == static_cast<std::int64_t>(idx.size()) && std::is_sorted(ptr.begin(), ptr.end()),
                "'{}': indptr does not describe {} rows of {} indices", g.path(), n, idx.size());
   std::vector<std::int64_t> outer(idx.size());
   for (std::int64_t r = 0; r < n; ++r) std::fill(outer.begin() + ptr[r], outer.begin() + ptr[r + 1], r);
-  return format == "csr" ? edge_pairs(outer, idx, n, g.path()) : edge_pairs(idx, outer, n, g.path());
+  return format == "csr" ? adjacency(n, outer, idx, directed, g.path()) : adjacency(n, idx, outer, directed, g.path());
 }
 
 }  // namespace
@@ -113,7 +119,7 @@ Dataset read_reddit(const DatasetSpec& spec) {
     d.split[v] = static_cast<std::uint8_t>(types[v]);  // the same codes as ew::Split
   }
   const NpzArchive graph(npz_path(dir, "reddit_graph.npz", "reddit"));
-  d.adj = csr_from_edges(n, sparse_edges(graph, n), !d.directed);
+  d.adj = sparse_adjacency(graph, n, d.directed);
   return d;
 }
 
@@ -130,9 +136,9 @@ bool read_ogb_npz(const std::string& dir, Dataset& d) {
   }
   const auto [two, edges] = matrix_shape(data, "edge_index");
   GCNLAB_CHECK(two == 2, "'{}' member 'edge_index' is {} x {}, expected 2 x E", data.path(), two, edges);
-  const std::vector<std::int64_t> ei = data.read<std::int64_t>("edge_index");
-  const std::vector<std::int64_t> src(ei.begin(), ei.begin() + edges), dst(ei.begin() + edges, ei.end());
-  d.adj = csr_from_edges(n, edge_pairs(src, dst, n, data.path() + " member 'edge_index'"), !d.directed);
+  const std::vector<std::int64_t> ei = data.read<std::int64_t>("edge_index");  // sources, then targets
+  const std::span<const std::int64_t> all(ei);
+  d.adj = adjacency(n, all.first(edges), all.subspan(edges), d.directed, data.path() + " member 'edge_index'");
   const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
   set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
   return true;

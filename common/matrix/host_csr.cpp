@@ -32,11 +32,17 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
   return m;
 }
 
-HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize) {
+namespace {
+
+// The CSR of edges 0..count-1, edge k = edge(k) = {u, v}: self-loops and
+// duplicates dropped, rows sorted; with `symmetrize` also v -> u.
+template <class Edge>
+HostCsr build_csr(std::int64_t n, std::size_t count, const Edge& edge, bool symmetrize) {
   HostCsr m;
   m.rows = m.cols = n;
   m.rowptr.assign(n + 1, 0);
-  for (const auto& [u, v] : edges) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto [u, v] = edge(k);
     GCNLAB_ASSERT(u >= 0 && u < n && v >= 0 && v < n);
     if (u == v) continue;
     ++m.rowptr[u + 1];
@@ -45,7 +51,8 @@ HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t
   for (std::int64_t i = 0; i < n; ++i) m.rowptr[i + 1] += m.rowptr[i];
   m.col.resize(m.rowptr[n]);
   std::vector<std::int64_t> next(m.rowptr.begin(), m.rowptr.end() - 1);
-  for (const auto& [u, v] : edges) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto [u, v] = edge(k);
     if (u == v) continue;
     m.col[next[u]++] = v;
     if (symmetrize) m.col[next[v]++] = u;
@@ -65,6 +72,19 @@ HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t
   m.col.shrink_to_fit();
   m.val.assign(out, 1.f);
   return m;
+}
+
+}  // namespace
+
+HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize) {
+  return build_csr(n, edges.size(), [&](std::size_t k) { return edges[k]; }, symmetrize);
+}
+
+HostCsr csr_from_edges(std::int64_t n, std::span<const std::int64_t> src, std::span<const std::int64_t> dst,
+                       bool symmetrize) {
+  GCNLAB_ASSERT(src.size() == dst.size());
+  return build_csr(n, src.size(), [&](std::size_t k) { return std::array<std::int64_t, 2>{src[k], dst[k]}; },
+                   symmetrize);
 }
 
 HostCsr transpose(const HostCsr& a) {

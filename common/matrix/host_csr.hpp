@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace gcnlab {
@@ -34,6 +35,10 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
 // Counting sort straight into the CSR, so the peak is the edge list plus the
 // result (the loaders' streaming path for large graphs).
 HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize);
+// The same from two id lists, edge k = src[k] -> dst[k] (numpy's edge_index
+// rows, scipy's coo row / col): no pair list is built.
+HostCsr csr_from_edges(std::int64_t n, std::span<const std::int64_t> src, std::span<const std::int64_t> dst,
+                       bool symmetrize);
 
 HostCsr transpose(const HostCsr& a);
 

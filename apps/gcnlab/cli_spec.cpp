@@ -151,7 +151,9 @@ std::vector<CommandSpec> make_specs() {
   s.push_back({"partition", "gcnlab partition --dataset SPEC --parts K [--method metis] [--out FILE]",
                "Partition a graph and report the partition's quality; --out writes one part id per vertex.",
                {dataset_option(), {"--parts", "K", "number of parts"},
-                {"--method", "NAME", "block | block-nnz | random | metis | metis-nnz | volume (default metis)"},
+                {"--method", "NAME", "block | block-nnz | random | metis | metis-nnz | volume (default metis); "
+                                     "ptscotch: PT-Scotch, distributed over the job's ranks (mpirun -np P), each "
+                                     "holding only its rows (of the shards, for gcl:DIR)"},
                 {"--features", "F", "feature width for the communication volume estimate"},
                 {"--out", "FILE", "the partition"}, {"--seed", "S", "default 1"}, kQuiet},
                "", kDatasetSpecs});

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <numeric>
 
@@ -15,6 +16,7 @@
 #include "common/comm/process_grid.hpp"
 #include "common/data/shards.hpp"
 #include "partitioners/prepare.hpp"
+#include "partitioners/ptscotch.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -180,4 +182,35 @@ TEST_CASE("a truncated or incomplete prepared directory is one clear error", "[p
   CHECK_THROWS_WITH(load_dataset("gcl:" + dir + "-b"), Catch::Contains("adj-0-0-1-1.bin") && Catch::Contains("truncated"));
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) fs::remove_all(dir + "-b");
+}
+
+TEST_CASE("ptscotch partitions across the ranks, from memory and from a prepared directory", "[prepared][ptscotch]") {
+  // PT-Scotch on every rank count: a valid k-way partition by original vertex
+  // id, balanced, its distributed edge cut the one evaluate_partition counts,
+  // within 1.5x of METIS's (one process, the whole graph). From a prepared
+  // directory (randomly ordered, so positions are not vertex ids) each rank
+  // reads only its rows of the shards (from 4 ranks on, less than the directory).
+  const Dataset data = load_dataset(kDirected);
+  const int p = world_size(), parts = 6;
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const auto metis = evaluate_partition(data.adj, make_partition("metis", data.adj, parts, 1));
+  auto check = [&](const Graph& g, const std::string& what) {
+    INFO(what << " on " << p << " ranks");
+    const PartitionBlock b = ptscotch_partition(g, parts, 0.03, 1, comm);
+    CHECK(b.rows.count == block_range(data.nodes(), p, world_rank()).count);
+    const Partition part = gather_partition(g, b, parts, comm);
+    if (world_rank() != 0) return;
+    REQUIRE(static_cast<std::int64_t>(part.part.size()) == data.nodes());
+    const PartitionQuality q = evaluate_partition(data.adj, part);  // checks every part non-empty
+    CHECK(q.edge_cut == b.edge_cut);
+    CHECK(*std::max_element(q.size.begin(), q.size.end()) <= 1.03 * data.nodes() / parts + 1);
+    CHECK(q.edge_cut <= 1.5 * metis.edge_cut);
+    CHECK(q.edge_cut < 0.8 * evaluate_partition(data.adj, make_partition("random", data.adj, parts, 1)).edge_cut);
+  };
+  check(*prepare_graph(data, {}).graph, "in memory");
+  const TempDir dir("ptscotch");
+  const Dataset prepared = prepare(data, {"random", 0, Permutation::none, 1}, 8, dir.path());
+  check(*prepared.shards, "prepared, random order");
+  // rows of Âᵀ and (directed) of Â: at most 3 of the 8 shard rows and columns each from 4 ranks on
+  if (p >= 4) CHECK(prepared.shards->bytes_read() < directory_bytes(dir.path()));
 }

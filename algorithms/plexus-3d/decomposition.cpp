@@ -129,8 +129,7 @@ std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape
   };
   auto reshard = [&](int l, bool bwd, int from, int to) {
     const Reshard r = residual_reshard(rows, m, g, k, from, to);
-    const InputBlock b = input_block(rows, m, g, k, from);
-    if (g[0] * g[1] * g[2] > 1) add(Category::alltoall, -1, l, bwd, f4 * b.rows.count * b.cols.count, r.wire_bytes());
+    if (g[0] * g[1] * g[2] > 1) add(Category::alltoall, -1, l, bwd, r.sent_bytes(), r.wire_bytes());
   };
   for (int l = 0; l < L; ++l) {  // forward, Alg. 1
     const LayerBlocks b = layer_blocks(rows, m, g, k, l);

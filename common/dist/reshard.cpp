@@ -50,6 +50,12 @@ double Reshard::wire_bytes() const {
   return b;
 }
 
+double Reshard::sent_bytes() const {
+  double b = 0;
+  for (const Piece& p : sends_) b += static_cast<double>(p.r.rows.count * p.r.cols.count) * sizeof(float);
+  return b;
+}
+
 std::int64_t Reshard::staging_elements() const {
   std::int64_t n = 0;
   for (const auto* list : {&sends_, &recvs_})

@@ -39,8 +39,9 @@ class Reshard {
   // `staging` is grown as needed and kept by the caller between calls.
   void run(Communicator& comm, Backend& backend, ConstView x, View y, bool accumulate, Dense& staging) const;
 
-  // Bytes this rank receives from other ranks (fp32).
+  // Bytes this rank receives from other ranks (fp32), and sends to them.
   double wire_bytes() const;
+  double sent_bytes() const;
   // Floats of staging a run needs (what it sends and receives).
   std::int64_t staging_elements() const;
 

@@ -86,6 +86,14 @@ expect_error 2 "part 4 is not in 0..1" train --algo 1d --dataset "$SMALL" --part
 expect_error 2 "part 1 is empty" train --algo 1d --dataset "$SMALL" --partitioner "$WORK/empty.part"
 expect_error 1 "cannot cut 10 vertices into 11 non-empty parts" partition --dataset "$SMALL" --parts 11 --method metis
 expect_error 1 "unknown --partitioner 'nope'" partition --dataset "$SMALL" --parts 2 --method nope
+expect_error 4 "ptscotch: 11 parts of 10 vertices" partition --dataset "$SMALL" --parts 11 --method ptscotch
+"$MPIEXEC" -np 1 "$GCNLAB" prepare --dataset "$SMALL" --shards 2x2 --out "$WORK/prep" --quiet >/dev/null 2>&1
+expect_error 2 "--method metis partitions a graph one process holds whole" partition --dataset "gcl:$WORK/prep" --parts 2 --method metis
+
+# --model scalegnn: where it runs
+expect_error 4 "--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, plexus-3d and scalegnn-4d" train --algo 1d --model scalegnn --dataset "$SMALL"
+expect_error 1 "--model: nope not in {gcn,scalegnn}" train --algo serial --model nope --dataset "$SMALL"
+expect_error 4 "--model scalegnn reshards its residuals in one vertex ordering" train --algo plexus-3d --model scalegnn --dataset "$SMALL"
 
 # plexus-3d and its planner
 "$MPIEXEC" -np 1 "$GCNLAB" train --algo 1d --dataset "$SMALL" --epochs 1 --out "$WORK/run1d.json" >/dev/null 2>&1

@@ -70,6 +70,7 @@ class Plexus3DStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return cur_->nnz; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
+  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;

@@ -59,6 +59,7 @@ class ScaleGnn4DStrategy final : public Strategy {
   std::int64_t nnz_local() const override { return pmm_->nnz_local(); }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
+  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override {

@@ -37,6 +37,7 @@ class SerialStrategy final : public Strategy {
   ByteModel byte_model() const override { return {}; }
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int, std::span<float>) override {}
   void sum_over_rows(int, std::span<float>) override {}
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;

@@ -143,6 +143,9 @@ class Strategy {
   // the residual connections on this strategy's layouts, asked for only by
   // strategies built with that variant (the defaults refuse). Their bytes are
   // part of byte_model().
+  // The variant the strategy was built for (StrategyOptions::variant); the
+  // trainer refuses to run another model on it.
+  virtual ModelVariant variant() const { return ModelVariant::gcn; }
   // Sums per-row values of layout(l) over the ranks that hold the other
   // columns of the same rows (Eq. 29: the rows' sums of squares).
   virtual void sum_over_columns(int l, std::span<float> per_row);

@@ -134,6 +134,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 }
 
 void Trainer::distribute(const Dataset& data, const Graph& graph) {
+  GCNLAB_CHECK(strategy_.variant() == model_.variant, "the strategy was built for --model {}, the model is {}",
+               to_string(strategy_.variant()), to_string(model_.variant));
   dims_ = model_.dims(data.features, data.classes);
   kinds_ = model_.kinds();
   strategy_.setup(graph, dims_);

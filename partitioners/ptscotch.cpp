@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "common/core/error.hpp"
 
@@ -35,6 +36,16 @@ HostCsr symmetric_rows(const Graph& g, BlockRange rows) {
     s.rowptr[i + 1] = static_cast<std::int64_t>(s.col.size());
   }
   return s;
+}
+
+// Counts and displacements of the ranks' row blocks (MPI's v-collectives).
+std::pair<std::vector<int>, std::vector<int>> row_blocks(std::int64_t n, int size) {
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    const BlockRange br = block_range(n, size, r);
+    counts[r] = static_cast<int>(br.count), displs[r] = static_cast<int>(br.first);
+  }
+  return {counts, displs};
 }
 
 }  // namespace
@@ -69,11 +80,7 @@ PartitionBlock ptscotch_partition(const Graph& g, int parts, double imbalance, s
   b.part.assign(part.begin(), part.begin() + b.rows.count);
 
   // the edge cut: each rank counts its rows' cut edges against the gathered parts
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    const BlockRange br = block_range(g.n(), size, r);
-    counts[r] = static_cast<int>(br.count), displs[r] = static_cast<int>(br.first);
-  }
+  const auto [counts, displs] = row_blocks(g.n(), size);
   std::vector<std::int32_t> all(static_cast<std::size_t>(g.n()));
   MPI_Allgatherv(b.part.data(), counts[rank], MPI_INT32_T, all.data(), counts.data(), displs.data(), MPI_INT32_T, comm);
   long long cut = 0;
@@ -89,11 +96,7 @@ Partition gather_partition(const Graph& g, const PartitionBlock& b, int parts, M
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const std::vector<std::int64_t> ids = g.vertices(0, b.rows.first, b.rows.end());  // positions -> original ids
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    const BlockRange br = block_range(g.n(), size, r);
-    counts[r] = static_cast<int>(br.count), displs[r] = static_cast<int>(br.first);
-  }
+  const auto [counts, displs] = row_blocks(g.n(), size);
   const bool root = rank == 0;
   std::vector<std::int64_t> all_ids(root ? static_cast<std::size_t>(g.n()) : 0);
   std::vector<std::int32_t> all_parts(all_ids.size());

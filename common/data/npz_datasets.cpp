@@ -38,13 +38,12 @@ std::array<std::int64_t, 2> matrix_shape(const NpzArchive& a, const std::string&
 }
 
 void read_features(const NpzArchive& a, const std::string& name, Dataset& d) {
-  const auto [n, f] = matrix_shape(a, name);
+  const std::int64_t f = matrix_shape(a, name)[1];
   d.features = f;
   d.x = a.read<float>(name);
   for (std::size_t k = 0; k < d.x.size(); ++k)
     GCNLAB_CHECK(std::isfinite(d.x[k]), "'{}' member '{}': feature ({}, {}) is not finite", a.path(), name,
                  k / static_cast<std::size_t>(f), k % static_cast<std::size_t>(f));
-  (void)n;
 }
 
 // Labels from numbers (nan or negative: unlabeled, -1); classes from the largest.

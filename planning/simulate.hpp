@@ -23,7 +23,7 @@ namespace gcnlab {
 struct SimulatedRank {
   std::vector<int> coords;
   std::int64_t nnz_local = 0;
-  ByteModel model{};  // wire bytes per epoch, strategy + trainer (what train's results call model_wire_bytes)
+  ByteModel model;  // wire bytes per epoch, strategy + trainer (what train's results call model_wire_bytes)
   MemoryNeed memory;
 };
 

@@ -67,17 +67,17 @@ MemoryNeed OneHalfDStrategy::memory_need() const {
 }
 
 ByteModel OneHalfDStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   const int c = grid_.dim("c"), R = grid_.dim("r");
   const double rows = static_cast<double>(layouts_[0].vertices.size());
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(col_, stages_.forward, forward_width(orders_, dims_, l)) +
-                                                  broadcast_spmm_bytes(col_, stages_.backward, dims_[l + 1]);
-    m[static_cast<int>(Category::allreduce)] +=
-        wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);
+    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.forward, forward_width(orders_, dims_, l)));
+    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.backward, dims_[l + 1]));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * fin * sizeof(float), c));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * fout * sizeof(float), c));
   }
-  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, R);
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_, R));
   return m;
 }
 

@@ -63,12 +63,12 @@ MemoryNeed OneDStrategy::memory_need() const {
 }
 
 ByteModel OneDStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    m[static_cast<int>(Category::bcast_dense)] += broadcast_spmm_bytes(world_, stages_.forward, forward_width(orders_, dims_, l)) +
-                                                  broadcast_spmm_bytes(world_, stages_.backward, dims_[l + 1]);
+    m.add(Category::bcast_dense, world_, broadcast_spmm_bytes(world_, stages_.forward, forward_width(orders_, dims_, l)));
+    m.add(Category::bcast_dense, world_, broadcast_spmm_bytes(world_, stages_.backward, dims_[l + 1]));
   }
-  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
+  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
   return m;
 }
 

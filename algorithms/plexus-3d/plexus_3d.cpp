@@ -420,10 +420,10 @@ bool Plexus3DStrategy::counts_metrics() const {
 }
 
 ByteModel Plexus3DStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   for (const Collective& c :
        epoch_collectives(rows_, shape_, g_, k_, learn_features_, wire_element_bytes(sums_.precision())))
-    m[static_cast<int>(c.category)] += c.wire_bytes;
+    m.add(c.category, c.axis < 0 ? world_ : along(c.axis), c.wire_bytes);  // axis -1: the residual's reshard
   return m;
 }
 

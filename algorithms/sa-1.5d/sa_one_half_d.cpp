@@ -154,7 +154,7 @@ void SaOneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, 
 }
 
 ByteModel SaOneHalfDStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   const int c = grid_.dim("c"), R = grid_.dim("r");
   const double rows = static_cast<double>(layouts_[0].vertices.size());
   auto received = [](const std::vector<Stage>& stages) {
@@ -165,11 +165,11 @@ ByteModel SaOneHalfDStrategy::byte_model() const {
   const double fwd = received(fwd_), bwd = received(directed_ ? bwd_ : fwd_);
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
-    m[static_cast<int>(Category::p2p)] += (fwd * fin + bwd * fout) * sizeof(float);
-    m[static_cast<int>(Category::allreduce)] +=
-        wire::allreduce(rows * fin * sizeof(float), c) + wire::allreduce(rows * fout * sizeof(float), c);
+    m.add(Category::p2p, col_, (fwd * fin + bwd * fout) * sizeof(float));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * fin * sizeof(float), c));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * fout * sizeof(float), c));
   }
-  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, R);
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_, R));
   return m;
 }
 

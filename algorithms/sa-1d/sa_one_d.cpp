@@ -116,13 +116,13 @@ void SaOneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View
 }
 
 ByteModel SaOneDStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   const Exchange& b = directed_ ? bwd_ : fwd_;
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    m[static_cast<int>(Category::alltoall)] +=
-        (static_cast<double>(fwd_.recv_rows) * forward_width(orders_, dims_, l) + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float);
+    m.add(Category::alltoall, world_,
+          (static_cast<double>(fwd_.recv_rows) * forward_width(orders_, dims_, l) + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float));
   }
-  m[static_cast<int>(Category::allreduce)] += weight_gradient_bytes(dims_, world_.size());
+  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
   return m;
 }
 

@@ -92,9 +92,9 @@ ByteModel ScaleGnn4DStrategy::byte_model() const {
     const auto kinds = layer_kinds(variant_, static_cast<int>(dims_.size()) - 1);
     for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
       const Block b = pmm_->weight_block(l);
-      m[static_cast<int>(Category::allreduce)] += wire::allreduce(bytes_of<float>(b.rows * b.cols), d_);
+      m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(b.rows * b.cols), d_));
       if (is_norm_block(variant_, kinds, static_cast<std::size_t>(l)))  // γ: layout(l+1)'s columns
-        m[static_cast<int>(Category::allreduce)] += wire::allreduce(bytes_of<float>(pmm_->layout(l + 1).cols), d_);
+        m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(pmm_->layout(l + 1).cols), d_));
     }
   }
   return m;

@@ -152,7 +152,7 @@ void print_byte_model(Communicator& world, const Strategy& strategy, Trainer& tr
   world.ledger().set_phase(Phase::report);
   const ByteModel mine = trainer.planned_byte_model();
   const int width = kNumCategories + 1;
-  std::vector<double> local(mine.begin(), mine.end()), all(static_cast<std::size_t>(width) * world.size());
+  std::vector<double> local(mine.per_category().begin(), mine.per_category().end()), all(static_cast<std::size_t>(width) * world.size());
   local.push_back(static_cast<double>(strategy.nnz_local()));
   world.allgather(std::span<const double>(local), std::span<double>(all), Category::allgather);
   const auto coords = strategy.coords();

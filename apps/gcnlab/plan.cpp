@@ -1,4 +1,4 @@
-// gcnlab plan: Plexus's performance model (algorithms/plexus-3d/perf_model.hpp).
+// gcnlab plan: Plexus's performance model (planning/perf_model.hpp).
 //
 //   gcnlab plan --dataset SPEC --ranks G [--machine NAME|FILE] [--layers L] [--hidden H]
 //               [--learn-features] [--out FILE.json]
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "algorithms/plexus-3d/perf_model.hpp"
+#include "planning/perf_model.hpp"
 #include "apps/gcnlab/commands.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/data/dataset.hpp"

@@ -44,6 +44,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, const Mpi
 
 NcclCommunicator::NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi, CudaBackend& backend)
     : Communicator(mpi->ledger()), mpi_(std::move(mpi)), backend_(backend) {
+  members_ = mpi_->members();
   ncclUniqueId id;
   if (mpi_->rank() == 0) GCNLAB_CUDA_CALL(ncclGetUniqueId(&id));
   GCNLAB_MPI(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_->native()));

@@ -1,8 +1,41 @@
 #include "common/comm/communicator.hpp"
 
+#include "common/comm/byte_model.hpp"
+
 #include <algorithm>
 
 namespace gcnlab {
+
+Members Members::of(std::vector<int> ranks) {
+  const int n = static_cast<int>(ranks.size());
+  GCNLAB_ASSERT(n >= 1);
+  const int stride = n > 1 ? ranks[1] - ranks[0] : 1;
+  for (int i = 0; i < n; ++i)
+    if (ranks[static_cast<std::size_t>(i)] != ranks[0] + i * stride) return {ranks[0], 0, n, std::move(ranks)};
+  return {ranks[0], stride, n, {}};
+}
+
+void ByteModel::add(Category c, const Members& group, double bytes) {
+  if (bytes == 0) return;
+  per_category_[static_cast<std::size_t>(c)] += bytes;
+  for (Term& t : terms_)
+    if (t.category == c && t.group == group) {
+      t.bytes += bytes;
+      return;
+    }
+  terms_.push_back({c, group, bytes});
+}
+
+ByteModel& ByteModel::operator+=(const ByteModel& o) {
+  for (const Term& t : o.terms_) add(t.category, t.group, t.bytes);
+  return *this;
+}
+
+ByteModel& ByteModel::operator*=(double s) {
+  for (double& b : per_category_) b *= s;
+  for (Term& t : terms_) t.bytes *= s;
+  return *this;
+}
 
 Communicator::Timed::Timed(Communicator& comm, Category c, double payload, double wire)
     : ledger_(comm.ledger()), category_(c) {

@@ -42,6 +42,21 @@ template <> constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
 template <> constexpr DType dtype_of<std::uint8_t>() { return DType::u8; }
 template <> constexpr DType dtype_of<bf16>() { return DType::bf16; }
 
+// The members of a communicator as ranks of the job's world communicator (the
+// one every other is split from), in the communicator's rank order: which node
+// each member sits on is what topology-aware models need (planning/perf_model).
+// Every group of a process grid is an arithmetic progression, held as such;
+// any other set is held as a list.
+struct Members {
+  int first = 0, stride = 1, count = 1;
+  std::vector<int> list;  // non-empty only when the ranks are not a progression
+
+  static Members of(std::vector<int> ranks);
+  static Members world(int size) { return {0, 1, size, {}}; }
+  int operator[](int i) const { return list.empty() ? first + i * stride : list[static_cast<std::size_t>(i)]; }
+  bool operator==(const Members&) const = default;
+};
+
 class Communicator {
  public:
   explicit Communicator(Ledger& ledger) : ledger_(&ledger) {}
@@ -52,6 +67,7 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   Ledger& ledger() const { return *ledger_; }
+  const Members& members() const { return members_; }
 
   // Collective split (as MPI_Comm_split); the child records into the same ledger.
   virtual std::unique_ptr<Communicator> split(int color, int key) const = 0;
@@ -190,6 +206,8 @@ class Communicator {
     do_broadcast(buf, count, t, root);
     return nullptr;
   }
+
+  Members members_;  // set by each transport's constructor
 
  private:
   template <class F>

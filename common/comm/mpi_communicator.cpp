@@ -75,6 +75,16 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, Ledger& ledger, bool owned)
   GCNLAB_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   GCNLAB_MPI(MPI_Comm_rank(comm_, &rank_));
   GCNLAB_MPI(MPI_Comm_size(comm_, &size_));
+  // members in MPI_COMM_WORLD's numbering (a local translation, no communication)
+  MPI_Group mine, world;
+  GCNLAB_MPI(MPI_Comm_group(comm_, &mine));
+  GCNLAB_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  std::vector<int> local(static_cast<std::size_t>(size_)), global(local.size());
+  for (int r = 0; r < size_; ++r) local[static_cast<std::size_t>(r)] = r;
+  GCNLAB_MPI(MPI_Group_translate_ranks(mine, size_, local.data(), world, global.data()));
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
+  members_ = Members::of(std::move(global));
 }
 
 MpiCommunicator::~MpiCommunicator() {

@@ -87,8 +87,10 @@ void copy_bytes(void* dst, const void* src, std::size_t n) {
 
 }  // namespace
 
-ThreadCommunicator::ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Ledger& ledger)
-    : Communicator(ledger), group_(std::move(group)), rank_(rank) {}
+ThreadCommunicator::ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Members members, Ledger& ledger)
+    : Communicator(ledger), group_(std::move(group)), rank_(rank) {
+  members_ = std::move(members);
+}
 
 ThreadCommunicator::~ThreadCommunicator() = default;
 
@@ -110,7 +112,9 @@ std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) cons
   g.wait();
   auto child = g.child[leader];
   g.wait();  // everyone holds its group before the slots are reused
-  return std::make_unique<ThreadCommunicator>(std::move(child), me, ledger());
+  std::vector<int> world;
+  for (const auto& m : members) world.push_back(members_[m.second]);
+  return std::make_unique<ThreadCommunicator>(std::move(child), me, Members::of(std::move(world)), ledger());
 }
 
 void ThreadCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int root) {
@@ -215,7 +219,7 @@ void run_ranks(int ranks, const std::function<void(Communicator&)>& body) {
     threads.emplace_back([&, r] {
       try {
         Ledger ledger;
-        ThreadCommunicator comm(world, r, ledger);
+        ThreadCommunicator comm(world, r, Members::world(ranks), ledger);
         body(comm);
       } catch (...) {
         std::lock_guard lock(first_mutex);

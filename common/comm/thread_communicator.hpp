@@ -22,7 +22,8 @@ struct ThreadGroup;  // the shared state of one group (thread_communicator.cpp)
 
 class ThreadCommunicator final : public Communicator {
  public:
-  ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Ledger& ledger);
+  // `members`: the group's ranks in the numbering of the run's world group.
+  ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank, Members members, Ledger& ledger);
   ~ThreadCommunicator() override;
 
   int rank() const override { return rank_; }

@@ -466,57 +466,46 @@ double SplitSummaStrategy::column_block_bytes(std::int64_t f) const {
   return bytes;
 }
 
-double SplitSummaStrategy::summa_dw_bytes(int l, Category c) const {
-  // The wire bytes of weight_gradient_summa for layer l in category c.
+void SplitSummaStrategy::add_summa_dw_bytes(int l, ByteModel& m) const {
+  // The wire bytes of weight_gradient_summa for layer l.
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
   const std::int64_t fin = dims_[l], fout = dims_[l + 1];
   const double phi = static_cast<double>(weight_rows(fin, i).second), gj = static_cast<double>(features(fout, j).second);
-  double bytes = 0;
-  switch (c) {
-    case Category::p2p:  // Xᵀ pieces from the other ranks of the layer
-      for (const Stage& st : stages_)
-        for (int jp = 0; jp < Y() && st.sparse_root == j; ++jp)
-          if (st.dense_root != i || jp != j)
-            bytes += st.len * static_cast<double>(overlap(features(fin, jp), weight_rows(fin, i)).second) * sizeof(float);
-      return bytes;
-    case Category::bcast_dense:
-      for (const Stage& st : stages_)
-        bytes += wire::broadcast(st.len * phi * sizeof(float), st.sparse_root == j) +
-                 wire::broadcast(st.len * gj * sizeof(float), st.dense_root == i);
-      return bytes;
-    case Category::reduce_scatter:
-      return Z() > 1 ? wire::reduce_scatter(fiber_rows(fin, i, k).second * gj * sizeof(float), Z()) : 0;
-    case Category::allgather:  // every block but this rank's
-      return (static_cast<double>(fin * fout) - fiber_rows(fin, i, k).second * gj) * sizeof(float);
-    default:
-      return 0;
+  for (const Stage& st : stages_) {
+    double pieces = 0;  // Xᵀ pieces from the other ranks of the layer
+    for (int jp = 0; jp < Y() && st.sparse_root == j; ++jp)
+      if (st.dense_root != i || jp != j)
+        pieces += st.len * static_cast<double>(overlap(features(fin, jp), weight_rows(fin, i)).second) * sizeof(float);
+    m.add(Category::p2p, world_, pieces);
+    m.add(Category::bcast_dense, row_, wire::broadcast(st.len * phi * sizeof(float), st.sparse_root == j));
+    m.add(Category::bcast_dense, col_, wire::broadcast(st.len * gj * sizeof(float), st.dense_root == i));
   }
+  if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(fiber_rows(fin, i, k).second * gj * sizeof(float), Z()));
+  // every block but this rank's
+  m.add(Category::allgather, world_, (static_cast<double>(fin * fout) - fiber_rows(fin, i, k).second * gj) * sizeof(float));
 }
 
 ByteModel SplitSummaStrategy::byte_model() const {
-  ByteModel m{};
+  ByteModel m;
   const int i = grid_.coord("x"), j = grid_.coord("y");
-  auto add = [&](Category c, double b) { m[static_cast<int>(c)] += b; };
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
     for (const bool backward : {false, true}) {
       const std::int64_t f = dims_[l + (backward ? 1 : 0)];
       const double fj = static_cast<double>(features(f, j).second);
       for (const Stage& st : stages_) {
         const double nnz = static_cast<double>(backward ? st.nnz_bwd : st.nnz_fwd);
-        add(Category::bcast_sparse, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
-        add(Category::bcast_dense, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
+        m.add(Category::bcast_sparse, row_, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
+        m.add(Category::bcast_dense, col_, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
       }
-      if (Z() > 1) add(Category::reduce_scatter, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
+      if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
       // the partial SUMMA: forward always; backward for dX, and for the allreduce variant's dW
       if (!backward || computes_dx(static_cast<int>(l)) || dw_reduce_ == DwReduce::allreduce)
-        add(Category::bcast_dense, column_block_bytes(f));
+        m.add(Category::bcast_dense, row_, column_block_bytes(f));
     }
-    if (dw_reduce_ == DwReduce::allreduce) {
-      add(Category::allreduce, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
-    } else {
-      for (const Category c : {Category::p2p, Category::bcast_dense, Category::reduce_scatter, Category::allgather})
-        add(c, summa_dw_bytes(static_cast<int>(l), c));
-    }
+    if (dw_reduce_ == DwReduce::allreduce)
+      m.add(Category::allreduce, world_, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+    else
+      add_summa_dw_bytes(static_cast<int>(l), m);
   }
   return m;
 }

@@ -110,7 +110,7 @@ class SplitSummaStrategy : public Strategy {
   const std::vector<const Stage*>& stages_between(int dense_root, int sparse_root) const {
     return stages_by_roots_[static_cast<std::size_t>(dense_root * Y() + sparse_root)];
   }
-  double summa_dw_bytes(int l, Category c) const;
+  void add_summa_dw_bytes(int l, ByteModel& m) const;
   struct DwSizes {
     std::int64_t cslice = 0;  // |C_{j,k}|: rows of the Xᵀ operand
     std::int64_t phi = 0, send = 0, block = 0, gathered = 0, kept = 0;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/backend/backend.hpp"
+#include "common/comm/byte_model.hpp"
 #include "common/comm/communicator.hpp"
 #include "common/comm/ledger.hpp"
 #include "common/data/graph.hpp"
@@ -36,8 +37,6 @@ struct Layout {
   std::int64_t col0 = 0, cols = 0;     // local columns [col0, col0 + cols)
 };
 
-// Modelled wire bytes per category for one rank and one epoch.
-using ByteModel = std::array<double, kNumCategories>;
 
 // Backend bytes one rank holds during training (device memory on GPUs), by
 // owner. Analytic: each term is the size formula of a data structure (a sparse

@@ -512,8 +512,7 @@ std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<dou
     sums[0] += m[0] / n_train_;
     for (int k = 1; k < kMetrics; ++k) sums[k] += m[k];
     if (accumulate_model_) {
-      const ByteModel step = step_model();
-      for (int c = 0; c < kNumCategories; ++c) model_sum_[c] += step[c];
+      model_sum_ += step_model();
     }
     if (train_.eval_every > 0 && (step + 1) % train_.eval_every == 0 && s + 1 < S) {
       ledger_.set_phase(Phase::eval);
@@ -655,33 +654,35 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
 ByteModel Trainer::step_model() const {
   ByteModel m = strategy_.byte_model();
   // the split-class softmax's collectives, and a sample's training count
+  const ClassSplit classes = strategy_.class_split();
   const auto [category, bytes] = softmax_cross_entropy_bytes(
-      strategy_.class_split(), static_cast<std::int64_t>(strategy_.layout(weight_layers()).vertices.size()));
-  m[static_cast<int>(category)] += bytes;
-  if (sampled_) m[static_cast<int>(Category::allreduce)] += wire::allreduce(sizeof(double), world_.size());
+      classes, static_cast<std::int64_t>(strategy_.layout(weight_layers()).vertices.size()));
+  if (classes.split()) m.add(category, *classes.group, bytes);
+  if (sampled_) m.add(Category::allreduce, world_, wire::allreduce(sizeof(double), world_.size()));
   return m;
 }
 
 ByteModel Trainer::byte_model() const {
   // Mini-batches: the steps of the timed epochs, each on its own sample, averaged per epoch.
   ByteModel m = step_model();
-  if (minibatch() && model_epochs_ > 0)
-    for (int c = 0; c < kNumCategories; ++c) m[c] = model_sum_[c] / model_epochs_;
+  if (minibatch() && model_epochs_ > 0) {
+    m = model_sum_;
+    m *= 1.0 / model_epochs_;
+  }
   // one reduction of the metrics per epoch
-  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
+  m.add(Category::allreduce, world_, wire::allreduce(kMetrics * sizeof(double), world_.size()));
   return m;
 }
 
 ByteModel Trainer::planned_byte_model() {
   if (!minibatch()) return byte_model();
-  ByteModel m{};
+  ByteModel m;
   for (int s = 0; s < steps_per_epoch_; ++s) {
     restrict_to_step(first_epoch_ * steps_per_epoch_ + s);
-    const ByteModel step = step_model();
-    for (int c = 0; c < kNumCategories; ++c) m[c] += step[c];
+    m += step_model();
   }
   restrict_to_step(-1);
-  m[static_cast<int>(Category::allreduce)] += wire::allreduce(kMetrics * sizeof(double), world_.size());
+  m.add(Category::allreduce, world_, wire::allreduce(kMetrics * sizeof(double), world_.size()));
   return m;
 }
 

@@ -50,7 +50,7 @@ struct RankReport {
   MemoryNeed memory;           // analytic backend bytes (strategy + trainer)
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase
-  ByteModel model{};            // analytic wire bytes per epoch
+  std::array<double, kNumCategories> model{};  // analytic wire bytes per epoch
 };
 
 // The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model
@@ -221,7 +221,7 @@ class Trainer {
     std::future<std::pair<std::unique_ptr<SampleCut>, double>> cut;  // the cut and its seconds of work
   };
   Prefetch next_;
-  ByteModel model_sum_{};  // over the timed epochs' steps
+  ByteModel model_sum_;  // over the timed epochs' steps
   int model_epochs_ = 0;
   bool accumulate_model_ = false;  // the current epoch is timed
   double train_seconds_ = 0;  // training time so far (this rank; evaluation excluded)

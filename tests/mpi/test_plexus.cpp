@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "algorithms/plexus-3d/decomposition.hpp"
-#include "algorithms/plexus-3d/perf_model.hpp"
+#include "planning/perf_model.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/data/graph.hpp"
 #include "tests/support/harness.hpp"

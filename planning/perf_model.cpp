@@ -1,4 +1,4 @@
-#include "algorithms/plexus-3d/perf_model.hpp"
+#include "planning/perf_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,42 @@
+#pragma once
+// ByteModel: the modelled wire bytes of one rank for one epoch (or one step),
+// as every strategy computes them analytically (Strategy::byte_model). Each
+// term names the group that moves it (its members in world numbering), so the
+// totals per category can be checked against the ledger (the tests do, on every
+// grid) and a planner can price each term at its group's bandwidth: inside a
+// node or across nodes, and how many groups share a node's link
+// (planning/perf_model.hpp, Plexus Eq. 4.6 generalised to any group).
+
+#include <array>
+#include <vector>
+
+#include "common/comm/communicator.hpp"
+
+namespace gcnlab {
+
+class ByteModel {
+ public:
+  struct Term {
+    Category category;
+    Members group;
+    double bytes;
+  };
+
+  void add(Category c, const Communicator& group, double bytes) { add(c, group.members(), bytes); }
+  void add(Category c, const Members& group, double bytes);
+
+  double operator[](Category c) const { return per_category_[static_cast<std::size_t>(c)]; }
+  double operator[](int c) const { return per_category_[static_cast<std::size_t>(c)]; }
+  const std::array<double, kNumCategories>& per_category() const { return per_category_; }
+  // Terms with the same category and group are merged; zero-byte terms are dropped.
+  const std::vector<Term>& terms() const { return terms_; }
+
+  ByteModel& operator+=(const ByteModel& o);
+  ByteModel& operator*=(double s);
+
+ private:
+  std::array<double, kNumCategories> per_category_{};
+  std::vector<Term> terms_;
+};
+
+}  // namespace gcnlab

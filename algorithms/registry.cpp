@@ -24,6 +24,7 @@ struct Entry {
   const char* name;
   std::unique_ptr<Strategy> (*make)(const StrategyOptions&, const StrategyContext&);
   bool any_order = false;  // --order transform: W applied before the SpMM (block-row strategies)
+  int grid_axes = 1;       // the factors of its --grid
 };
 
 const Entry kStrategies[] = {
@@ -35,28 +36,28 @@ const Entry kStrategies[] = {
      }, true},
     {"1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<OneHalfDStrategy>(o, c);
-     }, true},
+     }, true, 2},
     {"sa-1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SaOneDStrategy>(o, c);
      }, true},
     {"sa-1.5d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<SaOneHalfDStrategy>(o, c);
-     }, true},
+     }, true, 2},
     {"2d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<TwoDStrategy>(o, c);
-     }},
+     }, false, 2},
     {"split-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Split3DStrategy>(o, c);
-     }},
+     }, false, 3},
     {"mggcn-1d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<MgGcn1DStrategy>(o, c);
      }, true},
     {"plexus-3d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<Plexus3DStrategy>(o, c);
-     }},
+     }, false, 3},
     {"scalegnn-4d", [](const StrategyOptions& o, const StrategyContext& c) -> std::unique_ptr<Strategy> {
        return std::make_unique<ScaleGnn4DStrategy>(o, c);
-     }},
+     }, false, 4},
 };
 
 }  // namespace
@@ -72,6 +73,12 @@ std::vector<std::string> order_strategies() {
   for (const auto& e : kStrategies)
     if (e.any_order) names.emplace_back(e.name);
   return names;
+}
+
+int grid_axes(const std::string& algo) {
+  for (const auto& e : kStrategies)
+    if (algo == e.name) return e.grid_axes;
+  fail("unknown --algo '{}'", algo);
 }
 
 std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx) {

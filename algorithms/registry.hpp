@@ -14,5 +14,7 @@ std::vector<std::string> order_strategies();
 
 std::unique_ptr<Strategy> make_strategy(const StrategyOptions& opts, const StrategyContext& ctx);
 std::vector<std::string> strategy_names();
+// The number of factors of the strategy's --grid (1 for a 1D strategy).
+int grid_axes(const std::string& algo);
 
 }  // namespace gcnlab

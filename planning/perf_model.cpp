@@ -9,28 +9,38 @@
 
 #include "common/core/error.hpp"
 
-namespace gcnlab::plexus {
+namespace gcnlab::planning {
+
+using plexus::Axes;
+using plexus::Collective;
 
 namespace {
 
 // Perlmutter GPU nodes: 4 x A100 (Sec. 6.1). Inter-node: four NICs of 25 GB/s
 // injection each (Sec. 6.1). Intra-node: NVLink 3, 300 GB/s per direction per
 // A100 (NVIDIA's A100 datasheet; the paper gives no number). Eq. 4.4
-// coefficients 7.8e-4, 7.8e-10, -2.6e-10 (Sec. 4.1) are in ms for √(NNZ·D);
-// they are converted to seconds and to our per-GPU √(NNZ·D/G) at G = 64, where
-// most of the paper's 67 fitted runs lie (√64 = 8).
+// coefficients 7.8e-4, 7.8e-10, -2.6e-10 (Sec. 4.1) are the paper's fit in ms
+// of √(NNZ·D) as printed (no G): used as they are at every G, converted to
+// seconds only (per_gpu_flops = false).
+// Kernel rates for comparing strategies (the paper gives none): an A100's
+// 1555 GB/s HBM2 (datasheet) with every nonzero reading its 4-byte input
+// element once from memory, 1555e9 / 4 nonzero·columns per second (a
+// memory-roofline upper bound), and 19.5 TFLOP/s FP32 for dense products.
 MachineProfile perlmutter() {
   MachineProfile m;
   m.name = "perlmutter";
-  m.source = "Plexus SC'25 Sec. 6.1 (4 x A100 per node, 4 x 25 GB/s NICs) and Sec. 4.1 (Eq. 4.4 fit, converted "
-             "from ms and sqrt(NNZ*D) to s and sqrt(NNZ*D/G) at G = 64); intra-node NVLink 3 300 GB/s from the "
-             "A100 datasheet";
+  m.source = "Plexus SC'25 Sec. 6.1 (4 x A100 per node, 4 x 25 GB/s NICs) and Sec. 4.1 (Eq. 4.4 fit of "
+             "sqrt(NNZ*D) as printed, ms converted to s); intra-node NVLink 3 300 GB/s, HBM2 1555 GB/s (SpMM "
+             "roofline 1555e9/4 nonzero-columns/s) and 19.5 TFLOP/s FP32 from the A100 datasheet";
   m.gpus_per_node = 4;
   m.intra_bandwidth = 300e9;
   m.inter_bandwidth = 4 * 25e9;
-  m.k_flops = 7.8e-4 * 8 * 1e-3;
-  m.k_fwd = 7.8e-10 * 8 * 1e-3;
-  m.k_bwd = -2.6e-10 * 8 * 1e-3;
+  m.k_flops = 7.8e-4 * 1e-3;
+  m.k_fwd = 7.8e-10 * 1e-3;
+  m.k_bwd = -2.6e-10 * 1e-3;
+  m.per_gpu_flops = false;
+  m.spmm_rate = 1555e9 / 4;
+  m.gemm_rate = 19.5e12;
   return m;
 }
 
@@ -119,6 +129,9 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     m.k_flops = j.at("k_flops").get<double>();
     m.k_fwd = j.at("k_fwd").get<double>();
     m.k_bwd = j.at("k_bwd").get<double>();
+    m.per_gpu_flops = j.value("per_gpu_flops", true);
+    m.spmm_rate = j.value("spmm_rate", 0.0);
+    m.gemm_rate = j.value("gemm_rate", 0.0);
     GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0,
                  "machine profile '{}': gpus_per_node and bandwidths must be positive", name_or_file);
     return m;
@@ -135,16 +148,19 @@ std::string profile_json(const MachineProfile& m) {
                             {"inter_bandwidth", m.inter_bandwidth},
                             {"k_flops", m.k_flops},
                             {"k_fwd", m.k_fwd},
-                            {"k_bwd", m.k_bwd}};
+                            {"k_bwd", m.k_bwd},
+                            {"per_gpu_flops", m.per_gpu_flops},
+                            {"spmm_rate", m.spmm_rate},
+                            {"gemm_rate", m.gemm_rate}};
   return j.dump(1);
 }
 
-std::array<double, 3> spmm_terms(const Problem& p, const Grid& g) {
+std::array<double, 3> spmm_terms(const Problem& p, const Grid& g, bool per_gpu_flops) {
   const int L = static_cast<int>(p.dims.size()) - 1;
-  const double G = static_cast<double>(g[0]) * g[1] * g[2], n = static_cast<double>(p.n);
+  const double G = per_gpu_flops ? static_cast<double>(g[0]) * g[1] * g[2] : 1.0, n = static_cast<double>(p.n);
   std::array<double, 3> t{};
   for (int l = 0; l < L; ++l) {
-    const Axes ax = layer_axes(l);
+    const Axes ax = plexus::layer_axes(l);
     const double f = static_cast<double>(p.dims[l]);
     const double root = std::sqrt(static_cast<double>(p.nnz) * f / G);
     t[0] += root;
@@ -157,9 +173,9 @@ std::array<double, 3> spmm_terms(const Problem& p, const Grid& g) {
 Prediction predict(const Problem& p, const Grid& g, const MachineProfile& m) {
   Prediction out;
   out.grid = g;
-  const auto t = spmm_terms(p, g);
+  const auto t = spmm_terms(p, g, m.per_gpu_flops);
   out.spmm_s = m.k_flops * t[0] + m.k_fwd * t[1] + m.k_bwd * t[2];
-  for (const Collective& c : epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
+  for (const Collective& c : plexus::epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
     out.comm_axis_s[c.axis] += c.wire_bytes / bandwidth(g, c.axis, m);
     out.wire_bytes += c.wire_bytes;
   }
@@ -182,42 +198,136 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
   return out;
 }
 
-MachineProfile calibrate(const std::vector<Observation>& runs, const std::string& name, const std::string& source) {
-  GCNLAB_CHECK(runs.size() >= 3, "--calibrate needs at least 3 plexus-3d runs (got {})", runs.size());
-  // SpMM: least squares over the three Eq. 4.4 terms, scaled to unit size for conditioning.
-  std::vector<std::array<double, 3>> x;
-  for (const auto& r : runs) x.push_back(spmm_terms(r.problem, r.grid));
-  std::array<double, 3> scale{};
-  for (const auto& xi : x)
-    for (int k = 0; k < 3; ++k) scale[k] = std::max(scale[k], std::abs(xi[k]));
-  for (auto& s : scale) s = s > 0 ? s : 1;
-  std::array<std::array<double, 3>, 3> a{};
-  std::array<double, 3> b{};
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (int r = 0; r < 3; ++r) {
-      b[r] += x[i][r] / scale[r] * runs[i].spmm_s;
-      for (int c = 0; c < 3; ++c) a[r][c] += x[i][r] / scale[r] * x[i][c] / scale[c];
-    }
-  for (int k = 0; k < 3; ++k) a[k][k] += 1e-9 * (a[0][0] + a[1][1] + a[2][2]);  // ridge: drop unidentifiable terms
-  const auto k = solve3(a, b);
+LinkBytes plexus_link_bytes(const Problem& p, const Grid& g, int gpus_per_node) {
+  LinkBytes out;
+  for (const Collective& c : plexus::epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
+    const int stride = c.axis == 1 ? 1 : c.axis == 0 ? g[1] : g[0] * g[1];  // as bandwidth() above
+    if (static_cast<long>(stride) * g[c.axis] <= gpus_per_node) out.intra += c.wire_bytes;
+    else out.inter_weighted += c.wire_bytes * std::min(gpus_per_node, stride);
+  }
+  return out;
+}
 
-  // Communication: one bandwidth, t = wire / β through the origin.
-  MachineProfile m;
+double seconds(const LinkBytes& b, const MachineProfile& m) {
+  return b.intra / m.intra_bandwidth + b.inter_weighted / m.inter_bandwidth;
+}
+
+double group_bandwidth(const Members& group, int world_rank, const MachineProfile& m) {
+  const int sharing = link_sharing(group, world_rank, m.gpus_per_node);
+  return sharing == 0 ? m.intra_bandwidth : m.inter_bandwidth / sharing;
+}
+
+EpochWork epoch_work(const Problem& p, const std::string& algo) {
+  EpochWork w;
+  const double nnz = static_cast<double>(p.nnz), n = static_cast<double>(p.n);
+  for (std::size_t l = 0; l + 1 < p.dims.size(); ++l) {
+    const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
+    const bool dx = l > 0 || p.learn_features;
+    w.spmm += nnz * fin;
+    if (dx || algo != "plexus-3d") w.spmm += nnz * fout;
+    w.gemm += 2 * n * fin * fout * (dx ? 3 : 2);
+  }
+  return w;
+}
+
+RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work, const MachineProfile& m) {
+  const auto P = static_cast<double>(ranks.size());
+  RankTime worst;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankTime t{(work.spmm * ranks[r].share / m.spmm_rate + work.gemm / m.gemm_rate) / P,
+                     seconds(ranks[r].link, m), static_cast<int>(r)};
+    if (r == 0 || t.total_s() > worst.total_s()) worst = t;
+  }
+  return worst;
+}
+
+namespace {
+
+// Least squares through the origin, t ≈ Σ_k c_k x_k, for one or two regressors.
+double fit_one(const std::vector<std::pair<double, double>>& xt) {
+  double xx = 0, xtt = 0;
+  for (const auto& [x, t] : xt) xx += x * x, xtt += x * t;
+  return xx > 0 ? xtt / xx : 0;
+}
+
+}  // namespace
+
+MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,
+                         const std::string& source) {
+  GCNLAB_CHECK(!runs.empty(), "--calibrate needs results files");
+  MachineProfile m = base;
   m.name = name;
   m.source = source;
-  m.gpus_per_node = 1024;
-  m.intra_bandwidth = m.inter_bandwidth = 1;
-  double ww = 0, wt = 0;
-  for (const auto& r : runs) {
-    const double wire = predict(r.problem, r.grid, m).comm_s;  // = wire bytes at β = 1 B/s
-    ww += wire * wire;
-    wt += wire * r.comm_s;
+
+  // Eq. 4.4 on the plexus-3d runs: least squares over the three terms, scaled to unit size for conditioning.
+  std::vector<const Observation*> plexus_runs;
+  for (const auto& r : runs)
+    if (r.algo == "plexus-3d") plexus_runs.push_back(&r);
+  if (plexus_runs.size() >= 3) {
+    std::vector<std::array<double, 3>> x;
+    for (const Observation* r : plexus_runs) x.push_back(spmm_terms(r->problem, r->grid, true));
+    std::array<double, 3> scale{};
+    for (const auto& xi : x)
+      for (int k = 0; k < 3; ++k) scale[k] = std::max(scale[k], std::abs(xi[k]));
+    for (auto& s : scale) s = s > 0 ? s : 1;
+    std::array<std::array<double, 3>, 3> a{};
+    std::array<double, 3> b{};
+    for (std::size_t i = 0; i < plexus_runs.size(); ++i)
+      for (int r = 0; r < 3; ++r) {
+        b[r] += x[i][r] / scale[r] * plexus_runs[i]->spmm_s;
+        for (int c = 0; c < 3; ++c) a[r][c] += x[i][r] / scale[r] * x[i][c] / scale[c];
+      }
+    for (int k = 0; k < 3; ++k) a[k][k] += 1e-9 * (a[0][0] + a[1][1] + a[2][2]);  // ridge: drop unidentifiable terms
+    const auto k = solve3(a, b);
+    m.k_flops = k[0] / scale[0];
+    m.k_fwd = k[1] / scale[1];
+    m.k_bwd = k[2] / scale[2];
+    m.per_gpu_flops = true;
   }
-  const double beta = wt > 0 ? ww / wt : 1e9;
-  m.intra_bandwidth = m.inter_bandwidth = beta;
-  m.k_flops = k[0] / scale[0];
-  m.k_fwd = k[1] / scale[1];
-  m.k_bwd = k[2] / scale[2];
+
+  // Kernel rates: seconds = work / rate.
+  std::vector<std::pair<double, double>> spmm, gemm;
+  for (const auto& r : runs) {
+    if (r.ranks.empty()) continue;
+    double busiest = 0;
+    for (const RankLoad& x : r.ranks) busiest = std::max(busiest, x.share);
+    const auto P = static_cast<double>(r.ranks.size());
+    if (r.work.spmm > 0 && r.spmm_s > 0) spmm.emplace_back(r.work.spmm * busiest / P, r.spmm_s);
+    if (r.work.gemm > 0 && r.gemm_s > 0) gemm.emplace_back(r.work.gemm / P, r.gemm_s);
+  }
+  if (const double c = fit_one(spmm); c > 0) m.spmm_rate = 1 / c;
+  if (const double c = fit_one(gemm); c > 0) m.gemm_rate = 1 / c;
+
+  // Bandwidths: comm = intra / β_intra + inter_weighted / β_inter (2 x 2 normal equations).
+  double aa = 0, ab = 0, bb = 0, at = 0, bt = 0;
+  int nodes_crossed = 0, largest_node = 0;
+  for (const auto& r : runs) {
+    if (r.ranks.empty()) continue;
+    const LinkBytes& link = r.ranks[static_cast<std::size_t>(r.comm_rank)].link;
+    const double x = link.intra, y = link.inter_weighted, t = r.comm_s;
+    aa += x * x, ab += x * y, bb += y * y, at += x * t, bt += y * t;
+    nodes_crossed += y > 0;
+    largest_node = std::max(largest_node, r.ranks_per_node);
+  }
+  if (largest_node > 0) m.gpus_per_node = largest_node;
+  double inv_intra = 0, inv_inter = 0;
+  const double det = aa * bb - ab * ab;
+  if (nodes_crossed > 0 && aa > 0 && det > 1e-12 * aa * bb) {
+    inv_intra = (at * bb - bt * ab) / det;
+    inv_inter = (aa * bt - ab * at) / det;
+  } else if (aa > 0) {
+    inv_intra = at / aa;
+  } else if (bb > 0) {
+    inv_inter = bt / bb;
+  }
+  GCNLAB_CHECK(inv_intra > 0 || inv_inter > 0,
+               "--calibrate: the runs' communication times do not determine a bandwidth (no bytes or no time)");
+  if (inv_intra > 0) m.intra_bandwidth = 1 / inv_intra;
+  if (inv_inter > 0) m.inter_bandwidth = 1 / inv_inter;
+  if (nodes_crossed == 0) {
+    m.inter_bandwidth = m.intra_bandwidth;
+    m.source += "; inter-node bandwidth not identified (no run crossed nodes): set to the intra-node one";
+  }
   return m;
 }
 
@@ -235,4 +345,4 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-}  // namespace gcnlab::plexus
+}  // namespace gcnlab::planning

@@ -160,16 +160,21 @@ std::vector<CommandSpec> make_specs() {
   s.push_back({"compare", "gcnlab compare RUN.json [RUN.json ...] [--csv FILE.csv]",
                "Results files side by side; --csv writes one row per run (pandas-ready).",
                {{"--csv", "FILE.csv", "one row per run, every breakdown category"}, kQuiet}, "RUN.json", ""});
-  s.push_back({"plan", "gcnlab plan --dataset SPEC --ranks G | --calibrate RUN.json... --out F | --validate RUN.json...",
-               "plexus-3d's performance model (Plexus Sec. 4): rank every grid of G ranks; --calibrate fits a machine "
-               "profile to plexus-3d runs; --validate compares predicted and measured epoch times.",
-               {dataset_option(), {"--ranks", "G", "rank count"}, {"--machine", "NAME|FILE", "local | perlmutter | FILE"},
-                {"--layers", "L", "default 3"}, {"--hidden", "H", "default 128"},
-                {"--learn-features", "", "the model trains its input features"},
-                {"--calibrate", "", "fit a machine profile to the RUN.json files"},
-                {"--validate", "", "predicted vs measured for the RUN.json files"},
-                {"--name", "NAME", "--calibrate: the profile's name"}, {"--out", "FILE", "JSON output"}, kQuiet},
-               "RUN.json", ""});
+  s.push_back({"plan", "gcnlab plan --dataset SPEC --ranks G [--algo LIST|all] | --calibrate RUN.json... --out F | "
+                       "--validate RUN.json...",
+               "Performance models. Without --algo: plexus-3d's (Plexus Sec. 4), every grid of G ranks ranked. With "
+               "--algo (a comma-separated list, or all): every grid of every listed strategy, its volumes from "
+               "simulate, priced by the machine profile (intra/inter-node links per group, kernel rates). "
+               "--calibrate fits a machine profile to results files of any strategy; --validate compares predicted "
+               "and measured epoch times.",
+               strategy_options() + model_options() +
+                   Options{dataset_option(), {"--ranks", "G", "rank count"},
+                           {"--machine", "NAME|FILE", "local | perlmutter | FILE (--calibrate: the base profile)"},
+                           {"--calibrate", "", "fit a machine profile to the RUN.json files"},
+                           {"--validate", "", "predicted vs measured for the RUN.json files"},
+                           {"--name", "NAME", "--calibrate: the profile's name"}, {"--out", "FILE", "JSON output"},
+                           kQuiet},
+               "RUN.json", kDatasetSpecs});
   s.push_back({"simulate", "gcnlab simulate --algo NAME --ranks P [--grid G] [--dataset SPEC] [options]",
                "Per-rank nnz, modelled bytes and memory for P <= 4096 ranks, from the strategy's own setup on P "
                "threads of one process.",

@@ -287,6 +287,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
                                                 ranks_on_node);
     info.threads = threads.threads;
     info.provenance = provenance(world, ranks_on_node, threads);
+    tc.ranks_per_node = ranks_on_node;
     const auto memory_limit = args.value("--memory-limit");
     if (memory_limit) {
       tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");

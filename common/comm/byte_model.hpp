@@ -39,4 +39,21 @@ class ByteModel {
   std::vector<Term> terms_;
 };
 
+// --- topology: Plexus Eq. 4.6 for any group ----------------------------------
+// World rank r sits on node r / ranks_per_node (block placement: mpirun's and
+// srun's default, and Plexus's, which places Y innermost). A group whose
+// members all share the rank's node stays inside it (0). Otherwise its traffic
+// crosses the node's link, shared by the groups of the same split that have
+// members on the node: ranks_per_node / (members on the rank's node) of them.
+// For a Plexus axis of stride s that is min(G_node, s), Eq. 4.6's divisor.
+int link_sharing(const Members& group, int world_rank, int ranks_per_node);
+
+// A rank's modelled bytes by the link they cross: bytes inside the node, and
+// bytes across nodes times their link's sharing, so that the communication
+// time is intra / β_intra + inter_weighted / β_inter (planning/perf_model).
+struct LinkBytes {
+  double intra = 0, inter_weighted = 0;
+};
+LinkBytes link_bytes(const ByteModel& model, int world_rank, int ranks_per_node);
+
 }  // namespace gcnlab

@@ -31,6 +31,24 @@ ByteModel& ByteModel::operator+=(const ByteModel& o) {
   return *this;
 }
 
+int link_sharing(const Members& group, int world_rank, int ranks_per_node) {
+  if (ranks_per_node <= 0) return 0;  // one node holds the job
+  const int node = world_rank / ranks_per_node;
+  int here = 0;
+  for (int i = 0; i < group.count; ++i) here += group[i] / ranks_per_node == node;
+  GCNLAB_ASSERT(here >= 1);  // the rank is a member
+  return here == group.count ? 0 : std::max(1, ranks_per_node / here);
+}
+
+LinkBytes link_bytes(const ByteModel& model, int world_rank, int ranks_per_node) {
+  LinkBytes out;
+  for (const ByteModel::Term& t : model.terms()) {
+    const int sharing = link_sharing(t.group, world_rank, ranks_per_node);
+    (sharing == 0 ? out.intra : out.inter_weighted) += t.bytes * std::max(1, sharing);
+  }
+  return out;
+}
+
 ByteModel& ByteModel::operator*=(double s) {
   for (double& b : per_category_) b *= s;
   for (Term& t : terms_) t.bytes *= s;

@@ -58,6 +58,10 @@ struct TrainConfig {
   // Sec. V-A: the next step's sample is drawn and cut on a helper thread
   // while the current step trains (the same samples either way).
   bool prefetch = true;
+  // Ranks per node of the job (block placement), for the results' split of the
+  // modelled bytes into intra- and inter-node links (ByteModel, link_bytes); 0: one node.
+  int ranks_per_node = 0;
+
   // Validation accuracy whose first crossing is timed (time to accuracy,
   // ScaleGNN Sec. VII-B); 0: none.
   double target_acc = 0;

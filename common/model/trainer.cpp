@@ -609,8 +609,9 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const ByteModel model = byte_model();
   const auto coords = strategy_.coords();
-  // per rank: [coords(8), nnz, peak, host peak, memory need (4)] [5 x per_epoch, 4 x setup, model] per category
-  constexpr int kCoords = 8, kHead = kCoords + 7, kPer = 10;
+  // per rank: [coords(8), nnz, peak, host peak, memory need (4), link bytes (2)]
+  //           [5 x per_epoch, 4 x setup, model] per category
+  constexpr int kCoords = 8, kHead = kCoords + 9, kPer = 10;
   const int width = kHead + kPer * kNumCategories;
   std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
   for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
@@ -620,6 +621,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const MemoryNeed need = memory_need();
   std::tie(mine[kCoords + 3], mine[kCoords + 4], mine[kCoords + 5], mine[kCoords + 6]) =
       std::tuple{need.graph, need.buffers, need.activations, need.weights};
+  const LinkBytes link = link_bytes(model, world_.members()[world_.rank()], train_.ranks_per_node);
+  mine[kCoords + 7] = link.intra, mine[kCoords + 8] = link.inter_weighted;
   for (int c = 0; c < kNumCategories; ++c) {
     double* p = mine.data() + kHead + kPer * c;
     const double te = std::max(r.timed_epochs, 1);
@@ -639,6 +642,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     rr.peak_bytes = p[kCoords + 1];
     rr.host_peak_bytes = p[kCoords + 2];
     rr.memory = {p[kCoords + 3], p[kCoords + 4], p[kCoords + 5], p[kCoords + 6]};
+    rr.model_link = {p[kCoords + 7], p[kCoords + 8]};
     for (int c = 0; c < kNumCategories; ++c) {
       const double* q = p + kHead + kPer * c;
       rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3])), q[9]};

@@ -51,6 +51,7 @@ struct RankReport {
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase
   std::array<double, kNumCategories> model{};  // analytic wire bytes per epoch
+  LinkBytes model_link;  // ... by the link they cross (TrainConfig::ranks_per_node)
 };
 
 // The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model

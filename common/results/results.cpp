@@ -162,6 +162,8 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                              {"hidden_time_s", hidden},
                              {"wire_bytes", wire},
                              {"model_wire_bytes", model},
+                             {"model_link_bytes",
+                              {{"intra", rr.model_link.intra}, {"inter_weighted", rr.model_link.inter_weighted}}},
                              {"setup_wire_bytes", setup_wire}});
   }
   const Across nnz = across(r, [](const RankReport& rr) { return static_cast<double>(rr.nnz_local); });

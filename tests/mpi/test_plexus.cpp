@@ -12,7 +12,6 @@
 #include <filesystem>
 
 #include "algorithms/plexus-3d/decomposition.hpp"
-#include "planning/perf_model.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/data/graph.hpp"
 #include "tests/support/harness.hpp"
@@ -309,50 +308,3 @@ TEST_CASE("permutations are permutations and differ between P_r and P_c", "[plex
         make_orderings(*g.a_hat_t, {Permutation::dual, Permutation::balanced}, 9));
 }
 
-TEST_CASE("plan: every factorisation, best first; all ranks on Y for a wide layer ranks below the best",
-          "[plexus-3d][plan][unit]") {
-  // ogbn-products-like shape (Plexus Table 4) with a wide hidden layer
-  const plexus::Problem p{2449029, 126167053, {100, 512, 512, 47}, false};
-  for (const std::string machine : {"local", "perlmutter"}) {
-    INFO("machine " << machine);
-    const auto ranked = plexus::rank_grids(p, 64, plexus::machine_profile(machine));
-    REQUIRE(ranked.size() == 28);  // ordered factorisations of 2^6 into 3 factors: C(8, 2)
-    for (std::size_t i = 1; i < ranked.size(); ++i) CHECK(ranked[i - 1].total_s() <= ranked[i].total_s());
-    std::size_t all_on_y = 0;
-    for (std::size_t i = 0; i < ranked.size(); ++i)
-      if (ranked[i].grid == plexus::Grid{1, 64, 1}) all_on_y = i;
-    CHECK(all_on_y > ranked.size() / 2);
-    CHECK(ranked.front().grid != plexus::Grid{1, 64, 1});
-  }
-  // --grid auto: a valid grid for every rank count 1..16
-  const plexus::Problem small{1001, 9000, {19, 13, 13, 5}, false};
-  for (int G = 1; G <= 16; ++G) {
-    const auto ranked = plexus::rank_grids(small, G, plexus::machine_profile("local"));
-    REQUIRE_FALSE(ranked.empty());
-    const auto g = ranked.front().grid;
-    CHECK(g[0] * g[1] * g[2] == G);
-  }
-}
-
-TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearman", "[plexus-3d][plan][unit]") {
-  plexus::MachineProfile truth;
-  truth.gpus_per_node = 1024;
-  truth.intra_bandwidth = truth.inter_bandwidth = 2e9;
-  truth.k_flops = 3e-6, truth.k_fwd = 2e-9, truth.k_bwd = 1e-9;
-  std::vector<plexus::Observation> runs;
-  for (std::int64_t n : {5000, 20000})
-    for (const plexus::Grid g : {plexus::Grid{1, 1, 4}, {1, 4, 1}, {4, 1, 1}, {2, 2, 1}, {1, 2, 2}, {2, 1, 2}}) {
-      plexus::Observation o;
-      o.problem = {n, 20 * n, {64, 128, 8}, false};
-      o.grid = g;
-      const auto pr = plexus::predict(o.problem, g, truth);
-      o.spmm_s = pr.spmm_s, o.comm_s = pr.comm_s, o.epoch_s = pr.total_s();
-      runs.push_back(o);
-    }
-  const auto fit = plexus::calibrate(runs, "fit", "test");
-  CHECK(fit.intra_bandwidth == Approx(2e9).epsilon(1e-9));
-  for (const auto& r : runs) CHECK(plexus::predict(r.problem, r.grid, fit).total_s() == Approx(r.epoch_s).epsilon(1e-6));
-  CHECK(plexus::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
-  CHECK(plexus::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));
-  CHECK(plexus::spearman({1, 2, 3}, {5, 5, 5}) == 0);
-}

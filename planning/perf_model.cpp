@@ -45,21 +45,27 @@ MachineProfile perlmutter() {
 }
 
 // This development machine (2 cores, OpenMPI over shared memory, every rank on
-// one node), fitted by experiments/plexus_model.sh (`gcnlab plan --calibrate`
-// on the 9 factorisations of 2 and 4 ranks, sbm 20000 nodes, dims
-// 64-128-128-8, 2026-11-22); on the 10 factorisations of 8 ranks it ranks
-// predicted against measured epoch time with Spearman 0.81.
+// one node). Eq. 4.4's k: experiments/plexus_model.sh (`gcnlab plan
+// --calibrate` on the 9 plexus-3d factorisations of 2 and 4 ranks, sbm 20000
+// nodes, dims 64-128-128-8, 2026-11-22; Spearman 0.81 on the 10 of 8 ranks).
+// Bandwidth and kernel rates (one thread per rank): experiments/plan_strategies.sh
+// (`gcnlab plan --calibrate` on 39 runs of the 8 full-graph strategies at 2 and
+// 4 ranks, same graph and dims, 2026-11-24; Spearman 0.82 on their 35 runs at 8
+// ranks).
 MachineProfile local() {
   MachineProfile m;
   m.name = "local";
-  m.source = "experiments/plexus_model.sh on the 2-core development machine (calibrated on 2 and 4 ranks, "
-             "sbm 20000 nodes, 2026-11-22; Spearman 0.81 on the 8-rank grids)";
+  m.source = "the 2-core development machine: Eq. 4.4 k from experiments/plexus_model.sh (2026-11-22), bandwidth "
+             "and kernel rates from experiments/plan_strategies.sh (2026-11-24), both on sbm 20000 nodes at 2 and 4 "
+             "ranks, one thread per rank";
   m.gpus_per_node = 1024;  // one node: every group is intra-node
-  m.intra_bandwidth = 5.25e8;
-  m.inter_bandwidth = 5.25e8;
+  m.intra_bandwidth = 7.83e8;
+  m.inter_bandwidth = 7.83e8;
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
   m.k_bwd = -5.323e-9;
+  m.spmm_rate = 5.43e9;
+  m.gemm_rate = 3.93e10;
   return m;
 }
 
@@ -309,7 +315,6 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
     nodes_crossed += y > 0;
     largest_node = std::max(largest_node, r.ranks_per_node);
   }
-  if (largest_node > 0) m.gpus_per_node = largest_node;
   double inv_intra = 0, inv_inter = 0;
   const double det = aa * bb - ab * ab;
   if (nodes_crossed > 0 && aa > 0 && det > 1e-12 * aa * bb) {
@@ -324,9 +329,11 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
                "--calibrate: the runs' communication times do not determine a bandwidth (no bytes or no time)");
   if (inv_intra > 0) m.intra_bandwidth = 1 / inv_intra;
   if (inv_inter > 0) m.inter_bandwidth = 1 / inv_inter;
-  if (nodes_crossed == 0) {
+  if (nodes_crossed == 0) {  // the node size is not known either: base's stands
     m.inter_bandwidth = m.intra_bandwidth;
     m.source += "; inter-node bandwidth not identified (no run crossed nodes): set to the intra-node one";
+  } else if (largest_node > 0) {
+    m.gpus_per_node = largest_node;
   }
   return m;
 }

@@ -125,7 +125,8 @@ RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work,
 struct Observation {
   std::string label, algo;
   Problem problem;
-  Grid grid{};  // plexus-3d
+  std::vector<int> run_grid;  // as the run recorded it
+  Grid grid{};                // plexus-3d
   int ranks_per_node = 0;
   double spmm_s = 0, gemm_s = 0, comm_s = 0, epoch_s = 0;  // measured: the slowest rank's
   EpochWork work;               // of the run's model, all ranks
@@ -141,7 +142,8 @@ struct Observation {
 // - 1/β_intra and 1/β_inter to each run's longest communication time over
 //   that rank's LinkBytes. When no run crossed nodes, β_inter cannot be
 //   identified: it is set to β_intra and the profile's source says so.
-// gpus_per_node: the largest ranks_per_node of the runs (else `base`'s).
+// gpus_per_node: the largest ranks_per_node of the runs when some crossed
+// nodes, else `base`'s.
 MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,
                          const std::string& source);
 

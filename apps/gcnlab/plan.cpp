@@ -60,8 +60,9 @@ Observation observation(const std::string& file) {
     o.problem.nnz = d["nnz"].get<std::int64_t>() + o.problem.n;  // Â = A + I
     o.problem.dims = j["config"]["model"]["dims"].get<std::vector<std::int64_t>>();
     o.problem.learn_features = j["config"]["model"].value("learn_features", false);
+    o.run_grid = j["config"]["grid"].get<std::vector<int>>();
     if (o.algo == "plexus-3d") {
-      const auto grid = j["config"]["grid"].get<std::vector<int>>();
+      const auto& grid = o.run_grid;
       GCNLAB_CHECK(grid.size() == 3, "'{}': grid is not X x Y x Z", file);
       o.grid = {grid[0], grid[1], grid[2]};
     }
@@ -127,7 +128,7 @@ std::string validate(const std::vector<Observation>& runs, const std::string& ma
   for (const auto& r : runs) {
     nlohmann::json point = {{"run", r.label}, {"algo", r.algo}, {"measured_s", r.epoch_s},
                             {"measured_spmm_s", r.spmm_s}, {"measured_comm_s", r.comm_s}};
-    std::string strategy_ms = "-", plexus_ms = "-", grid = "-";
+    std::string strategy_ms = "-", plexus_ms = "-";
     double comm_ms = 0;
     if (rates) {
       const auto t = planning::slowest_rank(r.ranks, r.work, m);
@@ -143,10 +144,10 @@ std::string validate(const std::vector<Observation>& runs, const std::string& ma
       plexus_predicted.push_back(p.total_s());
       plexus_measured.push_back(r.epoch_s);
       plexus_ms = fmt::format("{:.3f}", p.total_s() * 1e3);
-      grid = grid_text(r.grid);
       point["plexus"] = prediction_json(p);
     }
-    text += fmt::format("{:<10} {:<10} {:>13} {:>13} {:>12.3f} {:>11.3f} {:>11.3f}  {}\n", r.algo, grid, strategy_ms,
+    text += fmt::format("{:<10} {:<10} {:>13} {:>13} {:>12.3f} {:>11.3f} {:>11.3f}  {}\n", r.algo,
+                        format_grid(r.run_grid), strategy_ms,
                         plexus_ms, r.epoch_s * 1e3, comm_ms, r.comm_s * 1e3, r.label);
     points.push_back(point);
   }

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/check.hpp"
 #include "backends/factory.hpp"
+#include "common/comm/uneven.hpp"
 
 namespace gcnlab {
 
@@ -53,6 +54,7 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi, CudaBac
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_) ncclCommDestroy(comm_);
+  backend_.deallocate(staging_, staging_bytes_);
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) const {
@@ -144,14 +146,41 @@ std::unique_ptr<Communicator::Request> NcclCommunicator::do_ibroadcast(void* buf
   });
 }
 
-// NCCL has no all-gather with counts: one grouped ncclBroadcast per contributor.
+// NCCL has no all-gather with counts (common/comm/uneven.hpp): equal blocks
+// take ncclAllGather; nearly equal ones are padded to the largest in a staging
+// buffer for one ncclAllGather (the padding is counted); others take one
+// grouped ncclBroadcast per contributor.
 void NcclCommunicator::do_allgatherv(const void* send, void* recv, const std::int64_t* counts, DType t) {
   if (!on_device(recv)) return mpi_->do_allgatherv(send, recv, counts, t);
+  const int p = size();
+  const UnevenPlan plan = plan_uneven(std::span<const std::int64_t>(counts, static_cast<std::size_t>(p)), rank());
+  const std::size_t es = dtype_size(t);
+  cudaStream_t s = backend_.stream();
+  if (plan.kind == UnevenPlan::Kind::equal) {
+    GCNLAB_CUDA_CALL(ncclAllGather(send, recv, static_cast<std::size_t>(plan.block), nccl_type(t), comm_, s));
+    return;
+  }
+  if (plan.kind == UnevenPlan::Kind::padded) {
+    const std::size_t m = static_cast<std::size_t>(plan.block) * es;
+    char* buf = static_cast<char*>(staging(static_cast<std::size_t>(p) * m));
+    GCNLAB_CUDA_CALL(cudaMemcpyAsync(buf + static_cast<std::size_t>(rank()) * m, send,
+                                     static_cast<std::size_t>(counts[rank()]) * es, cudaMemcpyDeviceToDevice, s));
+    GCNLAB_CUDA_CALL(ncclAllGather(buf + static_cast<std::size_t>(rank()) * m, buf,
+                                   static_cast<std::size_t>(plan.block), nccl_type(t), comm_, s));
+    std::int64_t displ = 0;
+    for (int r = 0; r < p; ++r) {
+      GCNLAB_CUDA_CALL(cudaMemcpyAsync(const_cast<char*>(at(recv, displ, t)), buf + static_cast<std::size_t>(r) * m,
+                                       static_cast<std::size_t>(counts[r]) * es, cudaMemcpyDeviceToDevice, s));
+      displ += counts[r];
+    }
+    add_padding(static_cast<double>(plan.allgather_padding) * static_cast<double>(es));
+    return;
+  }
   std::int64_t displ = 0;
   GCNLAB_CUDA_CALL(ncclGroupStart());
-  for (int r = 0; r < size(); ++r) {
+  for (int r = 0; r < p; ++r) {
     char* dst = const_cast<char*>(at(recv, displ, t));
-    GCNLAB_CUDA_CALL(ncclBroadcast(r == rank() ? send : dst, dst, counts[r], nccl_type(t), r, comm_, backend_.stream()));
+    GCNLAB_CUDA_CALL(ncclBroadcast(r == rank() ? send : dst, dst, counts[r], nccl_type(t), r, comm_, s));
     displ += counts[r];
   }
   GCNLAB_CUDA_CALL(ncclGroupEnd());
@@ -162,17 +191,52 @@ void NcclCommunicator::do_reduce_scatter(const void* send, void* recv, std::size
   GCNLAB_CUDA_CALL(ncclReduceScatter(send, recv, count, nccl_type(t), ncclSum, comm_, backend_.stream()));
 }
 
-// NCCL has no reduce-scatter with counts: one grouped ncclReduce per block.
+// NCCL has no reduce-scatter with counts: as do_allgatherv, with zeroed
+// padding and ncclReduceScatter, else one grouped ncclReduce per block.
 void NcclCommunicator::do_reduce_scatterv(const void* send, void* recv, const std::int64_t* counts, DType t) {
   if (!on_device(send)) return mpi_->do_reduce_scatterv(send, recv, counts, t);
+  const int p = size();
+  const UnevenPlan plan = plan_uneven(std::span<const std::int64_t>(counts, static_cast<std::size_t>(p)), rank());
+  const std::size_t es = dtype_size(t);
+  cudaStream_t s = backend_.stream();
+  if (plan.kind == UnevenPlan::Kind::equal) {
+    GCNLAB_CUDA_CALL(ncclReduceScatter(send, recv, static_cast<std::size_t>(plan.block), nccl_type(t), ncclSum, comm_, s));
+    return;
+  }
+  if (plan.kind == UnevenPlan::Kind::padded) {
+    const std::size_t m = static_cast<std::size_t>(plan.block) * es;
+    char* buf = static_cast<char*>(staging((static_cast<std::size_t>(p) + 1) * m));  // p padded blocks, then the result
+    GCNLAB_CUDA_CALL(cudaMemsetAsync(buf, 0, static_cast<std::size_t>(p) * m, s));
+    std::int64_t displ = 0;
+    for (int r = 0; r < p; ++r) {
+      GCNLAB_CUDA_CALL(cudaMemcpyAsync(buf + static_cast<std::size_t>(r) * m, at(send, displ, t),
+                                       static_cast<std::size_t>(counts[r]) * es, cudaMemcpyDeviceToDevice, s));
+      displ += counts[r];
+    }
+    char* out = buf + static_cast<std::size_t>(p) * m;
+    GCNLAB_CUDA_CALL(ncclReduceScatter(buf, out, static_cast<std::size_t>(plan.block), nccl_type(t), ncclSum, comm_, s));
+    GCNLAB_CUDA_CALL(cudaMemcpyAsync(recv, out, static_cast<std::size_t>(counts[rank()]) * es, cudaMemcpyDeviceToDevice, s));
+    add_padding(static_cast<double>(plan.reduce_scatter_padding) * static_cast<double>(es));
+    return;
+  }
   std::int64_t displ = 0;
   GCNLAB_CUDA_CALL(ncclGroupStart());
-  for (int r = 0; r < size(); ++r) {
+  for (int r = 0; r < p; ++r) {
     GCNLAB_CUDA_CALL(ncclReduce(at(send, displ, t), r == rank() ? recv : nullptr, counts[r], nccl_type(t), ncclSum, r,
-                                comm_, backend_.stream()));
+                                comm_, s));
     displ += counts[r];
   }
   GCNLAB_CUDA_CALL(ncclGroupEnd());
+}
+
+void* NcclCommunicator::staging(std::size_t bytes) {
+  if (bytes > staging_bytes_) {
+    backend_.sync();  // the old buffer may still be read by queued copies
+    backend_.deallocate(staging_, staging_bytes_);
+    staging_ = backend_.allocate(bytes);
+    staging_bytes_ = bytes;
+  }
+  return staging_;
 }
 
 // Personalised exchanges: grouped ncclSend / ncclRecv.

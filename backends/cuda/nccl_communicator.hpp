@@ -49,12 +49,16 @@ class NcclCommunicator final : public Communicator {
 
  private:
   bool on_device(const void* p) const;
+  // Grow-only device memory for padded collectives (backend-allocated: in the peak).
+  void* staging(std::size_t bytes);
   template <class F>
   std::unique_ptr<Request> on_comm_stream(F&& enqueue);
 
   std::unique_ptr<MpiCommunicator> mpi_;
   CudaBackend& backend_;
   ncclComm* comm_ = nullptr;
+  void* staging_ = nullptr;
+  std::size_t staging_bytes_ = 0;
 };
 
 }  // namespace gcnlab

@@ -56,8 +56,9 @@ ByteModel& ByteModel::operator*=(double s) {
 }
 
 Communicator::Timed::Timed(Communicator& comm, Category c, double payload, double wire)
-    : ledger_(comm.ledger()), category_(c) {
+    : comm_(comm), ledger_(comm.ledger()), category_(c) {
   GCNLAB_ASSERT(is_communication(c));
+  comm_.timed_ = this;
   tally_.payload_bytes = payload;
   tally_.wire_bytes = wire;
   tally_.calls = 1;
@@ -71,6 +72,7 @@ Communicator::Timed::~Timed() {
   tally_.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start_).count();
   ledger_.record(category_, tally_);
   ledger_.mark_end();
+  comm_.timed_ = nullptr;
 }
 
 bool Communicator::Pending::test() {

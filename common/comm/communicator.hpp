@@ -209,6 +209,12 @@ class Communicator {
 
   Members members_;  // set by each transport's constructor
 
+  // For a transport inside a do_* hook: bytes it moves beyond the call's wire
+  // bytes (Tally::padding_bytes).
+  void add_padding(double bytes) {
+    if (timed_) timed_->add_padding(bytes);
+  }
+
  private:
   template <class F>
   Pending post(Category c, double payload, double wire, F&& start);
@@ -220,8 +226,10 @@ class Communicator {
     ~Timed();
     Timed(const Timed&) = delete;
     Timed& operator=(const Timed&) = delete;
+    void add_padding(double bytes) { tally_.padding_bytes += bytes; }
 
    private:
+    Communicator& comm_;
     Ledger& ledger_;
     Category category_;
     Tally tally_;
@@ -229,6 +237,7 @@ class Communicator {
   };
 
   Ledger* ledger_;
+  Timed* timed_ = nullptr;  // the blocking call in progress
 };
 
 class Communicator::Pending {

@@ -49,6 +49,10 @@ struct Tally {
   // Nonblocking communication only: its wall time (post to completion) minus
   // the exposed time above, i.e. the part computation hid (MG-GCN Sec. 4.3).
   double hidden_s = 0;
+  // Bytes a transport moved beyond wire_bytes to use a collective it has:
+  // NCCL pads uneven all-gather / reduce-scatter blocks to the largest one.
+  // wire_bytes stays the convention's (DESIGN.md), equal on every transport.
+  double padding_bytes = 0;
 
   Tally& operator+=(const Tally& o) {
     time_s += o.time_s;
@@ -56,6 +60,7 @@ struct Tally {
     wire_bytes += o.wire_bytes;
     calls += o.calls;
     hidden_s += o.hidden_s;
+    padding_bytes += o.padding_bytes;
     return *this;
   }
 };

@@ -610,8 +610,8 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const ByteModel model = byte_model();
   const auto coords = strategy_.coords();
   // per rank: [coords(8), nnz, peak, host peak, memory need (4), link bytes (2)]
-  //           [5 x per_epoch, 4 x setup, model] per category
-  constexpr int kCoords = 8, kHead = kCoords + 9, kPer = 10;
+  //           [5 x per_epoch, 4 x setup, model, per_epoch padding] per category
+  constexpr int kCoords = 8, kHead = kCoords + 9, kPer = 11;
   const int width = kHead + kPer * kNumCategories;
   std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
   for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
@@ -627,7 +627,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     double* p = mine.data() + kHead + kPer * c;
     const double te = std::max(r.timed_epochs, 1);
     p[0] = sum[c].time_s / te, p[1] = sum[c].wire_bytes / te, p[2] = sum[c].payload_bytes / te,
-    p[3] = static_cast<double>(sum[c].calls) / te, p[9] = sum[c].hidden_s / te;
+    p[3] = static_cast<double>(sum[c].calls) / te, p[9] = sum[c].hidden_s / te, p[10] = sum[c].padding_bytes / te;
     p[4] = setup[c].time_s, p[5] = setup[c].wire_bytes, p[6] = setup[c].payload_bytes,
     p[7] = static_cast<double>(setup[c].calls);
     p[8] = model[c];
@@ -645,7 +645,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     rr.model_link = {p[kCoords + 7], p[kCoords + 8]};
     for (int c = 0; c < kNumCategories; ++c) {
       const double* q = p + kHead + kPer * c;
-      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3])), q[9]};
+      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3])), q[9], q[10]};
       rr.setup[c] = {q[4], q[6], q[5], static_cast<std::int64_t>(q[7])};
       rr.model[c] = q[8];
     }

@@ -127,10 +127,12 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
     const Across payload = across(r, pick([](const Tally& t) { return t.payload_bytes; }));
     const Across calls = across(r, pick([](const Tally& t) { return static_cast<double>(t.calls); }));
     const Across hidden = across(r, pick([](const Tally& t) { return t.hidden_s; }));
+    const Across padding = across(r, pick([](const Tally& t) { return t.padding_bytes; }));
     breakdown[std::string(to_string(static_cast<Category>(c)))] = {
         {"time_max_s", time.max},           {"time_mean_s", time.mean},       {"wire_bytes_max", wire.max},
         {"wire_bytes_total", wire.total},   {"payload_bytes_max", payload.max}, {"calls", calls.max},
-        {"hidden_time_max_s", hidden.max},  {"hidden_time_mean_s", hidden.mean}};
+        {"hidden_time_max_s", hidden.max},  {"hidden_time_mean_s", hidden.mean},
+        {"padding_bytes_max", padding.max}};
   }
   j["breakdown"] = breakdown;
 

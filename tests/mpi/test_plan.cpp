@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "common/comm/process_grid.hpp"
+#include "common/comm/uneven.hpp"
 #include "planning/perf_model.hpp"
 #include "planning/plan.hpp"
 #include "planning/simulate.hpp"
@@ -222,9 +223,26 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   const auto one = planning::calibrate(runs, planning::machine_profile("local"), "fit", "test");
   CHECK(one.intra_bandwidth == Approx(2e9).epsilon(1e-9));
   CHECK(one.inter_bandwidth == one.intra_bandwidth);
+  CHECK(one.gpus_per_node == planning::machine_profile("local").gpus_per_node);
   CHECK_THAT(one.source, Catch::Contains("not identified"));
 
   CHECK(planning::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
   CHECK(planning::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));
   CHECK(planning::spearman({1, 2, 3}, {5, 5, 5}) == 0);
+}
+
+TEST_CASE("uneven all-gather / reduce-scatter on an even-only transport: equal, padded or grouped", "[unit]") {
+  using Kind = UnevenPlan::Kind;
+  const std::vector<std::int64_t> equal = {5, 5, 5, 5}, near = {8, 8, 8, 7}, far = {8, 1, 1, 1};
+  CHECK(plan_uneven(equal, 2).kind == Kind::equal);
+  CHECK(plan_uneven(equal, 2).block == 5);
+  const UnevenPlan p = plan_uneven(near, 3);  // 1 element of padding on 31: 3 %
+  CHECK(p.kind == Kind::padded);
+  CHECK(p.block == 8);
+  CHECK(p.allgather_padding == 3 * 8 - 24);    // rank 3 receives three blocks of 8, all real
+  CHECK(plan_uneven(near, 0).allgather_padding == 1);  // rank 0 receives the padded 7
+  CHECK(p.reduce_scatter_padding == 3 * (8 - 7));
+  CHECK(plan_uneven(near, 0).reduce_scatter_padding == 0);
+  CHECK(plan_uneven(far, 0).kind == Kind::grouped);  // 21 elements of padding on 11
+  CHECK(plan_uneven(near, 3, 0.0).kind == Kind::grouped);
 }

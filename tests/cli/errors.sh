@@ -109,8 +109,16 @@ expect_error 2 "neither a built-in profile" train --algo plexus-3d --grid auto -
 expect_error 4 "cannot cut 3 vertices into 4 non-empty parts" train --algo plexus-3d --grid 4x1x1 --dataset "sbm:nodes=3,classes=1,avg-degree=1,features=2,train=1"
 expect_error 1 "plan needs --ranks G" plan --dataset "$SMALL"
 expect_error 1 "plan needs --dataset SPEC" plan --ranks 4
-expect_error 1 "the model describes plexus-3d" plan --validate "$WORK/run1d.json"
-expect_error 1 "--calibrate needs at least 3 plexus-3d runs" plan --calibrate "$WORK/runp.json" --out "$WORK/p.json"
+echo '{"schema": "something/1"}' > "$WORK/notrun.json"
+echo '{"name": "x", "gpus_per_node": 4, "intra_bandwidth": 1e9, "inter_bandwidth": 1e9, "k_flops": 0, "k_fwd": 0, "k_bwd": 0}' \
+  > "$WORK/norates.json"
+expect_error 1 "is not a gcnlab results file" plan --validate "$WORK/notrun.json"
+expect_error 1 "do not determine a bandwidth" plan --calibrate "$WORK/run1d.json" --out "$WORK/p.json"
+expect_error 1 "'scalegnn-4d' is not one" plan --algo scalegnn-4d --dataset "$SMALL" --ranks 4
+expect_error 1 "has no kernel rates" plan --algo 1d --dataset "$SMALL" --ranks 4 --machine "$WORK/norates.json"
+expect_error 1 "plan --algo simulates at most 4096 ranks" plan --algo 1d --dataset "$SMALL" --ranks 5000
+expect_error 2 "run it without mpirun" plan --algo 1d --dataset "$SMALL" --ranks 4
+expect_error 1 "no grid of 4 ranks is accepted by 2d" plan --algo 2d --ranks 4 --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
 expect_error 1 "--shards takes RxC" info --dataset "$SMALL" --shards 8
 # memory admission: the need by part and the budget, before any activation or vertex data is allocated
 expect_error 4 "rank 0 needs 5.8 MiB (analytic: graph 0.2, buffers 1.0, activations 4.5" train --algo 1d --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \

@@ -26,6 +26,10 @@ grep -q "hidden max ms" "$WORK/logm" || fail "no hidden column in the breakdown 
 "$GCNLAB" plan --dataset "$DS" --ranks 8 --layers 2 --hidden 8 --out "$WORK/plan.json" >"$WORK/plan.txt" \
   || fail "plan"
 grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
+"$GCNLAB" plan --algo 1d,2d,plexus-3d --dataset "$DS" --ranks 4 --layers 2 --hidden 8 --out "$WORK/plan-algo.json" \
+  >"$WORK/plan-algo.txt" || { cat "$WORK/plan-algo.txt"; fail "plan --algo"; }
+"$GCNLAB" plan --validate "$WORK/plexus.json" "$WORK/1d.json" --out "$WORK/validation.json" >"$WORK/validate.txt" \
+  || { cat "$WORK/validate.txt"; fail "plan --validate"; }
 "$GCNLAB" info --dataset "$DS" --shards 4x4 | grep -q "original .* single .* double" || fail "info --shards"
 # a prepared directory (METIS into 3 parts): 1d on 3 ranks reads it; info prints the same facts as the source
 "$GCNLAB" prepare --dataset "$DS" --shards 4x4 --partitioner metis --parts 3 --out "$WORK/prep" 2>/dev/null \
@@ -73,6 +77,18 @@ assert np.prod(c["grid"]) == 2 and len(c["grid"]) == 3 and c["permutation"] == "
 plan = json.load(open(f"{work}/plan.json"))
 assert len(plan["grids"]) == 10 and all(np.prod(g["grid"]) == 8 for g in plan["grids"])
 assert [g["predicted_s"] for g in plan["grids"]] == sorted(g["predicted_s"] for g in plan["grids"])
+# plan --algo: every grid of the three strategies at 4 ranks (1 + 3 + 6), fastest first
+pa = json.load(open(f"{work}/plan-algo.json"))
+assert pa["schema"] == "gcnlab.plan-strategies/1" and len(pa["strategies"]) + len(pa["refused"]) == 10, pa["refused"]
+assert [q["predicted_s"] for q in pa["strategies"]] == sorted(q["predicted_s"] for q in pa["strategies"])
+assert {q["algo"] for q in pa["strategies"]} == {"1d", "2d", "plexus-3d"}
+v = json.load(open(f"{work}/validation.json"))
+assert len(v["points"]) == 2 and all(p["strategy_model_s"] > 0 for p in v["points"]) and "plexus" in v["points"][0]
+# every run records its modelled bytes by link; one node: all intra, their sum the model's
+for r in runs.values():
+    for p in r["per_rank"]:
+        assert p["model_link_bytes"]["inter_weighted"] == 0
+        assert abs(p["model_link_bytes"]["intra"] - sum(p["model_wire_bytes"].values())) <= 1e-6 * max(1, p["model_link_bytes"]["intra"])
 assert runs["1d"]["breakdown"]["bcast_dense"]["wire_bytes_max"] > 0
 # mggcn-1d: 1d's model with the shared buffers, overlap and MG-GCN's random permutation recorded
 mg = runs["mggcn"]["config"]

@@ -69,11 +69,16 @@ MachineProfile local() {
   return m;
 }
 
-double bandwidth(const Grid& g, int axis, const MachineProfile& m) {
-  // placement: y fastest, then x, then z
+// Eq. 4.6 for a Plexus axis (placement: y fastest, then x, then z): 0 when
+// the axis group fits in a node, else the number of groups sharing its link.
+int axis_sharing(const Grid& g, int axis, int gpus_per_node) {
   const int stride = axis == 1 ? 1 : axis == 0 ? g[1] : g[0] * g[1];
-  if (static_cast<long>(stride) * g[axis] <= m.gpus_per_node) return m.intra_bandwidth;
-  return m.inter_bandwidth / std::min(m.gpus_per_node, stride);
+  return static_cast<long>(stride) * g[axis] <= gpus_per_node ? 0 : std::min(gpus_per_node, stride);
+}
+
+double bandwidth(const Grid& g, int axis, const MachineProfile& m) {
+  const int sharing = axis_sharing(g, axis, m.gpus_per_node);
+  return sharing == 0 ? m.intra_bandwidth : m.inter_bandwidth / sharing;
 }
 
 // Solves the symmetric 3x3 system A x = b (Gaussian elimination, partial pivoting).
@@ -207,9 +212,8 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
 LinkBytes plexus_link_bytes(const Problem& p, const Grid& g, int gpus_per_node) {
   LinkBytes out;
   for (const Collective& c : plexus::epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
-    const int stride = c.axis == 1 ? 1 : c.axis == 0 ? g[1] : g[0] * g[1];  // as bandwidth() above
-    if (static_cast<long>(stride) * g[c.axis] <= gpus_per_node) out.intra += c.wire_bytes;
-    else out.inter_weighted += c.wire_bytes * std::min(gpus_per_node, stride);
+    const int sharing = axis_sharing(g, c.axis, gpus_per_node);
+    (sharing == 0 ? out.intra : out.inter_weighted) += c.wire_bytes * std::max(1, sharing);
   }
   return out;
 }

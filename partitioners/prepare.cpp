@@ -11,7 +11,11 @@ namespace gcnlab {
 
 PreparedGraph prepare_graph(const Dataset& d, const VertexPlan& plan) {
   GCNLAB_CHECK(!d.shards, "'{}' is already prepared", d.spec);
-  const std::int64_t n = d.nodes();
+  return prepare_graph(copy_with_room(d.adj, d.adj.rows), d.directed, plan);
+}
+
+PreparedGraph prepare_graph(HostCsr a, bool directed, const VertexPlan& plan) {
+  const std::int64_t n = a.rows;
   PreparedGraph out;
   GraphLayout layout;
   layout.partitioner = plan.partitioner;
@@ -24,16 +28,16 @@ PreparedGraph prepare_graph(const Dataset& d, const VertexPlan& plan) {
     if (plan.partitioner == "block") std::iota(base.begin(), base.end(), std::int64_t{0});
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    const Partition part = make_partition(plan.partitioner, d.adj, plan.parts, plan.seed);
+    const Partition part = make_partition(plan.partitioner, a, plan.parts, plan.seed);
     out.partition_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.quality = evaluate_partition(d.adj, part);
+    out.quality = evaluate_partition(a, part);
     out.partitioned = true;
     base = part.order();
     layout.parts = plan.parts;
     layout.blocks = part.offsets();
   }
 
-  NormalizedAdjacency adj = normalized_graph(d);
+  NormalizedAdjacency adj = normalized_graph(std::move(a), directed);  // in a's storage
   std::vector<std::vector<std::int64_t>> orderings;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);

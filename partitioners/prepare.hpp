@@ -39,6 +39,10 @@ struct PreparedGraph {
 };
 
 PreparedGraph prepare_graph(const Dataset& d, const VertexPlan& plan);
+// The same with a dataset's adjacency A handed over (`gcnlab prepare`: moved out
+// of the dataset, partitioned, then normalised in its own storage, so the graph
+// is held once).
+PreparedGraph prepare_graph(HostCsr a, bool directed, const VertexPlan& plan);
 
 // The graph a strategy reads in a run: a prepared directory as it was
 // prepared (the strategy checks that its layout fits), or an in-memory

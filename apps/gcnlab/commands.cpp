@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -501,7 +502,7 @@ int prepare(Args& args, Communicator& world) {
                                      plan.permutation.kind == Permutation::none),
                  "--partitioner, --parts and --permutation lay out a sharded dataset: add --shards KxK");
     const auto t0 = std::chrono::steady_clock::now();
-    const Dataset d = load_dataset(spec);
+    Dataset d = load_dataset(spec);
     GCNLAB_CHECK(!d.shards, "'{}' is already prepared", spec);
     if (world.rank() != 0) return;
     if (shards.empty()) {
@@ -511,16 +512,20 @@ int prepare(Args& args, Communicator& world) {
     }
     // One vertex layout for every strategy (partitioners/prepare.hpp), written as
     // K x K shards of every adjacency version it needs (Plexus Sec. 5.4).
-    const PreparedGraph g = prepare_graph(d, plan);
-    write_shards(d, *g.graph, shards[0], g.partitioned ? partition_report(g.quality, g.partition_seconds) : nlohmann::json(),
-                 *out);
+    // The adjacency is handed over to be normalised in its own storage: the graph is held once.
+    const DatasetInfo info = dataset_info(d);
+    const std::string fingerprint = dataset_fingerprint(d);
+    const PreparedGraph g = prepare_graph(std::exchange(d.adj, {}), d.directed, plan);
+    write_shards(d, info, fingerprint, *g.graph, shards[0],
+                 g.partitioned ? partition_report(g.quality, g.partition_seconds) : nlohmann::json(), *out);
     const GraphLayout& l = g.graph->layout();
     fmt::print(stderr,
                "wrote {} ({} nodes, {} nnz) as {}x{} shards of {} adjacency version(s) to {}: partitioner {}{}, "
-               "permutation {}, seed {} ({:.1f} s)\n",
-               d.name, d.nodes(), d.adj.nnz(), shards[0], shards[0], l.versions.size(), *out, l.partitioner,
+               "permutation {}, seed {} ({:.1f} s, peak {:.1f} MiB)\n",
+               d.name, info.nodes, info.nnz, shards[0], shards[0], l.versions.size(), *out, l.partitioner,
                l.parts ? fmt::format(" ({} parts)", l.parts) : "", l.permutation, l.seed,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               host_peak_bytes() / (1 << 20));
   });
   return 0;
 }

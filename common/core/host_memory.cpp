@@ -1,5 +1,7 @@
 #include "common/core/host_memory.hpp"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -7,6 +9,12 @@
 #include "common/core/error.hpp"
 
 namespace gcnlab {
+
+double host_peak_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
 
 namespace {
 

@@ -17,6 +17,9 @@ struct MemoryBudget {
 
 std::optional<MemoryBudget> host_memory_available();
 
+// Peak resident set size of this process so far, in bytes.
+double host_peak_bytes();
+
 // "512M", "2G", "1.5GiB", "1048576" -> bytes; throws naming `what` otherwise.
 double parse_bytes(const std::string& text, const std::string& what);
 

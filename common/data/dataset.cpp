@@ -210,22 +210,16 @@ DatasetInfo dataset_info(const Dataset& d) {
     info.isolated += deg == 0;
   }
   info.degree_mean = n ? static_cast<double>(info.nnz) / n : 0;
-  // Unordered pairs {u, v} joined in either direction.
-  const HostCsr t = transpose(d.adj);
+  // Unordered pairs {u, v} joined in either direction: u -> v counts when v > u,
+  // or when v < u and v -> u is absent (rows are sorted; no transposed copy).
+  const HostCsr& a = d.adj;
   std::int64_t pairs = 0;
-  for (std::int64_t u = 0; u < n; ++u) {
-    // merge the sorted out- and in-neighbour lists, count v > u
-    auto a = d.adj.col.begin() + d.adj.rowptr[u], ae = d.adj.col.begin() + d.adj.rowptr[u + 1];
-    auto b = t.col.begin() + t.rowptr[u], be = t.col.begin() + t.rowptr[u + 1];
-    std::int64_t last = -1;
-    while (a != ae || b != be) {
-      std::int64_t v;
-      if (b == be || (a != ae && *a <= *b)) v = *a++;
-      else v = *b++;
-      if (v > u && v != last) ++pairs;
-      last = v;
+  for (std::int64_t u = 0; u < n; ++u)
+    for (std::int64_t k = a.rowptr[u]; k < a.rowptr[u + 1]; ++k) {
+      const std::int64_t v = a.col[k];
+      if (v > u) ++pairs;
+      else if (v < u) pairs += !std::binary_search(a.col.begin() + a.rowptr[v], a.col.begin() + a.rowptr[v + 1], u);
     }
-  }
   info.edges_undirected = pairs;
   return info;
 }

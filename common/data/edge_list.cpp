@@ -22,8 +22,10 @@
 //   symmetrises, as GCN baselines on OGB do (ogbn-arxiv: to_undirected;
 //   ogbn-products: OGB's add_inverse_edge).
 //
-// Both stream: the peak is the edge list plus the final CSR (csr_from_edges),
-// and features are parsed straight into the feature matrix.
+// Both stream: the edge file is read once per pass of csr_from_edge_passes
+// (edges: without nodes=, once more to find n), so the peak is the final CSR
+// (plus duplicate edges), and features are parsed straight into the feature
+// matrix.
 
 #include <algorithm>
 #include <cerrno>
@@ -64,13 +66,18 @@ std::string base_name(const std::string& path) {
   return name;
 }
 
-// Edges of a text edge list; ids shifted by -base and checked against n (when n >= 0).
-std::vector<std::array<std::int64_t, 2>> read_edges(const std::string& path, long long base, long long n,
-                                                    long long& max_id) {
+// One pass over a text edge list: emit(u - base, v - base) for every edge, ids
+// checked against n when n >= 0. Returns the largest id (after the shift) and
+// the number of edges. The loaders read a file once per pass of
+// csr_from_edge_passes, so no edge list is ever held.
+struct EdgeScan {
+  long long max_id = -1;
+  std::int64_t edges = 0;
+};
+EdgeScan read_edges(const std::string& path, long long base, long long n, const EdgeEmit& emit) {
   LineReader in(path);
-  std::vector<std::array<std::int64_t, 2>> edges;
+  EdgeScan scan;
   std::string line;
-  max_id = -1;
   while (in.next(line)) {
     if (comment(line)) continue;
     const char* p = line.c_str();
@@ -83,10 +90,16 @@ std::vector<std::array<std::int64_t, 2>> read_edges(const std::string& path, lon
       GCNLAB_CHECK(n < 0 || id - base < n, "'{}' line {}: vertex id {} is out of range ({} vertices, base={})", path,
                    in.number(), id, n, base);
     }
-    edges.push_back({u - base, v - base});
-    max_id = std::max<long long>({max_id, u - base, v - base});
+    emit(u - base, v - base);
+    scan.max_id = std::max<long long>({scan.max_id, u - base, v - base});
+    ++scan.edges;
   }
-  return edges;
+  return scan;
+}
+
+// The adjacency of a text edge list of n vertices, read twice (csr_from_edge_passes).
+HostCsr read_adjacency(const std::string& path, long long base, std::int64_t n, bool symmetrize) {
+  return csr_from_edge_passes(n, [&](const EdgeEmit& emit) { read_edges(path, base, n, emit); }, symmetrize);
 }
 
 // One integer per line (ids or labels); "nan" (OGB's unlabeled) reads as -1 when allowed.
@@ -150,9 +163,7 @@ void read_ogb_csv(const std::string& dir, Dataset& d) {
                  counts.empty() ? 0 : counts[0], n);
   }
 
-  long long max_id = -1;
-  const auto edges = read_edges(require_file(dir, "raw/edge.csv.gz"), 0, n, max_id);
-  d.adj = csr_from_edges(n, edges, !d.directed);
+  d.adj = read_adjacency(require_file(dir, "raw/edge.csv.gz"), 0, n, !d.directed);
 
   const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
   GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
@@ -169,22 +180,23 @@ Dataset read_edge_list(const DatasetSpec& spec) {
   const std::string path = a.str("path");
   const long long base = a.integer("base", 0);
   GCNLAB_CHECK(base == 0 || base == 1, "edges: base must be 0 or 1");
-  long long max_id = -1;
   const long long nodes = a.integer("nodes", -1, 1);
-  const auto edges = read_edges(path, base, nodes, max_id);
-  const std::int64_t n = nodes > 0 ? nodes : max_id + 1;
-  GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
-  // ids far beyond the edges they appear in: a sparse id space (or a damaged
-  // file) that would be allocated as mostly isolated vertices
-  const std::int64_t ends = 2 * static_cast<std::int64_t>(edges.size());
-  GCNLAB_CHECK(nodes > 0 || n <= std::max<std::int64_t>(1 << 20, 64 * ends),
-               "'{}': vertex id {} implies {} vertices for {} edges; give nodes=N if that is meant, or renumber the "
-               "ids densely",
-               path, max_id, n, edges.size());
+  std::int64_t n = nodes;
+  if (nodes < 0) {  // a first pass finds n
+    const EdgeScan scan = read_edges(path, base, -1, [](std::int64_t, std::int64_t) {});
+    n = scan.max_id + 1;
+    GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
+    // ids far beyond the edges they appear in: a sparse id space (or a damaged
+    // file) that would be allocated as mostly isolated vertices
+    GCNLAB_CHECK(n <= std::max<std::int64_t>(1 << 20, 128 * scan.edges),
+                 "'{}': vertex id {} implies {} vertices for {} edges; give nodes=N if that is meant, or renumber the "
+                 "ids densely",
+                 path, scan.max_id, n, scan.edges);
+  }
   Dataset d;
   d.name = base_name(path);
   d.directed = a.integer("directed", 0) != 0;
-  d.adj = csr_from_edges(n, edges, !d.directed);
+  d.adj = read_adjacency(path, base, n, !d.directed);
   add_synthetic_vertex_data(d, a.integer("features", 128, 1), static_cast<int>(a.integer("classes", 32, 1)),
                             a.integer("seed", 1));
   return d;

@@ -9,22 +9,6 @@
 
 namespace gcnlab {
 
-namespace {
-
-// Drops self-loops, adds reverse edges unless directed, merges duplicates.
-HostCsr graph_from_edges(std::int64_t n, std::vector<Coo> edges, bool directed) {
-  std::vector<Coo> all;
-  all.reserve(edges.size() * (directed ? 1 : 2));
-  for (const Coo& e : edges) {
-    if (e.row == e.col) continue;
-    all.push_back(e);
-    if (!directed) all.push_back({e.col, e.row, 1.f});
-  }
-  return csr_from_coo(n, n, std::move(all), /*sum_duplicates=*/false);
-}
-
-}  // namespace
-
 // sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0,train=0.1,val=0.1]
 // Vertex v belongs to class hash(v) mod K. Each vertex draws D/2 edges; an
 // edge stays inside the class with probability `intra`, else goes to a
@@ -54,17 +38,19 @@ Dataset generate_sbm(const DatasetSpec& spec) {
   }
   // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
   const std::int64_t per_vertex = directed ? degree : std::max<std::int64_t>(degree / 2, degree > 0);
-  std::vector<Coo> edges;
-  edges.reserve(n * per_vertex);
-  for (std::int64_t u = 0; u < n; ++u)
-    for (std::int64_t e = 0; e < per_vertex; ++e) {
-      const double r = rng::uniform_double(seed, rng::kGraph, u, 2 * e);
-      const std::uint64_t pick = rng::key(seed, rng::kGraph, u, 2 * e + 1);
-      const auto& same = members[d.labels[u]];
-      const std::int64_t v = r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n);
-      edges.push_back({u, v, 1.f});
-    }
-  d.adj = graph_from_edges(n, std::move(edges), directed);
+  // Edges are drawn again on each pass of csr_from_edge_passes (never held as a list).
+  d.adj = csr_from_edge_passes(
+      n,
+      [&](const EdgeEmit& emit) {
+        for (std::int64_t u = 0; u < n; ++u)
+          for (std::int64_t e = 0; e < per_vertex; ++e) {
+            const double r = rng::uniform_double(seed, rng::kGraph, u, 2 * e);
+            const std::uint64_t pick = rng::key(seed, rng::kGraph, u, 2 * e + 1);
+            const auto& same = members[d.labels[u]];
+            emit(u, r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n));
+          }
+      },
+      !directed);
   d.features = f;
   d.synthetic_features = true;
   d.feature_seed = seed;
@@ -87,22 +73,26 @@ Dataset generate_rmat(const DatasetSpec& spec) {
   const std::int64_t n = std::int64_t{1} << scale;
   const std::int64_t m = ef * n;
   constexpr double A = 0.57, B = 0.19, C = 0.19;
-  std::vector<Coo> edges(m);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < m; ++e) {
-    std::int64_t u = 0, v = 0;
-    for (int level = 0; level < scale; ++level) {
-      const double r = rng::uniform_double(seed, rng::kGraph, e, level);
-      const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
-      u = (u << 1) | bu;
-      v = (v << 1) | bv;
-    }
-    edges[e] = {u, v, 1.f};
-  }
   Dataset d;
   d.name = "rmat" + std::to_string(scale);
   d.directed = directed;
-  d.adj = graph_from_edges(n, std::move(edges), directed);
+  // Edge e is a pure function of (seed, e): drawn again on each pass, in parallel.
+  d.adj = csr_from_edge_passes(
+      n,
+      [&](const EdgeEmit& emit) {
+#pragma omp parallel for schedule(static)
+        for (std::int64_t e = 0; e < m; ++e) {
+          std::int64_t u = 0, v = 0;
+          for (int level = 0; level < scale; ++level) {
+            const double r = rng::uniform_double(seed, rng::kGraph, e, level);
+            const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
+            u = (u << 1) | bu;
+            v = (v << 1) | bv;
+          }
+          emit(u, v);
+        }
+      },
+      !directed);
   add_synthetic_vertex_data(d, a.integer("features", 128, 1),
                             static_cast<int>(a.integer("classes", 32, 1)), seed);
   return d;

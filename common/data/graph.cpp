@@ -8,38 +8,44 @@
 
 namespace gcnlab {
 
-NormalizedAdjacency normalized_graph(const Dataset& d) {
-  const HostCsr& a = d.adj;
+NormalizedAdjacency normalized_graph(HostCsr a, bool directed) {
   const std::int64_t n = a.rows;
-  // A + I: insert the diagonal entry into each (sorted) row.
-  auto m = std::make_shared<HostCsr>();
-  m->rows = m->cols = n;
-  m->rowptr.assign(n + 1, 0);
-  m->col.reserve(a.nnz() + n);
-  m->val.reserve(a.nnz() + n);
-  std::vector<double> inv_sqrt_deg(n);
-  for (std::int64_t i = 0; i < n; ++i) {
+  const std::int64_t nnz = a.nnz();
+  GCNLAB_ASSERT(a.cols == n && static_cast<std::int64_t>(a.rowptr.size()) == n + 1);
+  // A + I in place: row i moves right by i (by i + 1 after its diagonal), so
+  // walking rows and entries from the back never overwrites an unread entry.
+  a.col.resize(nnz + n);
+  a.val.resize(nnz + n);
+  for (std::int64_t i = n - 1; i >= 0; --i) {
+    std::int64_t to = a.rowptr[i + 1] + i;  // last slot of the new row i
     bool placed = false;
-    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) {
-      if (!placed && a.col[k] > i) {
-        m->col.push_back(i), m->val.push_back(1.f), placed = true;
-      }
-      m->col.push_back(a.col[k]), m->val.push_back(1.f);
+    for (std::int64_t k = a.rowptr[i + 1] - 1; k >= a.rowptr[i]; --k) {
+      if (!placed && a.col[k] < i) a.col[to--] = i, placed = true;
+      a.col[to--] = a.col[k];
     }
-    if (!placed) m->col.push_back(i), m->val.push_back(1.f);
-    m->rowptr[i + 1] = static_cast<std::int64_t>(m->col.size());
-    inv_sqrt_deg[i] = 1.0 / std::sqrt(static_cast<double>(m->rowptr[i + 1] - m->rowptr[i]));
+    if (!placed) a.col[to--] = i;
+    GCNLAB_ASSERT(to == a.rowptr[i] + i - 1);
+    a.rowptr[i + 1] += i + 1;
   }
+  // Â = D^-1/2 (A + I) D^-1/2, D the row lengths of A + I
+  std::vector<double> inv_sqrt_deg(n);
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; ++k)
-      m->val[k] = static_cast<float>(inv_sqrt_deg[i] * inv_sqrt_deg[m->col[k]]);
+    inv_sqrt_deg[i] = 1.0 / std::sqrt(static_cast<double>(a.rowptr[i + 1] - a.rowptr[i]));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k)
+      a.val[k] = static_cast<float>(inv_sqrt_deg[i] * inv_sqrt_deg[a.col[k]]);
 
   NormalizedAdjacency g;
   g.n = n;
-  g.directed = d.directed;
+  g.directed = directed;
+  auto m = std::make_shared<const HostCsr>(std::move(a));
   g.a_hat = m;
-  g.a_hat_t = d.directed ? std::make_shared<const HostCsr>(transpose(*m)) : g.a_hat;
+  g.a_hat_t = directed ? std::make_shared<const HostCsr>(transpose(*m)) : m;
   return g;
+}
+
+NormalizedAdjacency normalized_graph(const Dataset& d) {
+  return normalized_graph(copy_with_room(d.adj, d.adj.rows), d.directed);
 }
 
 std::vector<std::int64_t> Graph::vertices(int id, std::int64_t q0, std::int64_t q1) const {

@@ -96,6 +96,9 @@ struct NormalizedAdjacency {
   std::shared_ptr<const HostCsr> a_hat;    // Â (backward)
   std::shared_ptr<const HostCsr> a_hat_t;  // Âᵀ (forward)
 };
+// Â built in A's own storage (no second copy when A's arrays have room for the
+// n diagonal entries, as csr_from_edge_passes leaves them); the Dataset form copies d.adj.
+NormalizedAdjacency normalized_graph(HostCsr a, bool directed);
 NormalizedAdjacency normalized_graph(const Dataset& d);
 
 // The whole graph in this process, laid out in the given orderings

@@ -350,8 +350,8 @@ std::vector<std::uint8_t> ShardStore::split(std::span<const std::int64_t> vertic
   return s;
 }
 
-void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohmann::json& partition,
-                  const std::string& dir) {
+void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
+                  int K, const nlohmann::json& partition, const std::string& dir) {
   const std::int64_t n = g.n();
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
   std::error_code ec;
@@ -369,36 +369,54 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
   const HostCsr& a_t = *g.adjacency().a_hat_t;
   Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
                     static_cast<double>(layout.versions.size()) * K * K, "shards");
+  // One row block at a time: its entries bucketed by column block (rows stay in
+  // order within a bucket), each row's columns sorted, one shard file per bucket.
+  struct Entry {
+    std::int32_t row, col;
+    float val;
+  };
+  std::vector<std::int32_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
+  std::vector<Entry> bucket;
   for (const auto& [r, c] : layout.versions) {
     const std::vector<std::int64_t>& rows_order = g.ordering(r);
-    std::vector<std::int64_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
     for (int j = 0; j < K; ++j) {
       const auto [c0, c1] = part(n, K, j);
-      for (std::int64_t q = c0; q < c1; ++q) col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = q - c0;
+      for (std::int64_t q = c0; q < c1; ++q) col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = static_cast<std::int32_t>(q - c0);
     }
     for (int i = 0; i < K; ++i) {
       const auto [r0, r1] = part(n, K, i);
-      // this row block's entries, split by column block
-      std::vector<std::vector<std::vector<std::pair<std::int32_t, float>>>> rows(
-          K, std::vector<std::vector<std::pair<std::int32_t, float>>>(static_cast<std::size_t>(r1 - r0)));
+      std::vector<std::int64_t> start(static_cast<std::size_t>(K) + 1, 0);
+      for (std::int64_t q = r0; q < r1; ++q) {
+        const std::int64_t v = rows_order[q];
+        for (std::int64_t e = a_t.rowptr[v]; e < a_t.rowptr[v + 1]; ++e) ++start[col_block[a_t.col[e]] + 1];
+      }
+      for (int j = 0; j < K; ++j) start[j + 1] += start[j];
+      bucket.resize(static_cast<std::size_t>(start[K]));
+      std::vector<std::int64_t> next(start.begin(), start.end() - 1);
       for (std::int64_t q = r0; q < r1; ++q) {
         const std::int64_t v = rows_order[q];
         for (std::int64_t e = a_t.rowptr[v]; e < a_t.rowptr[v + 1]; ++e) {
           const std::int64_t u = a_t.col[e];
-          rows[col_block[u]][q - r0].emplace_back(static_cast<std::int32_t>(col_local[u]), a_t.val[e]);
+          bucket[next[col_block[u]]++] = {static_cast<std::int32_t>(q - r0), col_local[u],
+                                          a_t.val[e]};
         }
       }
       for (int j = 0; j < K; ++j) {
         const auto [c0, c1] = part(n, K, j);
-        std::vector<std::int64_t> rowptr{0};
+        std::vector<std::int64_t> rowptr(static_cast<std::size_t>(r1 - r0) + 1, 0);
         std::vector<std::int32_t> col;
         std::vector<float> val;
-        for (auto& row : rows[j]) {
-          std::sort(row.begin(), row.end());
-          for (const auto& [cl, v] : row) col.push_back(cl), val.push_back(v);
-          rowptr.push_back(static_cast<std::int64_t>(col.size()));
-          std::vector<std::pair<std::int32_t, float>>().swap(row);
+        col.reserve(static_cast<std::size_t>(start[j + 1] - start[j]));
+        val.reserve(col.capacity());
+        const auto first = bucket.begin() + start[j], last = bucket.begin() + start[j + 1];
+        for (auto row = first; row != last;) {
+          const auto end = std::find_if(row, last, [&](const Entry& x) { return x.row != row->row; });
+          std::sort(row, end, [](const Entry& x, const Entry& y) { return x.col < y.col; });
+          for (auto x = row; x != end; ++x) col.push_back(x->col), val.push_back(x->val);
+          rowptr[row->row + 1] = end - row;
+          row = end;
         }
+        for (std::int64_t k = 0; k < r1 - r0; ++k) rowptr[k + 1] += rowptr[k];
         const std::string path = (fs::path(dir) / adj_name(r, c, i, j)).string();
         AtomicFile file(path, std::ios::binary);
         std::ofstream& out = file.stream();
@@ -412,17 +430,17 @@ void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohman
       }
     }
   }
+  std::vector<Entry>().swap(bucket);
 
-  const DatasetInfo info = dataset_info(d);
   std::array<std::int64_t, 4> counts{};
   for (std::uint8_t s : d.split) ++counts[s];
   const nlohmann::json meta = {
       {"schema", kSchema},
       {"name", d.name},
       {"spec", d.spec},
-      {"fingerprint", dataset_fingerprint(d)},
+      {"fingerprint", fingerprint},
       {"nodes", n},
-      {"nnz", d.nnz()},
+      {"nnz", info.nnz},
       {"features", d.features},
       {"classes", d.classes},
       {"directed", d.directed},

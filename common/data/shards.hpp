@@ -85,9 +85,12 @@ class ShardStore final : public Graph {
 };
 
 // Writes `d`, laid out as `g` (prepare_graph), as K x K shards of every Âᵀ
-// version of g's layout. `partition`: the partition's quality report (or null).
-void write_shards(const Dataset& d, const InMemoryGraph& g, int K, const nlohmann::json& partition,
-                  const std::string& dir);
+// version of g's layout. `info` and `fingerprint` are dataset_info(d) and
+// dataset_fingerprint(d), taken before d's adjacency went to prepare_graph.
+// `partition`: the partition's quality report (or null). Beside g, the peak is
+// one row block of shards (12 bytes per nonzero of it).
+void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
+                  int K, const nlohmann::json& partition, const std::string& dir);
 
 // The dataset of a shard directory: metadata only, `shards` set.
 Dataset read_shard_dataset(const std::string& dir);

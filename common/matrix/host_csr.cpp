@@ -32,33 +32,41 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
   return m;
 }
 
-namespace {
-
-// The CSR of edges 0..count-1, edge k = edge(k) = {u, v}: self-loops and
-// duplicates dropped, rows sorted; with `symmetrize` also v -> u.
-template <class Edge>
-HostCsr build_csr(std::int64_t n, std::size_t count, const Edge& edge, bool symmetrize) {
+HostCsr csr_from_edge_passes(std::int64_t n, const EdgePass& pass, bool symmetrize) {
   HostCsr m;
   m.rows = m.cols = n;
   m.rowptr.assign(n + 1, 0);
-  for (std::size_t k = 0; k < count; ++k) {
-    const auto [u, v] = edge(k);
+  std::int64_t* count = m.rowptr.data() + 1;
+  pass([&](std::int64_t u, std::int64_t v) {
     GCNLAB_ASSERT(u >= 0 && u < n && v >= 0 && v < n);
-    if (u == v) continue;
-    ++m.rowptr[u + 1];
-    if (symmetrize) ++m.rowptr[v + 1];
-  }
+    if (u == v) return;
+#pragma omp atomic
+    ++count[u];
+    if (symmetrize) {
+#pragma omp atomic
+      ++count[v];
+    }
+  });
   for (std::int64_t i = 0; i < n; ++i) m.rowptr[i + 1] += m.rowptr[i];
+  m.col.reserve(m.rowptr[n] + n);
   m.col.resize(m.rowptr[n]);
   std::vector<std::int64_t> next(m.rowptr.begin(), m.rowptr.end() - 1);
-  for (std::size_t k = 0; k < count; ++k) {
-    const auto [u, v] = edge(k);
-    if (u == v) continue;
-    m.col[next[u]++] = v;
-    if (symmetrize) m.col[next[v]++] = u;
-  }
+  std::int64_t* col = m.col.data();
+  auto place = [&](std::int64_t row, std::int64_t c) {
+    std::int64_t at;
+#pragma omp atomic capture
+    at = next[row]++;
+    if (at < m.rowptr[row + 1]) col[at] = c;  // a source that gives more this time is caught below
+  };
+  pass([&](std::int64_t u, std::int64_t v) {
+    if (u == v) return;
+    place(u, v);
+    if (symmetrize) place(v, u);
+  });
+  for (std::int64_t i = 0; i < n; ++i)
+    GCNLAB_CHECK(next[i] == m.rowptr[i + 1], "an edge source gave different edges on its second pass");
   std::vector<std::int64_t>().swap(next);
-  // sort each row, drop duplicates, compact in place
+  // sort each row, drop duplicates, compact in place (the fill order of concurrent passes does not matter)
   std::int64_t out = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto first = m.col.begin() + m.rowptr[i], last = m.col.begin() + m.rowptr[i + 1];
@@ -69,22 +77,48 @@ HostCsr build_csr(std::int64_t n, std::size_t count, const Edge& edge, bool symm
   }
   m.rowptr[n] = out;
   m.col.resize(out);
-  m.col.shrink_to_fit();
+  // many duplicates (R-MAT draws): give the spare room back, keeping n for the diagonal
+  if (static_cast<std::int64_t>(m.col.capacity()) > out + n + out / 8) {
+    std::vector<std::int64_t> fit;
+    fit.reserve(out + n);
+    fit.assign(m.col.begin(), m.col.end());
+    m.col.swap(fit);
+  }
+  m.val.reserve(out + n);
   m.val.assign(out, 1.f);
   return m;
 }
 
-}  // namespace
-
 HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize) {
-  return build_csr(n, edges.size(), [&](std::size_t k) { return edges[k]; }, symmetrize);
+  return csr_from_edge_passes(
+      n,
+      [&](const EdgeEmit& emit) {
+        for (const auto& [u, v] : edges) emit(u, v);
+      },
+      symmetrize);
 }
 
 HostCsr csr_from_edges(std::int64_t n, std::span<const std::int64_t> src, std::span<const std::int64_t> dst,
                        bool symmetrize) {
   GCNLAB_ASSERT(src.size() == dst.size());
-  return build_csr(n, src.size(), [&](std::size_t k) { return std::array<std::int64_t, 2>{src[k], dst[k]}; },
-                   symmetrize);
+  return csr_from_edge_passes(
+      n,
+      [&](const EdgeEmit& emit) {
+        for (std::size_t k = 0; k < src.size(); ++k) emit(src[k], dst[k]);
+      },
+      symmetrize);
+}
+
+HostCsr copy_with_room(const HostCsr& a, std::int64_t extra) {
+  HostCsr c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.rowptr = a.rowptr;
+  c.col.reserve(a.col.size() + extra);
+  c.col.assign(a.col.begin(), a.col.end());
+  c.val.reserve(a.val.size() + extra);
+  c.val.assign(a.val.begin(), a.val.end());
+  return c;
 }
 
 HostCsr transpose(const HostCsr& a) {

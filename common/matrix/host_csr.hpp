@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -32,13 +33,23 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
 
 // Adjacency of n vertices from directed edges (u, v), values 1: self-loops
 // dropped, duplicates merged, each edge also v -> u with `symmetrize`.
-// Counting sort straight into the CSR, so the peak is the edge list plus the
-// result (the loaders' streaming path for large graphs).
+// Counting sort straight into the CSR. `pass(emit)` calls emit(u, v) once per
+// edge, in any order, from any number of OpenMP threads; it is called twice
+// (count the rows, then fill them), so a source that can be read again — a
+// file, a generator — never holds its edge list: the peak is the result plus
+// its duplicates. Column and value arrays keep room for n more entries (the
+// diagonal that normalisation inserts in place, graph.hpp).
+using EdgeEmit = std::function<void(std::int64_t u, std::int64_t v)>;
+using EdgePass = std::function<void(const EdgeEmit& emit)>;
+HostCsr csr_from_edge_passes(std::int64_t n, const EdgePass& pass, bool symmetrize);
+// The same from edges in memory: a pair list, or two id lists, edge k =
+// src[k] -> dst[k] (numpy's edge_index rows, scipy's coo row / col).
 HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize);
-// The same from two id lists, edge k = src[k] -> dst[k] (numpy's edge_index
-// rows, scipy's coo row / col): no pair list is built.
 HostCsr csr_from_edges(std::int64_t n, std::span<const std::int64_t> src, std::span<const std::int64_t> dst,
                        bool symmetrize);
+
+// A copy whose column and value arrays have room for `extra` more entries.
+HostCsr copy_with_room(const HostCsr& a, std::int64_t extra);
 
 HostCsr transpose(const HostCsr& a);
 

@@ -1,7 +1,5 @@
 #include "common/model/trainer.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,19 +8,13 @@
 #include <tuple>
 
 #include "common/comm/wire.hpp"
+#include "common/core/host_memory.hpp"
 
 namespace gcnlab {
 
 namespace {
 
 using Clock = Ledger::Clock;
-
-// Peak resident set size of this process (Linux reports KiB).
-double host_peak_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) * 1024.0;
-}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 

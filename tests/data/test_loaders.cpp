@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <set>
 
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
@@ -249,6 +250,74 @@ TEST_CASE("normalised adjacency: D^-1/2 (A + I) D^-1/2, Âᵀ for directed graph
       CHECK(a.val[k] == Approx(1 / std::sqrt(deg[i] * deg[a.col[k]])));
   CHECK(*g.a_hat_t == transpose(a));
   CHECK(g.a_hat_t != g.a_hat);
+}
+
+TEST_CASE("edge passes: concurrent emits give the sorted, merged CSR; the graph is normalised in its own storage",
+          "[data][graph]") {
+  // 3000 draws over 500 vertices with self-loops and duplicates, emitted from OpenMP threads
+  const std::int64_t n = 500, m = 3000;
+  auto edge = [](std::int64_t e) {
+    return std::array<std::int64_t, 2>{static_cast<std::int64_t>((e * 7919) % 500),
+                                       static_cast<std::int64_t>((e * e * 31 + 3) % 500) / (e % 5 + 1)};
+  };
+  for (bool symmetrize : {false, true}) {
+    const HostCsr a = csr_from_edge_passes(
+        n,
+        [&](const EdgeEmit& emit) {
+#pragma omp parallel for num_threads(4)
+          for (std::int64_t e = 0; e < m; ++e) emit(edge(e)[0], edge(e)[1]);
+        },
+        symmetrize);
+    std::vector<Coo> coo;  // the reference: sort, merge
+    for (std::int64_t e = 0; e < m; ++e) {
+      const auto [u, v] = edge(e);
+      if (u == v) continue;
+      coo.push_back({u, v, 1.f});
+      if (symmetrize) coo.push_back({v, u, 1.f});
+    }
+    const HostCsr ref = csr_from_coo(n, n, coo, false);
+    CHECK(a.rowptr == ref.rowptr);
+    CHECK(a.col == ref.col);
+    CHECK(a.val == ref.val);
+    REQUIRE(a.col.capacity() >= a.col.size() + n);  // room for the diagonal
+    REQUIRE(a.val.capacity() >= a.val.size() + n);
+
+    // Â in A's storage (no copy) equals the copying path, which the test above checks against the formula
+    Dataset d;
+    d.adj = a;
+    d.directed = !symmetrize;
+    const NormalizedAdjacency copied = normalized_graph(d);
+    const std::int64_t* storage = a.col.data();
+    HostCsr moved = a;
+    moved.col.reserve(a.col.size() + n), moved.val.reserve(a.val.size() + n);
+    storage = moved.col.data();
+    const NormalizedAdjacency in_place = normalized_graph(std::move(moved), !symmetrize);
+    CHECK(in_place.a_hat->col.data() == storage);
+    CHECK(*in_place.a_hat == *copied.a_hat);
+    CHECK(*in_place.a_hat_t == *copied.a_hat_t);
+    CHECK(in_place.a_hat->nnz() == a.nnz() + n);
+
+    // unordered pairs, counted without a transposed copy, against a set of pairs
+    std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+    for (std::int64_t u = 0; u < n; ++u)
+      for (std::int64_t k = a.rowptr[u]; k < a.rowptr[u + 1]; ++k) pairs.insert(std::minmax(u, a.col[k]));
+    d.labels.assign(n, 0), d.split.assign(n, 0);
+    CHECK(dataset_info(d).edges_undirected == static_cast<std::int64_t>(pairs.size()));
+  }
+  // a source that gives other edges on its second pass (a file changed under
+  // us) is an error, not a corrupt CSR or a write past a row
+  for (const std::int64_t second : {1, 3}) {
+    int pass = 0;
+    CHECK_THROWS_WITH(csr_from_edge_passes(
+                          4,
+                          [&](const EdgeEmit& emit) {
+                            emit(0, 2);
+                            const std::int64_t row_1 = pass++ == 0 ? 2 : second;
+                            for (std::int64_t k = 0; k < row_1; ++k) emit(1, k == 0 ? 0 : 3);
+                          },
+                          false),
+                      Catch::Contains("different edges on its second pass"));
+  }
 }
 
 namespace {

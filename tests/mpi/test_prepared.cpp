@@ -67,7 +67,7 @@ class TempDir {
 Dataset prepare(const Dataset& data, const VertexPlan& plan, int K, const std::string& dir) {
   if (world_rank() == 0) {
     const PreparedGraph g = prepare_graph(data, plan);
-    write_shards(data, *g.graph, K, g.partitioned ? partition_report(g.quality, 0) : nlohmann::json(), dir);
+    write_shards(data, dataset_info(data), dataset_fingerprint(data), *g.graph, K, g.partitioned ? partition_report(g.quality, 0) : nlohmann::json(), dir);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return load_dataset("gcl:" + dir);

@@ -54,7 +54,7 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g,
       st.send_counts = req.counts;
       st.send_rows = make_buffer<std::int64_t>(backend_, req.rows);
     } else {
-      st.block = upload(backend_, need.compact[k], RowStorage::sparse_if_smaller);
+      st.block = upload(backend_, compact_columns(rows, offsets_, need, {k}), RowStorage::sparse_if_smaller);
       st.recv_rows = static_cast<std::int64_t>(need.rows[k].size());
     }
     stages.push_back(std::move(st));

@@ -32,7 +32,10 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
   // the own block reads X in place: keep its plain local columns
   e.diagonal = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[me], offsets_[me + 1]),
                       RowStorage::sparse_if_smaller);
-  e.remote = upload(backend_, concat_compact(need, me), RowStorage::sparse_if_smaller);
+  std::vector<int> others;
+  for (int j = 0; j < p; ++j)
+    if (j != me) others.push_back(j);
+  e.remote = upload(backend_, compact_columns(rows, offsets_, need, others), RowStorage::sparse_if_smaller);
 
   // Tell every owner which of its rows this rank needs (once, setup phase).
   std::vector<std::vector<std::int64_t>> wanted = need.rows;

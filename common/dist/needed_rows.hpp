@@ -14,15 +14,21 @@
 
 namespace gcnlab {
 
+// Per column block j: the needed rows of block j, local to it, sorted (NnzCols(i, j)).
 struct NeededRows {
-  // per column block j: the needed rows of block j, local to it, sorted (NnzCols(i, j))
   std::vector<std::vector<std::int64_t>> rows;
-  // per column block j: A_ij with column c -> position of c in rows[j]
-  std::vector<HostCsr> compact;
 };
 
-// `a_rows`: block row A_i with global column positions; `offsets`: the column blocks.
+// `a_rows`: block row A_i with global column positions; `offsets`: the column
+// blocks. One pass and one bit per column (setup only).
 NeededRows needed_rows(const HostCsr& a_rows, const std::vector<std::int64_t>& offsets);
+
+// A_i restricted to the column blocks `blocks` (ascending) side by side, each
+// block's column c remapped to the position of c in need.rows[block] plus the
+// needed rows of the blocks before it: the matrix that multiplies the
+// concatenated receive buffer. Built in one pass, no per-block copies.
+HostCsr compact_columns(const HostCsr& a_rows, const std::vector<std::int64_t>& offsets, const NeededRows& need,
+                        const std::vector<int>& blocks);
 
 // Sends group rank r the row ids wanted[r] (what this rank needs from r) and
 // returns what every rank wants from this one: counts per rank and the row
@@ -33,9 +39,5 @@ struct RowRequests {
   std::vector<std::int64_t> rows;
 };
 RowRequests exchange_requests(Communicator& group, const std::vector<std::vector<std::int64_t>>& wanted);
-
-// Concatenates compact blocks side by side (block j's columns shifted by the
-// rows of the blocks before it), skipping `skip` (the rank's own block).
-HostCsr concat_compact(const NeededRows& n, int skip);
 
 }  // namespace gcnlab

@@ -351,7 +351,8 @@ std::vector<std::uint8_t> ShardStore::split(std::span<const std::int64_t> vertic
 }
 
 void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
-                  int K, const nlohmann::json& partition, const std::string& dir) {
+                  int K, const nlohmann::json& partition, const std::string& dir, std::int64_t chunk_entries) {
+  GCNLAB_ASSERT(chunk_entries >= 1);
   const std::int64_t n = g.n();
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
   std::error_code ec;
@@ -369,68 +370,84 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
   const HostCsr& a_t = *g.adjacency().a_hat_t;
   Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
                     static_cast<double>(layout.versions.size()) * K * K, "shards");
-  // One row block at a time: its entries bucketed by column block (rows stay in
-  // order within a bucket), each row's columns sorted, one shard file per bucket.
+  // One row block at a time. Its K shard files are written section by section —
+  // header and row offsets, then the columns, then the values — each streamed
+  // over the block's rows in chunks of at most chunk_entries entries (bucketed by
+  // column block, each row's columns sorted), so beside g the peak is the K
+  // shards' row offsets of one row block and one chunk.
   struct Entry {
-    std::int32_t row, col;
+    std::int32_t col;
     float val;
   };
   std::vector<std::int32_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
-  std::vector<Entry> bucket;
   for (const auto& [r, c] : layout.versions) {
     const std::vector<std::int64_t>& rows_order = g.ordering(r);
     for (int j = 0; j < K; ++j) {
       const auto [c0, c1] = part(n, K, j);
-      for (std::int64_t q = c0; q < c1; ++q) col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = static_cast<std::int32_t>(q - c0);
+      for (std::int64_t q = c0; q < c1; ++q)
+        col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = static_cast<std::int32_t>(q - c0);
     }
+    auto row_of = [&](std::int64_t q) {  // Âᵀ's entries of position q
+      const std::int64_t v = rows_order[q];
+      return std::pair{a_t.rowptr[v], a_t.rowptr[v + 1]};
+    };
     for (int i = 0; i < K; ++i) {
       const auto [r0, r1] = part(n, K, i);
-      std::vector<std::int64_t> start(static_cast<std::size_t>(K) + 1, 0);
-      for (std::int64_t q = r0; q < r1; ++q) {
-        const std::int64_t v = rows_order[q];
-        for (std::int64_t e = a_t.rowptr[v]; e < a_t.rowptr[v + 1]; ++e) ++start[col_block[a_t.col[e]] + 1];
-      }
-      for (int j = 0; j < K; ++j) start[j + 1] += start[j];
-      bucket.resize(static_cast<std::size_t>(start[K]));
-      std::vector<std::int64_t> next(start.begin(), start.end() - 1);
-      for (std::int64_t q = r0; q < r1; ++q) {
-        const std::int64_t v = rows_order[q];
-        for (std::int64_t e = a_t.rowptr[v]; e < a_t.rowptr[v + 1]; ++e) {
-          const std::int64_t u = a_t.col[e];
-          bucket[next[col_block[u]]++] = {static_cast<std::int32_t>(q - r0), col_local[u],
-                                          a_t.val[e]};
-        }
-      }
+      const std::int64_t rows = r1 - r0;
+      std::vector<std::vector<std::int64_t>> rowptr(K, std::vector<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0));
+      for (std::int64_t q = r0; q < r1; ++q)
+        for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block[a_t.col[e]]][q - r0 + 1];
+      std::vector<std::unique_ptr<AtomicFile>> files;
       for (int j = 0; j < K; ++j) {
+        for (std::int64_t k = 0; k < rows; ++k) rowptr[j][k + 1] += rowptr[j][k];
+        files.push_back(std::make_unique<AtomicFile>((fs::path(dir) / adj_name(r, c, i, j)).string(), std::ios::binary));
         const auto [c0, c1] = part(n, K, j);
-        std::vector<std::int64_t> rowptr(static_cast<std::size_t>(r1 - r0) + 1, 0);
-        std::vector<std::int32_t> col;
-        std::vector<float> val;
-        col.reserve(static_cast<std::size_t>(start[j + 1] - start[j]));
-        val.reserve(col.capacity());
-        const auto first = bucket.begin() + start[j], last = bucket.begin() + start[j + 1];
-        for (auto row = first; row != last;) {
-          const auto end = std::find_if(row, last, [&](const Entry& x) { return x.row != row->row; });
-          std::sort(row, end, [](const Entry& x, const Entry& y) { return x.col < y.col; });
-          for (auto x = row; x != end; ++x) col.push_back(x->col), val.push_back(x->val);
-          rowptr[row->row + 1] = end - row;
-          row = end;
+        const std::int64_t head[3] = {rows, c1 - c0, rowptr[j][rows]};
+        put(files[j]->stream(), head, 3);
+        put(files[j]->stream(), rowptr[j].data(), rowptr[j].size());
+      }
+      std::vector<Entry> chunk;
+      std::vector<std::int32_t> cols;
+      std::vector<float> vals;
+      for (const bool values : {false, true}) {
+        for (std::int64_t qa = r0, qb; qa < r1; qa = qb) {
+          std::int64_t entries = 0;
+          for (qb = qa; qb < r1 && (qb == qa || entries + (row_of(qb).second - row_of(qb).first) <= chunk_entries); ++qb)
+            entries += row_of(qb).second - row_of(qb).first;
+          // shard j's entries of rows [qa, qb) start at start[j] in the chunk, rows in order
+          std::vector<std::int64_t> start(static_cast<std::size_t>(K) + 1, 0), next(static_cast<std::size_t>(K));
+          for (int j = 0; j < K; ++j) start[j + 1] = start[j] + rowptr[j][qb - r0] - rowptr[j][qa - r0];
+          std::copy(start.begin(), start.end() - 1, next.begin());
+          chunk.resize(static_cast<std::size_t>(entries));
+          for (std::int64_t q = qa; q < qb; ++q)
+            for (auto [e, end] = row_of(q); e < end; ++e) {
+              const std::int64_t u = a_t.col[e];
+              chunk[next[col_block[u]]++] = {col_local[u], a_t.val[e]};
+            }
+          for (int j = 0; j < K; ++j) {
+            Entry* const base = chunk.data() + start[j] - rowptr[j][qa - r0];
+            for (std::int64_t q = qa; q < qb; ++q)
+              std::sort(base + rowptr[j][q - r0], base + rowptr[j][q - r0 + 1],
+                        [](const Entry& x, const Entry& y) { return x.col < y.col; });
+            const std::size_t count = static_cast<std::size_t>(start[j + 1] - start[j]);
+            if (values) {
+              vals.resize(count);
+              for (std::size_t k = 0; k < count; ++k) vals[k] = chunk[start[j] + k].val;
+              put(files[j]->stream(), vals.data(), count);
+            } else {
+              cols.resize(count);
+              for (std::size_t k = 0; k < count; ++k) cols[k] = chunk[start[j] + k].col;
+              put(files[j]->stream(), cols.data(), count);
+            }
+          }
         }
-        for (std::int64_t k = 0; k < r1 - r0; ++k) rowptr[k + 1] += rowptr[k];
-        const std::string path = (fs::path(dir) / adj_name(r, c, i, j)).string();
-        AtomicFile file(path, std::ios::binary);
-        std::ofstream& out = file.stream();
-        const std::int64_t head[3] = {r1 - r0, c1 - c0, static_cast<std::int64_t>(col.size())};
-        put(out, head, 3);
-        put(out, rowptr.data(), rowptr.size());
-        put(out, col.data(), col.size());
-        put(out, val.data(), val.size());
-        file.commit();
+      }
+      for (auto& f : files) {
+        f->commit();
         progress.advance();
       }
     }
   }
-  std::vector<Entry>().swap(bucket);
 
   std::array<std::int64_t, 4> counts{};
   for (std::uint8_t s : d.split) ++counts[s];

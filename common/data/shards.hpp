@@ -88,9 +88,11 @@ class ShardStore final : public Graph {
 // version of g's layout. `info` and `fingerprint` are dataset_info(d) and
 // dataset_fingerprint(d), taken before d's adjacency went to prepare_graph.
 // `partition`: the partition's quality report (or null). Beside g, the peak is
-// one row block of shards (12 bytes per nonzero of it).
+// the row offsets of one row block's K shards and a chunk of `chunk_entries`
+// nonzeros (8 bytes each; tests make it small to cross chunk boundaries).
 void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
-                  int K, const nlohmann::json& partition, const std::string& dir);
+                  int K, const nlohmann::json& partition, const std::string& dir,
+                  std::int64_t chunk_entries = std::int64_t{1} << 22);
 
 // The dataset of a shard directory: metadata only, `shards` set.
 Dataset read_shard_dataset(const std::string& dir);

@@ -63,11 +63,12 @@ class TempDir {
   std::string path_;
 };
 
-// Rank 0 prepares `data` with `plan` as K x K shards; every rank then loads it.
+// Rank 0 prepares `data` with `plan` as K x K shards, written in chunks of 13
+// nonzeros (so rows and shards cross chunk boundaries); every rank then loads it.
 Dataset prepare(const Dataset& data, const VertexPlan& plan, int K, const std::string& dir) {
   if (world_rank() == 0) {
     const PreparedGraph g = prepare_graph(data, plan);
-    write_shards(data, dataset_info(data), dataset_fingerprint(data), *g.graph, K, g.partitioned ? partition_report(g.quality, 0) : nlohmann::json(), dir);
+    write_shards(data, dataset_info(data), dataset_fingerprint(data), *g.graph, K, g.partitioned ? partition_report(g.quality, 0) : nlohmann::json(), dir, 13);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return load_dataset("gcl:" + dir);

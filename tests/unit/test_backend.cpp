@@ -171,26 +171,35 @@ TEST_CASE("spmm writes into a column block of a wider matrix (view with ld)", "[
 }
 
 TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {
-  auto be = cpu_backend();
-  const std::int64_t m = 7, n = 5, k = 9;
+  auto be = cpu_backend();  // 2 threads: m = 2053 takes the row-split path (uneven halves)
+  const std::int64_t n = 5, k = 9;
+  for (const std::int64_t m : {7, 2053})
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {
       const auto a = random_vector(m * k, 5), b = random_vector(k * n, 6), c0 = random_vector(m * n, 7);
       Dense da = oa == Op::N ? make_dense(*be, m, k, a) : make_dense(*be, k, m, a);
       Dense db = ob == Op::N ? make_dense(*be, k, n, b) : make_dense(*be, n, k, b);
-      Dense dc = make_dense(*be, m, n, c0);
-      be->gemm(oa, ob, 1.5f, da, db, 0.5f, dc);
-      const auto c = dc.download();
+      // C is columns [2, 2 + n) of a wider matrix (ld = n + 3), whose other columns stay untouched
+      const std::int64_t ld = n + 3;
+      std::vector<float> wide(static_cast<std::size_t>(m * ld), 9.f);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) wide[i * ld + 2 + j] = c0[i * n + j];
+      Dense dw = make_dense(*be, m, ld, wide);
+      be->gemm(oa, ob, 1.5f, da, db, 0.5f, View{dw.data() + 2, m, n, ld});
+      const auto out = dw.download();
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j : {0, 1, 7}) REQUIRE(out[i * ld + j] == 9.f);
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t j = 0; j < n; ++j) {
+          const float got = out[i * ld + 2 + j];
           double ref = 0.5 * c0[i * n + j];
           for (std::int64_t p = 0; p < k; ++p) {
             const double av = oa == Op::N ? a[i * k + p] : a[p * m + i];
             const double bv = ob == Op::N ? b[p * n + j] : b[j * k + p];
             ref += 1.5 * av * bv;
           }
-          INFO("op_a " << (oa == Op::N ? "N" : "T") << " op_b " << (ob == Op::N ? "N" : "T"));
-          REQUIRE(c[i * n + j] == Approx(ref).margin(1e-5));
+          INFO("m " << m << " op_a " << (oa == Op::N ? "N" : "T") << " op_b " << (ob == Op::N ? "N" : "T"));
+          REQUIRE(got == Approx(ref).margin(1e-5));
         }
     }
 }

@@ -9,6 +9,7 @@
 #include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
+#include "common/backend/elementwise.hpp"
 #include "common/matrix/buffer.hpp"
 #include "common/model/init.hpp"
 #include "tests/support/random.hpp"
@@ -338,6 +339,46 @@ TEST_CASE("softmax cross-entropy in one pass equals the three-pass form", "[back
     for (std::int64_t j = 0; j < c; ++j) sum += a[i * c + j];
     REQUIRE(sum == Approx(0).margin(1e-6));
   }
+}
+
+TEST_CASE("the softmax's exp is within 3e-7 of exp; the loss and gradient match a double reference", "[backend][loss]") {
+  double worst = 0;
+  for (int k = 0; k <= 200000; ++k) {
+    const float x = -87.f + 87.f * static_cast<float>(k) / 200000.f;  // the softmax's range: z - max <= 0
+    worst = std::max(worst, std::abs(ew::softmax_exp(x) / std::exp(static_cast<double>(x)) - 1));
+  }
+  CHECK(worst < 3e-7);
+  for (float x : {1.f, 10.f, 80.f}) CHECK(ew::softmax_exp(x) == Approx(std::exp(x)).epsilon(3e-7));
+  CHECK(ew::softmax_exp(0.f) == 1.f);
+  CHECK(std::isnan(ew::softmax_exp(std::numeric_limits<float>::quiet_NaN())));
+  const float tiny = ew::softmax_exp(-std::numeric_limits<float>::infinity());
+  CHECK((tiny >= 0.f && tiny < 2e-38f));
+
+  auto be = cpu_backend();
+  const std::int64_t n = 40, c = 33;  // 33: a vector loop and its remainder
+  std::vector<float> z = random_vector(n * c, 41);
+  for (float& v : z) v *= 30.f;  // logits far apart: exps down to e^-60
+  std::vector<std::int32_t> labels(n);
+  std::vector<std::uint8_t> split(n, ew::kTrain);
+  for (std::int64_t i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>((i * 7) % c);
+  Dense dz = make_dense(*be, n, c, z), g(*be, n, c);
+  Buffer<std::int32_t> dl = make_buffer<std::int32_t>(*be, labels);
+  Buffer<std::uint8_t> ds = make_buffer<std::uint8_t>(*be, split);
+  const float scale = 1.f / static_cast<float>(n);
+  const XentSums got = be->softmax_xent(dz, 0, nullptr, nullptr, dl.data(), ds.data(), scale, g);
+  const auto grad = g.download();
+  double loss = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double m = -INFINITY, sum = 0;
+    for (std::int64_t j = 0; j < c; ++j) m = std::max(m, static_cast<double>(z[i * c + j]));
+    for (std::int64_t j = 0; j < c; ++j) sum += std::exp(z[i * c + j] - m);
+    loss -= z[i * c + labels[i]] - m - std::log(sum);
+    for (std::int64_t j = 0; j < c; ++j) {
+      const double ref = (std::exp(z[i * c + j] - m) / sum - (j == labels[i])) * scale;
+      REQUIRE(grad[i * c + j] == Approx(ref).margin(1e-7));
+    }
+  }
+  CHECK(got.loss == Approx(loss).epsilon(1e-6));
 }
 
 TEST_CASE("dropout mask is a function of (seed, epoch, vertex, column) only", "[backend][dropout]") {

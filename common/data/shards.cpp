@@ -373,7 +373,8 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
   // One row block at a time. Its K shard files are written section by section —
   // header and row offsets, then the columns, then the values — each streamed
   // over the block's rows in chunks of at most chunk_entries entries (bucketed by
-  // column block, each row's columns sorted), so beside g the peak is the K
+  // column block, each row's columns sorted; the sweep for the values rebuilds
+  // and re-sorts each chunk rather than keep it), so beside g the peak is the K
   // shards' row offsets of one row block and one chunk.
   struct Entry {
     std::int32_t col;
@@ -391,6 +392,7 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
       const std::int64_t v = rows_order[q];
       return std::pair{a_t.rowptr[v], a_t.rowptr[v + 1]};
     };
+    auto length = [&](std::int64_t q) { return row_of(q).second - row_of(q).first; };
     for (int i = 0; i < K; ++i) {
       const auto [r0, r1] = part(n, K, i);
       const std::int64_t rows = r1 - r0;
@@ -412,8 +414,7 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
       for (const bool values : {false, true}) {
         for (std::int64_t qa = r0, qb; qa < r1; qa = qb) {
           std::int64_t entries = 0;
-          for (qb = qa; qb < r1 && (qb == qa || entries + (row_of(qb).second - row_of(qb).first) <= chunk_entries); ++qb)
-            entries += row_of(qb).second - row_of(qb).first;
+          for (qb = qa; qb < r1 && (qb == qa || entries + length(qb) <= chunk_entries); ++qb) entries += length(qb);
           // shard j's entries of rows [qa, qb) start at start[j] in the chunk, rows in order
           std::vector<std::int64_t> start(static_cast<std::size_t>(K) + 1, 0), next(static_cast<std::size_t>(K));
           for (int j = 0; j < K; ++j) start[j + 1] = start[j] + rowptr[j][qb - r0] - rowptr[j][qa - r0];
@@ -429,16 +430,13 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
             for (std::int64_t q = qa; q < qb; ++q)
               std::sort(base + rowptr[j][q - r0], base + rowptr[j][q - r0 + 1],
                         [](const Entry& x, const Entry& y) { return x.col < y.col; });
-            const std::size_t count = static_cast<std::size_t>(start[j + 1] - start[j]);
-            if (values) {
-              vals.resize(count);
-              for (std::size_t k = 0; k < count; ++k) vals[k] = chunk[start[j] + k].val;
-              put(files[j]->stream(), vals.data(), count);
-            } else {
-              cols.resize(count);
-              for (std::size_t k = 0; k < count; ++k) cols[k] = chunk[start[j] + k].col;
-              put(files[j]->stream(), cols.data(), count);
-            }
+            auto write = [&](auto& out, auto field) {
+              out.resize(static_cast<std::size_t>(start[j + 1] - start[j]));
+              for (std::size_t k = 0; k < out.size(); ++k) out[k] = chunk[start[j] + k].*field;
+              put(files[j]->stream(), out.data(), out.size());
+            };
+            if (values) write(vals, &Entry::val);
+            else write(cols, &Entry::col);
           }
         }
       }

@@ -32,7 +32,9 @@ A sweep file (JSON):
      "algorithm_options": {"scalegnn-4d": {"batch-size": 4096}},  # optional: flags of one algorithm
      "variants": [{"label": "metis", "partitioner": "metis"}]   # optional: extra flags per variant
     }
-`serial` runs at 1 rank only. "auto" gives plexus-3d `--grid auto` (its plan).
+The strategies, their grid axes and capabilities come from `gcnlab strategies --json`: a strategy that is
+not distributed (serial) runs at 1 rank only; "auto" gives `--grid auto` to the strategies with a
+performance model (plexus-3d: its plan).
 """
 import argparse
 import hashlib
@@ -45,8 +47,6 @@ import sys
 import time
 from pathlib import Path
 
-GRID_DIMS = {"serial": 0, "1d": 1, "sa-1d": 1, "1.5d": 2, "sa-1.5d": 2, "2d": 2, "split-3d": 3, "plexus-3d": 3,
-             "mggcn-1d": 1, "scalegnn-4d": 4}
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -65,7 +65,22 @@ def factorisations(p, dims):
     return [[a] + rest for a in range(1, p + 1) if p % a == 0 for rest in factorisations(p // a, dims - 1)]
 
 
-def load_sweep(path):
+def strategies(gcnlab, local):
+    """The registry, name -> entry (`gcnlab strategies --json`): grid axes, whether it is distributed,
+    capabilities. The sweep holds no strategy list of its own. `gcnlab` may be a cluster's path (--slurm):
+    then this checkout's build (`local`) answers."""
+    if not os.access(gcnlab, os.X_OK) and os.access(local, os.X_OK):
+        gcnlab = local
+    try:
+        out = subprocess.run([gcnlab, "strategies", "--json"], check=True, capture_output=True, text=True,
+                             env={**os.environ, **MPI_ENV}).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"sweep: error: cannot read the strategies from '{gcnlab} strategies --json' ({e}); "
+                         "build gcnlab first (bash scripts/build.sh) or give --gcnlab PATH")
+    return {s["name"]: s for s in json.loads(out)["strategies"]}
+
+
+def load_sweep(path, registry):
     with open(path) as f:
         sweep = json.load(f)
     for key in ("name", "datasets", "algorithms", "ranks"):
@@ -79,23 +94,24 @@ def load_sweep(path):
     if sweep["grids"] not in ("default", "all", "auto"):
         raise SystemExit(f"sweep: error: grids must be default, all or auto (got '{sweep['grids']}')")
     for algo in sweep["algorithms"]:
-        if algo not in GRID_DIMS:
+        if algo not in registry:
             print(f"sweep: warning: unknown algorithm '{algo}' (gcnlab will report it)", file=sys.stderr)
     return sweep
 
 
-def expand(sweep):
+def expand(sweep, registry):
     """The runs of a sweep, each a dict of parameters with a stable id."""
     runs = []
     for dataset in sweep["datasets"]:
         for algo in sweep["algorithms"]:
             for p in sweep["ranks"]:
-                if algo == "serial" and p != 1:
+                entry = registry.get(algo, {})
+                if not entry.get("distributed", True) and p != 1:
                     continue
-                dims = GRID_DIMS.get(algo, 0)
+                dims = entry.get("grid_axes", 0)
                 if sweep["grids"] == "all" and dims >= 2:
                     grids = ["x".join(map(str, g)) for g in factorisations(p, dims)]
-                elif sweep["grids"] == "auto" and algo == "plexus-3d":
+                elif sweep["grids"] == "auto" and entry.get("capabilities", {}).get("perf_model"):
                     grids = ["auto"]
                 else:
                     grids = [None]
@@ -340,8 +356,9 @@ def main():
                     help="index the results folder a cluster's array tasks wrote (runs/, logs/, status/)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a run failed")
     a = ap.parse_args()
-    sweep = load_sweep(a.sweep)
-    runs = expand(sweep)
+    registry = strategies(a.gcnlab, os.environ.get("GCNLAB", str(root / "build" / "gcnlab")))
+    sweep = load_sweep(a.sweep, registry)
+    runs = expand(sweep, registry)
     if a.dry_list:
         for r in runs:
             print(" ".join(train_args(r, "gcnlab", f"{r['id']}.json")) + f"   # np={r['ranks']}")

@@ -1,5 +1,7 @@
 #include "planning/perf_model.hpp"
 
+#include "algorithms/registry.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -234,7 +236,7 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
     const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
     const bool dx = l > 0 || p.learn_features;
     w.spmm += nnz * fin;
-    if (dx || algo != "plexus-3d") w.spmm += nnz * fout;
+    if (dx || strategy_info(algo).caps.input_gradient_spmm) w.spmm += nnz * fout;
     w.gemm += 2 * n * fin * fout * (dx ? 3 : 2);
   }
   return w;
@@ -272,7 +274,7 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
   // Eq. 4.4 on the plexus-3d runs: least squares over the three terms, scaled to unit size for conditioning.
   std::vector<const Observation*> plexus_runs;
   for (const auto& r : runs)
-    if (r.algo == "plexus-3d") plexus_runs.push_back(&r);
+    if (strategy_info(r.algo).caps.perf_model) plexus_runs.push_back(&r);
   if (plexus_runs.size() >= 3) {
     std::vector<std::array<double, 3>> x;
     for (const Observation* r : plexus_runs) x.push_back(spmm_terms(r->problem, r->grid, true));

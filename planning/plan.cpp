@@ -10,18 +10,6 @@
 
 namespace gcnlab::planning {
 
-std::vector<std::vector<int>> factorisations(int ranks, int axes) {
-  if (axes <= 1) return {{ranks}};
-  std::vector<std::vector<int>> out;
-  for (int d = 1; d <= ranks; ++d)
-    if (ranks % d == 0)
-      for (auto rest : factorisations(ranks / d, axes - 1)) {
-        rest.insert(rest.begin(), d);
-        out.push_back(std::move(rest));
-      }
-  return out;
-}
-
 namespace {
 
 // The simulated ranks' loads, priced as slowest_rank does for a measured run.
@@ -70,12 +58,13 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                   model.learn_features};
   std::vector<StrategyPrediction> out;
   for (const std::string& algo : algos) {
-    GCNLAB_CHECK(algo != "serial" && algo != "scalegnn-4d",
-                 "plan compares full-graph distributed strategies; '{}' is not one (scalegnn-4d's full-graph step "
-                 "is plexus-3d in each data-parallel group)",
-                 algo);
+    const StrategyInfo& info = strategy_info(algo);
+    GCNLAB_CHECK(info.caps.plan,
+                 "plan compares full-graph distributed strategies ({}); '{}' is not one (the serial oracle, or "
+                 "mini-batch steps whose full-graph step is another strategy in each data-parallel group)",
+                 fmt::join(strategies_with(&StrategyCaps::plan), ", "), algo);
     const EpochWork work = epoch_work(p, algo);
-    for (const auto& grid : factorisations(ranks, grid_axes(algo))) {
+    for (const auto& grid : info.grids(ranks)) {
       StrategyOptions o = base;
       o.algo = algo;
       o.grid = grid;

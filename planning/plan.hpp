@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 #include "common/model/strategy.hpp"
@@ -45,6 +46,6 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                                                    const MachineProfile& m, std::vector<std::string>* refused = nullptr);
 
 // Every ordered factorisation of `ranks` into `axes` factors.
-std::vector<std::vector<int>> factorisations(int ranks, int axes);
+inline std::vector<std::vector<int>> factorisations(int ranks, int axes) { return factor_grids(ranks, axes); }
 
 }  // namespace gcnlab::planning

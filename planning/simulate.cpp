@@ -52,9 +52,11 @@ nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& optio
   j["schema"] = "gcnlab.simulate/1";
   j["config"] = {{"algo", options.algo}, {"grid", s.grid},        {"ranks", s.ranks.size()},
                  {"dims", s.dims},       {"dataset", dataset_spec}, {"seed", model.seed},
-                 {"permutation", s.permutation}, {"dw_reduce", options.dw_reduce},
-                 {"softmax", options.softmax}, {"order", options.order}, {"describe", s.describe},
+                 {"permutation", s.permutation}, {"order", options.order}, {"describe", s.describe},
                  {"partition", s.partition}};
+  const nlohmann::json declared = declared_options_json(options);
+  for (const auto& [key, value] : declared.items())
+    if (key != "permutation") j["config"][key] = value;  // the strategy's resolved permutation above
   json per_rank = json::array();
   std::vector<double> peak(kNumCategories, 0.0), total(kNumCategories, 0.0);
   double nnz_max = 0, nnz_sum = 0, mem_max = 0, wire_max = 0;

@@ -5,7 +5,10 @@ or any folder of gcnlab results JSON files (searched recursively).
 Run the scripts with /usr/bin/python3 (Debian's matplotlib, numpy, pandas).
 """
 import argparse
+import functools
 import json
+import os
+import subprocess
 import statistics
 import sys
 from pathlib import Path
@@ -23,7 +26,6 @@ plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "
 COMPUTE = ["spmm", "gemm", "elementwise", "loss", "optimizer", "pack", "sampling"]
 COMMUNICATION = ["bcast_dense", "bcast_sparse", "allreduce", "allgather", "reduce_scatter", "alltoall", "p2p"]
 CATEGORIES = COMPUTE + COMMUNICATION + ["other"]
-ALGO_ORDER = ["serial", "1d", "1.5d", "sa-1d", "sa-1.5d", "2d", "split-3d", "plexus-3d", "mggcn-1d", "scalegnn-4d"]
 MIB = 1 << 20
 
 
@@ -106,8 +108,23 @@ def failures(folder):
     return [e for e in latest.values() if e["status"] != "ok"]
 
 
+@functools.lru_cache(maxsize=None)
+def strategy_order():
+    """The registered strategies in the registry's order (`gcnlab strategies --json`; the binary is $GCNLAB,
+    else build/gcnlab of this checkout). Without a binary: none (strategies sort by name)."""
+    gcnlab = os.environ.get("GCNLAB", str(Path(__file__).resolve().parent.parent / "build" / "gcnlab"))
+    try:
+        out = subprocess.run([gcnlab, "strategies", "--json"], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"plots: warning: no strategy registry from '{gcnlab} strategies --json' ({e}); sorting by name",
+              file=sys.stderr)
+        return ()
+    return tuple(s["name"] for s in json.loads(out)["strategies"])
+
+
 def algo_key(a):
-    return (ALGO_ORDER.index(a) if a in ALGO_ORDER else len(ALGO_ORDER), a)
+    order = strategy_order()
+    return (order.index(a) if a in order else len(order), a)
 
 
 def label(run):

@@ -5,7 +5,7 @@
 namespace gcnlab {
 
 MgGcn1DStrategy::MgGcn1DStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
-    : OneDStrategy(opts, ctx), overlap_(opts.overlap) {}
+    : OneDStrategy(opts, ctx), overlap_(opts.on_off_option("overlap")) {}
 
 std::string MgGcn1DStrategy::describe() const {
   return fmt::format("mggcn-1d (MG-GCN Sec. 4): {}; broadcasts {} the SpMM{}, buffers shared across layers",

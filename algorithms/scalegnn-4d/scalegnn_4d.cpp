@@ -12,12 +12,13 @@ namespace {
 std::pair<int, StrategyOptions> split_options(const StrategyOptions& opts, int p) {
   GCNLAB_CHECK(opts.batch_size > 0,
                "--algo scalegnn-4d trains on mini-batches: give --batch-size B (B = the vertex count: the whole graph)");
-  GCNLAB_CHECK(opts.permutation.empty() || opts.permutation == "none",
+  const std::string& permutation = opts.option("permutation");
+  GCNLAB_CHECK(permutation.empty() || permutation == "none",
                "--algo scalegnn-4d samples vertices in one ordering (ScaleGNN Alg. 2): --permutation must be none "
-               "(got {})", opts.permutation);
+               "(got {})", permutation);
   GCNLAB_CHECK(!opts.learn_features, "--algo scalegnn-4d does not train the input features");
   StrategyOptions pmm = opts;
-  pmm.permutation = "none";
+  pmm.options["permutation"] = "none";
   int d = 1;
   if (!opts.grid.empty()) {
     GCNLAB_CHECK(opts.grid.size() == 4, "--algo scalegnn-4d needs --grid DxXxYxZ (got {})", format_grid(opts.grid));

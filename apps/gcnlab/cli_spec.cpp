@@ -38,40 +38,39 @@ const char* kDatasetSpecs = R"(dataset SPEC:
   gcl:FILE.gcl                              written by gcnlab prepare
   gcl:DIR                                   written by gcnlab prepare --shards (every strategy))";
 
-// The strategy's options (train, simulate, bench epoch).
+// "a, b and c"
+std::string listing(const std::vector<std::string>& names) {
+  if (names.size() <= 1) return names.empty() ? "" : names.front();
+  return fmt::format("{} and {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
+}
+
+// The strategy's options (train, simulate, bench epoch): the ones every
+// strategy reads, then each registered strategy's own (algorithms/<name>/entry.cpp).
 Options strategy_options() {
-  return {
-      {"--algo", "NAME", fmt::format("the strategy: {}", fmt::join(strategy_names(), " | "))},
-      {"--grid", "G", "process grid: P (1d), RxC (1.5d: C = replication c), XxYxZ (split-3d, plexus-3d), DxXxYxZ "
-                      "(scalegnn-4d: D data-parallel groups of a 3D PMM), auto (plexus-3d: the plan's best); default: "
-                      "the strategy's own"},
-      {"--replication", "c", "1.5d: replication factor (instead of --grid)"},
-      {"--block", "b", "2d/split-3d: SUMMA blocking, at most b vertices per stage (0: none)"},
-      {"--dw-reduce", "MODE", "2d/split-3d: dW by CAGNET's dense SUMMA + all-gather (summa, Eq. 4) or one all-reduce "
-                              "of the f x f matrix over all ranks (default summa)", {"summa", "allreduce"}},
-      {"--softmax", "MODE", "2d/split-3d: the logits' rows all-gathered over the process row (CAGNET, Eq. 2) or their "
-                            "row max and sum all-reduced (default allgather)", {"allgather", "allreduce"}},
-      {"--permutation", "P", "plexus-3d: vertex permutation for load balance: none | single | double (uniformly "
-                             "random, Plexus Sec. 5.1; default double) | single-balanced | double-balanced (gcnlab's "
-                             "weight-balanced bisection)"},
-      {"--agg-blocks", "K", "plexus-3d: blocked aggregation, K row blocks each all-reduced nonblocking while the next "
-                            "multiplies (1: off)"},
-      {"--gemm-order", "ORDER", "plexus-3d: dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup (default auto)",
-       {"auto", "direct", "reversed"}},
+  Options out{
+      {"--algo", "NAME", fmt::format("the strategy: {} (gcnlab strategies lists them)", fmt::join(strategy_names(), " | "))},
+      {"--grid", "G", fmt::format("process grid: its factors joined by x (P for a 1D strategy, RxC, XxYxZ, DxXxYxZ), "
+                                  "auto ({}: the performance model's best); default: the strategy's own",
+                                  listing(strategies_with(&StrategyCaps::perf_model)))},
       {"--order", "auto|aggregate|transform|LIST",
        fmt::format("forward product per layer: (ÂᵀX)W or Âᵀ(XW); auto: transform where f_l+1 < f_l; LIST: one per "
-                   "layer, comma-separated ({} only)", fmt::join(order_strategies(), ", "))},
-      {"--overlap", "MODE", "mggcn-1d: broadcast of the next tile while the SpMM multiplies this one (default on)",
-       {"on", "off"}},
-      {"--comm-precision", "P", "plexus-3d, scalegnn-4d: the partial-sum all-reduces of the 3D PMM sent in bfloat16 "
-                                "(ScaleGNN Sec. V-B; local math, softmax, loss and dW stay fp32; default fp32)",
+                   "layer, comma-separated ({} only)", fmt::join(strategies_with(&StrategyCaps::any_order), ", "))},
+      {"--comm-precision", "P", fmt::format("{}: the partial-sum all-reduces of the 3D PMM sent in bfloat16 "
+                                            "(ScaleGNN Sec. V-B; local math, softmax, loss and dW stay fp32; default fp32)",
+                                            fmt::join(strategies_with(&StrategyCaps::bf16_comm), ", ")),
        {"fp32", "bf16"}},
-      {"--batch-size", "B", "mini-batch training (scalegnn-4d; serial as its oracle): each step trains on the induced "
-                            "subgraph of B uniformly sampled vertices, off-diagonal weights scaled by (N-1)/(B-1) "
-                            "(ScaleGNN Sec. III-D); B = N: the whole graph"},
-      {"--dp-groups", "D", "serial --batch-size: the oracle of scalegnn-4d's D data-parallel groups (each step trains "
-                           "on the block-diagonal union of the D groups' samples)"},
+      {"--batch-size", "B", fmt::format("mini-batch training ({}): each step trains on the induced subgraph of B "
+                                        "uniformly sampled vertices, off-diagonal weights scaled by (N-1)/(B-1) "
+                                        "(ScaleGNN Sec. III-D); B = N: the whole graph",
+                                        listing(strategies_with(&StrategyCaps::minibatch)))},
+      {"--dp-groups", "D", fmt::format("{} --batch-size: the oracle of D data-parallel groups (each step trains on "
+                                       "the block-diagonal union of the D groups' samples)",
+                                       listing(strategies_with(&StrategyCaps::dp_oracle)))},
   };
+  for (const RegisteredOption& r : registered_options())
+    out.push_back({"--" + r.option.name, r.option.metavar,
+                   fmt::format("{}: {}", fmt::join(r.strategies, "/"), r.option.help), r.option.choices});
+  return out;
 }
 
 // The model (train, simulate, bench epoch).
@@ -133,6 +132,10 @@ std::vector<CommandSpec> make_specs() {
   s.push_back({"train", "mpirun -np P gcnlab train --algo NAME [options]",
                "Train the GCN with one strategy on every rank of the job.",
                strategy_options() + model_options() + run_options() + Options{kQuiet}, "", kDatasetSpecs});
+  s.push_back({"strategies", "gcnlab strategies [--json]",
+               "The registered strategies: name, paper, grid, capabilities and options (--json: for scripts; "
+               "experiments/ and plots/ read it).",
+               {{"--json", "", "the registry as JSON (schema gcnlab.strategies/1)"}, kQuiet}, "", ""});
   s.push_back({"info", "gcnlab info --dataset SPEC [--shards RxC [--seed S]]",
                "A dataset's facts; with --shards RxC the balance of its adjacency shards (Plexus Table 3).",
                {dataset_option(), {"--shards", "RxC", "adjacency shard balance of every permutation"},

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -215,18 +216,19 @@ StrategyOptions read_strategy_options(Args& args, const char* command) {
   StrategyOptions sopts;
   sopts.algo = args.value_or("--algo", "");
   GCNLAB_CHECK(!sopts.algo.empty(), "{} needs --algo (one of: {})", command, fmt::join(strategy_names(), ", "));
-  sopts.replication = static_cast<int>(args.integer("--replication", 0, 1));
-  sopts.block = args.integer("--block", 0, 0);
-  sopts.permutation = args.value_or("--permutation", "");  // empty: the strategy's default
-  sopts.agg_blocks = static_cast<int>(args.integer("--agg-blocks", 1, 1));
-  sopts.gemm_order = args.value_or("--gemm-order", "auto");
   sopts.order = args.value_or("--order", "auto");
-  const std::string overlap = args.value_or("--overlap", "on");
-  GCNLAB_CHECK(overlap == "on" || overlap == "off", "--overlap takes on or off (got '{}')", overlap);
-  sopts.overlap = overlap == "on";
-  sopts.dw_reduce = args.value_or("--dw-reduce", "summa");
-  sopts.softmax = args.value_or("--softmax", "allgather");
   sopts.comm_precision = args.value_or("--comm-precision", "fp32");
+  // Every registered strategy's options (the chosen one reads its own; the
+  // others' are kept for plan --algo LIST, which builds several).
+  for (const RegisteredOption& r : registered_options()) {
+    const std::string flag = "--" + r.option.name;
+    if (r.option.kind == StrategyOption::Kind::integer) {
+      const long long v = args.integer(flag, std::numeric_limits<long long>::min(), r.option.min);
+      if (v != std::numeric_limits<long long>::min()) sopts.options[r.option.name] = std::to_string(v);
+    } else if (const auto v = args.value(flag)) {
+      sopts.options[r.option.name] = *v;
+    }
+  }
   return sopts;
 }
 
@@ -322,7 +324,8 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
                    "checkpoint '{}' is at epoch {}: --epochs {} leaves nothing to run", resume ? resume->path : "",
                    resume ? resume->state.epoch : 0, tc.epochs);
     }
-    GCNLAB_CHECK(!auto_grid_wanted || sopts.algo == "plexus-3d", "--grid auto is for plexus-3d (its performance model)");
+    GCNLAB_CHECK(!auto_grid_wanted || strategy_info(sopts.algo).caps.perf_model, "--grid auto is for {} (its performance "
+                 "model)", fmt::join(strategies_with(&StrategyCaps::perf_model), ", "));
     data_slot = load_dataset(dataset_spec);
     if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
     run.backend = make_backend(info.backend, {info.threads, local_rank});
@@ -364,11 +367,9 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   }
 
   info.algo = sopts.algo;
-  if (sopts.algo == "plexus-3d" || sopts.algo == "scalegnn-4d")
-    info.permutation = run.strategy->permutation(), info.agg_blocks = sopts.agg_blocks;
+  info.permutation = run.strategy->permutation();
+  info.strategy_options = declared_options_json(sopts);
   info.dp_groups = run.strategy->data_parallel()[0];
-  if (sopts.algo == "mggcn-1d") info.overlap = sopts.overlap;
-  if (sopts.algo == "2d" || sopts.algo == "split-3d") info.dw_reduce = sopts.dw_reduce, info.softmax = sopts.softmax;
   info.comm_precision = sopts.comm_precision;
   info.activations = to_string(run.strategy->activation_plan());
   info.grid = run.strategy->grid();
@@ -582,6 +583,16 @@ int partition(Args& args, Communicator& world) {
         q.recv_max(), mb(q.recv_max()), q.recv_mean(), mb(q.recv_mean()), *nmax, *nmin, nnz_mean, *nmax / nnz_mean,
         seconds);
   });
+  return 0;
+}
+
+int strategies(Args& args, Communicator& world) {
+  bool json = false;
+  collectively(world, [&] {
+    json = args.flag("--json");
+    args.finish();
+  });
+  if (world.rank() == 0) fmt::print("{}", json ? strategies_json().dump(1) + "\n" : strategies_text());
   return 0;
 }
 

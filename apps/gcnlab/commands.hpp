@@ -62,6 +62,7 @@ int info(Args& args, Communicator& world);
 int prepare(Args& args, Communicator& world);
 int partition(Args& args, Communicator& world);
 int compare(Args& args, Communicator& world);
+int strategies(Args& args, Communicator& world);  // the registry (--json for scripts)
 int plan(Args& args, Communicator& world);  // plan.cpp
 int simulate(Args& args, Communicator& world);  // simulate.cpp
 

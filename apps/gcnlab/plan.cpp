@@ -61,7 +61,7 @@ Observation observation(const std::string& file) {
     o.problem.dims = j["config"]["model"]["dims"].get<std::vector<std::int64_t>>();
     o.problem.learn_features = j["config"]["model"].value("learn_features", false);
     o.run_grid = j["config"]["grid"].get<std::vector<int>>();
-    if (o.algo == "plexus-3d") {
+    if (strategy_info(o.algo).caps.perf_model) {
       const auto& grid = o.run_grid;
       GCNLAB_CHECK(grid.size() == 3, "'{}': grid is not X x Y x Z", file);
       o.grid = {grid[0], grid[1], grid[2]};
@@ -139,7 +139,7 @@ std::string validate(const std::vector<Observation>& runs, const std::string& ma
       point["strategy_model_s"] = t.total_s();
       point["strategy_model_comm_s"] = t.comm_s;
     }
-    if (r.algo == "plexus-3d") {
+    if (strategy_info(r.algo).caps.perf_model) {
       const Prediction p = planning::predict(r.problem, r.grid, m);
       plexus_predicted.push_back(p.total_s());
       plexus_measured.push_back(r.epoch_s);
@@ -174,8 +174,7 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
                     const std::optional<std::string>& out, int rank) {
   std::vector<std::string> algos;
   if (algo_list == "all") {
-    for (const auto& a : strategy_names())
-      if (a != "serial" && a != "scalegnn-4d") algos.push_back(a);
+    algos = strategies_with(&StrategyCaps::plan);
   } else {
     for (std::size_t at = 0; at <= algo_list.size();) {
       const std::size_t comma = std::min(algo_list.find(',', at), algo_list.size());
@@ -268,7 +267,7 @@ int plan(Args& args, Communicator& world) {
       GCNLAB_CHECK(world.size() == 1, "plan --algo simulates its ranks as threads: run it without mpirun");
       GCNLAB_CHECK(ranks <= 4096, "plan --algo simulates at most 4096 ranks (got {})", ranks);
       base = read_strategy_options(args, "plan");
-      if (!args.value("--gemm-order")) base.gemm_order = "direct";  // no GEMM timing: bytes do not depend on it
+      base.options.try_emplace("gemm-order", "direct");  // no GEMM timing: bytes do not depend on it
     }
     const ModelConfig model = read_model_config(args);
     base.learn_features = model.learn_features;

@@ -27,7 +27,7 @@ int simulate(Args& args, Communicator& world) {
     if (const auto grid = args.value("--grid")) options.grid = parse_grid(*grid);
     ranks = static_cast<int>(args.integer("--ranks", 0, 1));
     GCNLAB_CHECK(ranks >= 1 && ranks <= 4096, "simulate needs --ranks P with 1 <= P <= 4096");
-    if (!args.value("--gemm-order")) options.gemm_order = "direct";  // no GEMM timing: bytes do not depend on it
+    options.options.try_emplace("gemm-order", "direct");  // no GEMM timing: bytes do not depend on it
     spec = args.value_or("--dataset", kDefaultDataset);
     model = read_model_config(args);
     options.learn_features = model.learn_features;

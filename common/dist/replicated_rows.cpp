@@ -5,13 +5,14 @@
 namespace gcnlab {
 
 std::vector<int> replicated_grid(const StrategyOptions& opts, int p) {
+  const auto replication = static_cast<int>(opts.integer_option("replication"));
   if (!opts.grid.empty()) {
     GCNLAB_CHECK(opts.grid.size() == 2, "--algo {} needs --grid RxC (C = replication c)", opts.algo);
-    GCNLAB_CHECK(opts.replication == 0 || opts.replication == opts.grid[1], "--replication {} contradicts --grid {}",
-                 opts.replication, format_grid(opts.grid));
+    GCNLAB_CHECK(replication == 0 || replication == opts.grid[1], "--replication {} contradicts --grid {}",
+                 replication, format_grid(opts.grid));
     return opts.grid;
   }
-  int c = opts.replication;
+  int c = replication;
   if (c == 0) {
     c = 1;
     for (int d = 1; d * d <= p; ++d)

@@ -44,13 +44,14 @@ SplitSummaStrategy::SplitSummaStrategy(const StrategyOptions& opts, const Strate
       fiber_(dims.size() > 2 ? &grid_.along({"z"}) : nullptr),
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
-      block_(opts.block),
-      softmax_(parse_softmax_comm(opts.softmax)),
+      block_(opts.integer_option("block")),
+      softmax_(parse_softmax_comm(opts.option("softmax"))),
       learn_features_(opts.learn_features) {
   GCNLAB_CHECK(block_ >= 0, "--block must be >= 0");
-  GCNLAB_CHECK(opts.dw_reduce == "summa" || opts.dw_reduce == "allreduce",
-               "--dw-reduce takes summa (CAGNET: dense SUMMA + all-gather) or allreduce (got '{}')", opts.dw_reduce);
-  dw_reduce_ = opts.dw_reduce == "summa" ? DwReduce::summa : DwReduce::allreduce;
+  const std::string& dw_reduce = opts.option("dw-reduce");
+  GCNLAB_CHECK(dw_reduce == "summa" || dw_reduce == "allreduce",
+               "--dw-reduce takes summa (CAGNET: dense SUMMA + all-gather) or allreduce (got '{}')", dw_reduce);
+  dw_reduce_ = dw_reduce == "summa" ? DwReduce::summa : DwReduce::allreduce;
 }
 
 std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::features(std::int64_t f, int j) const {

@@ -26,6 +26,25 @@ void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 
+const std::string& StrategyOptions::option(const std::string& name) const {
+  const auto it = options.find(name);
+  GCNLAB_CHECK(it != options.end(), "internal: strategy option --{} read by --algo {} but not registered", name, algo);
+  return it->second;
+}
+
+std::int64_t StrategyOptions::integer_option(const std::string& name) const {
+  const std::string& text = option(name);
+  std::size_t used = 0;
+  std::int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  GCNLAB_CHECK(used == text.size() && !text.empty(), "--{} takes an integer (got '{}')", name, text);
+  return v;
+}
+
 std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims) {
   const std::size_t layers = dims.empty() ? 0 : dims.size() - 1;
   std::vector<ProductOrder> out;

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,24 +89,29 @@ inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const
 enum class ActivationPlan { per_layer, shared };
 std::string to_string(ActivationPlan p);
 
+// The settings a strategy is built with. The fields are the ones every
+// strategy reads (grid, model, mini-batch); `options` holds each strategy's
+// own, declared in its registry entry (algorithms/<name>/: name, type,
+// default, choices, help) and read here by name.
 struct StrategyOptions {
   std::string algo;
   std::vector<int> grid;  // empty: the strategy's default for the rank count
-  int replication = 0;    // 1.5D family: c (0 = from --grid or the default)
-  std::int64_t block = 0; // SUMMA blocking parameter b: max vertices per stage (0 = none)
-  std::string permutation;             // plexus-3d: none | single | double (Sec. 5.1); empty: the strategy's default
-  int agg_blocks = 1;                  // plexus-3d: row blocks of the blocked aggregation (Sec. 5.2)
-  std::string gemm_order = "auto";     // plexus-3d: dW = Hᵀ dQ (direct) or (dQᵀ H)ᵀ (reversed), Sec. 5.3
-  std::string order = "auto";          // product order per layer (ProductOrder; serial and the block-row family)
-  bool overlap = true;                 // mggcn-1d: broadcasts overlapped with the SpMM (Sec. 4.3)
-  std::string dw_reduce = "summa";     // 2d/split-3d: dW by CAGNET's dense SUMMA + all-gather, or one all-reduce
-  std::string softmax = "allgather";   // 2d/split-3d: SoftmaxComm (CAGNET: the logits' rows all-gathered)
+  std::string order = "auto";          // product order per layer (ProductOrder; checked against the registry's caps)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
   ModelVariant variant = ModelVariant::gcn;  // --model: linear layers and RMSNorm/residual collectives (variant.hpp)
-  std::string comm_precision = "fp32"; // plexus-3d, scalegnn-4d: the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B)
+  std::string comm_precision = "fp32"; // the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B; registry caps)
   std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
   int dp_groups = 1;                   // serial --batch-size: the oracle of D data-parallel groups (--dp-groups)
   std::uint64_t seed = 1;              // permutations
+
+  // Strategy options by name without "--" ("agg-blocks"), as text. make_strategy
+  // fills in every registered option's default; values of options the chosen
+  // strategy does not declare are ignored.
+  std::map<std::string, std::string> options;
+  // The value of a registered option (an internal error if it was never filled in).
+  const std::string& option(const std::string& name) const;
+  std::int64_t integer_option(const std::string& name) const;
+  bool on_off_option(const std::string& name) const { return option(name) == "on"; }
 };
 
 struct StrategyContext {

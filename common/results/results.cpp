@@ -86,12 +86,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                    {"learn_features", info.model.learn_features}}},
                  {"partitioner", info.partitioner},
                  {"partition", info.partition_quality},
-                 {"permutation", info.permutation},
-                 {"agg_blocks", info.agg_blocks},
+                 {"agg_blocks", 1},  // these four: the values of strategies that do not declare them
+                 {"overlap", json()},
+                 {"dw_reduce", json()},
+                 {"softmax", json()},
                  {"order", info.order},
-                 {"overlap", info.overlap ? nlohmann::json(*info.overlap) : nlohmann::json()},
-                 {"dw_reduce", info.dw_reduce ? nlohmann::json(*info.dw_reduce) : nlohmann::json()},
-                 {"softmax", info.softmax ? nlohmann::json(*info.softmax) : nlohmann::json()},
                  {"comm_precision", info.comm_precision},
                  {"activations", info.activations},
                  {"minibatch", info.train.batch_size > 0
@@ -105,6 +104,8 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"checkpoint", info.checkpoint},
                  {"resumed_from", info.resumed_from},
                  {"describe", info.describe}};
+  for (const auto& [key, value] : info.strategy_options.items()) j["config"][key] = value;
+  j["config"]["permutation"] = info.permutation;  // the strategy's resolved one (an option's "" is its default)
   j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
                   {"train", info.n_train},     {"val", info.n_val},         {"test", info.n_test},

@@ -15,11 +15,12 @@
 namespace gcnlab {
 
 struct RunInfo {
-  std::string algo, backend, partitioner = "block", permutation = "none", describe;
-  int agg_blocks = 1;
-  std::optional<bool> overlap;             // mggcn-1d --overlap
-  std::optional<std::string> dw_reduce, softmax;  // 2d/split-3d --dw-reduce, --softmax
-  std::string comm_precision = "fp32";           // --comm-precision (plexus-3d, scalegnn-4d)
+  std::string algo, backend, partitioner = "block", describe;
+  std::string permutation = "none";     // the strategy's vertex permutation (Strategy::permutation)
+  // The options the strategy declares (its registry entry), typed, keys with
+  // '_' for '-' (declared_options_json): recorded in config beside the common keys.
+  nlohmann::json strategy_options = nlohmann::json::object();
+  std::string comm_precision = "fp32";           // --comm-precision
   std::string activations = "per-layer";  // the trainer's ActivationPlan
   std::vector<std::string> order;  // forward product order per layer: aggregate | transform
   std::vector<int> grid;

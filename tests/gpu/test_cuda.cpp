@@ -112,7 +112,9 @@ TEST_CASE("strategies on the CUDA backend match serial on the CPU", "[gpu][equiv
   serial.model.dropout = 0.5f;
   serial.train.epochs = 5;
   const RunResult reference = test::run(MPI_COMM_SELF, serial, data);
-  for (const std::string algo : {"1d", "1.5d", "sa-1d", "mggcn-1d", "2d", "split-3d", "plexus-3d"}) {
+  for (const StrategyInfo& s : strategies()) {  // every registered distributed full-graph strategy
+    if (!s.caps.full_graph || !test::distributed(s.name)) continue;
+    const std::string& algo = s.name;
     INFO(algo);
     test::RunSpec spec = serial;
     spec.algo = algo;

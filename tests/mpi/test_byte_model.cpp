@@ -47,20 +47,22 @@ const std::vector<std::int64_t> kDims = {10, 7, 4};  // f_0, f_1, f_2 of small_s
 TEST_CASE("measured bytes equal the model for every strategy and grid", "[bytes]") {
   const int p = world_size();
   for (const bool directed : {false, true})
-    for (const std::string algo : {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d"})
-      for (const auto& grid : grids_for(algo, p)) {
+    for (const StrategyInfo& s : strategies())  // every registered strategy, each grid of the job
+      for (const auto& grid : job_grids(s.name, p)) {
+        const std::string& algo = s.name;
         INFO(algo << " grid " << format_grid(grid) << (directed ? " directed" : ""));
         RunSpec spec = small_spec(algo, grid);
+        if (!s.caps.full_graph) spec.train.batch_size = 300, spec.train.eval_every = 1;  // mini-batch steps
         require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
-        if (algo != "2d" && algo != "split-3d") {  // Âᵀ(XW): narrower products
+        if (s.caps.any_order) {  // Âᵀ(XW): narrower products
           spec.order = "transform,aggregate";
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
           spec.order = "aggregate";
         }
-        if (algo == "2d" || algo == "split-3d") {  // blocked stages, both dW and softmax variants
-          spec.block = 64;
+        if (declares(algo, "block")) {  // blocked stages, both dW and softmax variants
+          spec.options["block"] = "64";
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
-          spec.dw_reduce = spec.softmax = "allreduce";
+          spec.options["dw-reduce"] = spec.options["softmax"] = "allreduce";
           require_measured_equals_model(run(MPI_COMM_WORLD, spec, small_graph(1001, directed)));
         }
       }
@@ -113,7 +115,7 @@ TEST_CASE("mggcn-1d moves exactly 1d's broadcasts, overlapped or not", "[bytes][
   spec.algo = "mggcn-1d";
   for (const bool overlap : {true, false}) {
     INFO("overlap " << overlap);
-    spec.overlap = overlap;
+    spec.options["overlap"] = overlap ? "on" : "off";
     const RunResult mg = run(MPI_COMM_WORLD, spec, data);
     for (std::size_t r = 0; r < mg.ranks.size(); ++r)
       for (int c = 0; c < kNumCategories; ++c) {
@@ -240,11 +242,11 @@ TEST_CASE("2d and split-3d follow CAGNET's volumes on every grid, in both dW and
         RunSpec spec = small_spec(algo, grid);
         spec.model.hidden = 24;
         spec.train.epochs = 2;
-        spec.dw_reduce = summa ? "summa" : "allreduce";
-        spec.softmax = summa ? "allgather" : "allreduce";
+        spec.options["dw-reduce"] = summa ? "summa" : "allreduce";
+        spec.options["softmax"] = summa ? "allgather" : "allreduce";
         const RunResult r = run(MPI_COMM_WORLD, spec, data);
         for (const RankReport& rr : r.ranks) {
-          INFO(algo << " grid " << format_grid(grid) << " dw " << spec.dw_reduce << " rank " << rr.rank);
+          INFO(algo << " grid " << format_grid(grid) << " dw " << spec.options["dw-reduce"] << " rank " << rr.rank);
           const CagnetVolumes v = cagnet_volumes(*g.a_hat_t, n, dims, grid, rr.coords, summa, summa);
           auto measured = [&](Category c) { return rr.per_epoch[static_cast<int>(c)].wire_bytes; };
           CHECK(measured(Category::bcast_dense) == Approx(v.bcast_dense).epsilon(1e-12).margin(1e-9));
@@ -267,7 +269,7 @@ TEST_CASE("on a square grid the dW SUMMA moves CAGNET's 2nf/√P + f² words", "
   spec.model.hidden = 24;
   spec.train.epochs = 2;
   RunSpec cheap = spec;
-  cheap.dw_reduce = "allreduce";
+  cheap.options["dw-reduce"] = "allreduce";
   const RunResult r = run(MPI_COMM_WORLD, spec, data), c = run(MPI_COMM_WORLD, cheap, data);
   const double q = 2, P = 4;
   double eq4 = 0, allreduce = 0, partial_bwd_layer0 = n / q * (24 / q) * 4;  // U blocks for dW at layer 0

@@ -125,7 +125,7 @@ TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "
   ModelConfig model;
   model.hidden = 16;
   StrategyOptions base;
-  base.gemm_order = "direct";
+  base.options["gemm-order"] = "direct";
   planning::MachineProfile one_node{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, 1e9, 1e10};
   std::vector<std::string> refused;
   const auto ranked = planning::compare_strategies(data, {"1d", "1.5d", "2d", "split-3d", "plexus-3d"}, base, model,

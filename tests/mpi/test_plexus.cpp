@@ -65,12 +65,12 @@ TEST_CASE("plexus-3d matches serial on every X x Y x Z grid", "[equivalence][ple
             RunSpec spec = plexus_spec(layers, dropout, false);
             spec.algo = "plexus-3d";
             spec.grid = grid;
-            spec.permutation = permutation;
-            spec.gemm_order = "direct";
+            spec.options["permutation"] = permutation;
+            spec.options["gemm-order"] = "direct";
             require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
             if (permutation == "double") {  // blocked aggregation: 3 row blocks; dW = (dQᵀ H)ᵀ
-              spec.agg_blocks = 3;
-              spec.gemm_order = "reversed";
+              spec.options["agg-blocks"] = "3";
+              spec.options["gemm-order"] = "reversed";
               require_same_model(serial, run(MPI_COMM_WORLD, spec, data));
             }
           }
@@ -112,7 +112,7 @@ TEST_CASE("plexus-3d: measured bytes equal the model on every grid", "[bytes][pl
         spec.algo = "plexus-3d";
         spec.grid = grid;
         spec.train.epochs = 3;
-        spec.agg_blocks = learn ? 2 : 1;
+        spec.options["agg-blocks"] = std::to_string(learn ? 2 : 1);
         require_measured_equals_model(run(MPI_COMM_WORLD, spec, data));
       }
 }
@@ -219,7 +219,7 @@ TEST_CASE("plexus-3d with bf16 partial sums: the fp32 model within bf16 rounding
     RunSpec spec = plexus_spec(3, 0.f, false);
     spec.algo = "plexus-3d";
     spec.grid = grid;
-    spec.agg_blocks = 2;  // the nonblocking partial sums too
+    spec.options["agg-blocks"] = "2";  // the nonblocking partial sums too
     // SGD: weights move by the gradients' rounding; Adam's normalisation turns
     // the sign of a near-zero gradient component into a full step
     spec.model.optimizer = "sgd";
@@ -284,7 +284,7 @@ TEST_CASE("permutation names round-trip; the paper's uniform draw is the default
   CHECK(error_message([] { parse_permutation("double-uniform"); }).find("single-balanced") != std::string::npos);
   RunSpec spec;  // no --permutation: plexus-3d's default
   spec.algo = "plexus-3d";
-  spec.permutation = "";
+  spec.options["permutation"] = "";
   CHECK(Job(MPI_COMM_SELF, spec).strategy().permutation() == "double");
 }
 

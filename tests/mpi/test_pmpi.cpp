@@ -6,6 +6,7 @@
 // is checked against something it does not compute itself.
 
 #include <catch2/catch.hpp>
+#include <fmt/ranges.h>
 
 #include "common/comm/pmpi_counter.hpp"
 #include "common/comm/process_grid.hpp"
@@ -62,25 +63,25 @@ TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy
   REQUIRE(pmpi::linked());
   const Dataset data = load_dataset("sbm:nodes=601,classes=5,avg-degree=6,features=11,seed=4,directed=1");
   std::vector<RunSpec> specs;
-  for (const std::string algo :
-       {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d", "scalegnn-4d"})
-    for (const auto& grid : grids_for(algo, world_size())) {
+  for (const StrategyInfo& info : strategies())  // every registered strategy, each grid of the job
+    for (const auto& grid : job_grids(info.name, world_size())) {
+      const std::string& algo = info.name;
       RunSpec s = spec_for(algo, grid);
       if (algo == "sa-1d" || algo == "sa-1.5d") s.partitioner = "metis";
-      if (algo == "scalegnn-4d") s.train.batch_size = 200, s.train.eval_every = 1;  // 3 steps per epoch at D = 1
-      if (algo == "plexus-3d") s.agg_blocks = 3;  // the nonblocking all-reduces
+      if (!info.caps.full_graph) s.train.batch_size = 200, s.train.eval_every = 1;  // 3 steps per epoch at D = 1
+      if (algo == "plexus-3d") s.options["agg-blocks"] = "3";  // the nonblocking all-reduces
       specs.push_back(s);
-      if (algo == "2d" || algo == "split-3d") {  // the other dW / softmax variant, blocked stages
-        s.dw_reduce = s.softmax = "allreduce";
-        s.block = 50;
+      if (declares(algo, "dw-reduce")) {  // the other dW / softmax variant, blocked stages
+        s.options["dw-reduce"] = s.options["softmax"] = "allreduce";
+        s.options["block"] = "50";
         specs.push_back(s);
       }
-      if (algo == "mggcn-1d") s.overlap = false, specs.push_back(s);
+      if (algo == "mggcn-1d") s.options["overlap"] = "off", specs.push_back(s);
       if (algo == "plexus-3d") s.comm_precision = "bf16", specs.push_back(s);  // 2-byte elements, user reduction
     }
   for (const RunSpec& spec : specs) {
-    INFO(spec.algo << " grid " << format_grid(spec.grid) << " dw " << spec.dw_reduce << " overlap " << spec.overlap
-                   << " " << spec.comm_precision);
+    INFO(spec.algo << " grid " << format_grid(spec.grid) << " options " << fmt::format("{}", spec.options) << " "
+                   << spec.comm_precision);
     Job job(MPI_COMM_WORLD, spec);
     pmpi::reset();
     job.setup(data);

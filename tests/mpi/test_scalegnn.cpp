@@ -324,7 +324,7 @@ TEST_CASE("--model scalegnn: plexus-3d and scalegnn-4d equal the serial oracle o
     INFO("plexus-3d grid " << format_grid(grid));
     RunSpec spec = model_spec("plexus-3d", 0);
     spec.grid = grid;
-    spec.permutation = "none";
+    spec.options["permutation"] = "none";
     const RunResult r = run(MPI_COMM_WORLD, spec, data);
     require_same_model(serial, r);
     require_measured_equals_model(r);
@@ -368,10 +368,10 @@ TEST_CASE("--model scalegnn is refused where it is not built, with one clear mes
                       "plexus-3d and scalegnn-4d") != std::string::npos);
   s.algo = "plexus-3d";
   s.grid = {};
-  s.permutation = "double";
+  s.options["permutation"] = "double";
   CHECK(fails(s).find("--model scalegnn reshards its residuals in one vertex ordering") != std::string::npos);
   s.algo = "serial";
-  s.permutation = "";
+  s.options["permutation"] = "";
   s.model.learn_features = true;
   CHECK(fails(s, MPI_COMM_SELF).find("--model scalegnn does not train the input features") != std::string::npos);
 }
@@ -382,9 +382,9 @@ TEST_CASE("scalegnn-4d refuses what it cannot run, with one clear message", "[sc
   RunSpec s = spec_for("scalegnn-4d", 0, 0.f);
   CHECK(fails(s).find("--batch-size") != std::string::npos);
   s.train.batch_size = 100;
-  s.permutation = "double";
+  s.options["permutation"] = "double";
   CHECK(fails(s).find("--permutation must be none") != std::string::npos);
-  s.permutation = "";
+  s.options["permutation"] = "";
   s.grid = {world_size(), 1, 1};
   CHECK(fails(s).find("DxXxYxZ") != std::string::npos);
   s.grid = {};
@@ -395,7 +395,7 @@ TEST_CASE("scalegnn-4d refuses what it cannot run, with one clear message", "[sc
   CHECK(fails(s).find("--comm-precision takes fp32 or bf16") != std::string::npos);
   RunSpec full = spec_for("1d", 100, 0.f);
   full.grid = {world_size()};
-  CHECK(fails(full).find("--batch-size (mini-batch training) is for scalegnn-4d") != std::string::npos);
+  CHECK(fails(full).find("--batch-size (mini-batch training) is for serial and scalegnn-4d") != std::string::npos);
   RunSpec bf16 = spec_for("1d", 0, 0.f);
   bf16.grid = {world_size()};
   bf16.comm_precision = "bf16";

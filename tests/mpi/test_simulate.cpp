@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algorithms/registry.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/comm/thread_communicator.hpp"
 #include "planning/simulate.hpp"
@@ -17,8 +18,9 @@ using namespace gcnlab::test;
 TEST_CASE("simulate equals the real run's per-rank nnz, bytes and memory", "[simulate]") {
   const Dataset data = load_dataset("sbm:nodes=701,classes=5,avg-degree=6,features=13,seed=8,directed=1");
   const int p = world_size();
-  for (const std::string algo : {"1d", "1.5d", "2d", "split-3d", "sa-1d", "sa-1.5d", "mggcn-1d", "plexus-3d"})
-    for (const auto& grid : grids_for(algo, p)) {
+  for (const StrategyInfo& s : strategies())  // every registered full-graph strategy, each grid of the job
+    for (const auto& grid : s.caps.full_graph ? job_grids(s.name, p) : std::vector<std::vector<int>>{}) {
+      const std::string& algo = s.name;
       RunSpec spec;
       spec.algo = algo;
       spec.grid = grid;

@@ -3,7 +3,10 @@
 #include "tests/support/harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 
 #include "partitioners/prepare.hpp"
 
@@ -34,15 +37,8 @@ StrategyOptions strategy_options(const RunSpec& spec) {
   StrategyOptions opts;
   opts.algo = spec.algo;
   opts.grid = spec.grid;
-  opts.replication = spec.replication;
-  opts.block = spec.block;
-  opts.permutation = spec.permutation;
-  opts.agg_blocks = spec.agg_blocks;
-  opts.gemm_order = spec.gemm_order;
   opts.order = spec.order;
-  opts.overlap = spec.overlap;
-  opts.dw_reduce = spec.dw_reduce;
-  opts.softmax = spec.softmax;
+  opts.options = spec.options;
   opts.comm_precision = spec.comm_precision;
   opts.dp_groups = spec.dp_groups;
   opts.learn_features = spec.model.learn_features;
@@ -92,25 +88,22 @@ void require_measured_equals_model(const RunResult& r) {
     }
 }
 
-std::vector<std::vector<int>> grids_for(const std::string& algo, int p) {
+std::vector<std::vector<int>> grids_for(const std::string& algo, int p) { return strategy_info(algo).grids(p); }
+
+bool distributed(const std::string& algo) {
+  const auto grids = strategy_info(algo).grids(2);
+  return !grids.empty() && std::accumulate(grids[0].begin(), grids[0].end(), 1, std::multiplies<>()) == 2;
+}
+
+bool declares(const std::string& algo, const std::string& option) {
+  const auto& options = strategy_info(algo).options;
+  return std::any_of(options.begin(), options.end(), [&](const StrategyOption& o) { return o.name == option; });
+}
+
+std::vector<std::vector<int>> job_grids(const std::string& algo, int p) {
   std::vector<std::vector<int>> out;
-  if (algo == "serial") return {{1}};
-  if (algo == "1d" || algo == "sa-1d" || algo == "mggcn-1d") return {{p}};
-  if (algo == "scalegnn-4d") {  // D x (X x Y x Z)
-    for (int d = 1; d <= p; ++d)
-      if (p % d == 0)
-        for (const auto& g : grids_for("plexus-3d", p / d)) out.push_back({d, g[0], g[1], g[2]});
-    return out;
-  }
-  for (int a = 1; a <= p; ++a) {
-    if (p % a) continue;
-    if (algo == "1.5d" || algo == "sa-1.5d" || algo == "2d") {  // 3D: split-3d, plexus-3d
-      out.push_back({p / a, a});
-      continue;
-    }
-    for (int b = 1; b <= p / a; ++b)
-      if ((p / a) % b == 0) out.push_back({a, b, p / a / b});
-  }
+  for (auto& g : grids_for(algo, p))
+    if (std::accumulate(g.begin(), g.end(), 1, std::multiplies<>()) == p) out.push_back(std::move(g));
   return out;
 }
 

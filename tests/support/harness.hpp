@@ -4,10 +4,12 @@
 // serial run on MPI_COMM_SELF, assert near.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "common/model/strategy.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "common/data/dataset.hpp"
@@ -18,16 +20,10 @@ namespace gcnlab::test {
 struct RunSpec {
   std::string algo = "serial";
   std::vector<int> grid;
-  int replication = 0;
-  std::int64_t block = 0;
-  std::string permutation;  // empty: the strategy's default
-  int agg_blocks = 1;
-  std::string gemm_order = "auto";
   std::string order = "auto";
-  bool overlap = true;
-  std::string dw_reduce = "summa";
-  std::string softmax = "allgather";
   std::string comm_precision = "fp32";
+  // The strategies' own options by name ("agg-blocks" -> "3"); the registry's defaults for the rest.
+  std::map<std::string, std::string> options;
   int dp_groups = 1;  // serial --batch-size: the oracle of D data-parallel groups
   std::string partitioner = "block";
   std::string backend = "cpu";
@@ -71,8 +67,15 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
 // (exactly, up to the double sums' rounding).
 void require_measured_equals_model(const RunResult& r);
 
-// Every grid shape this strategy accepts on p ranks (all factorisations).
+// Every grid shape this strategy accepts on p ranks (its registry entry's grids).
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p);
+
+// Whether the strategy runs on more than one rank (serial: no).
+bool distributed(const std::string& algo);
+// Whether the strategy declares `option` (its registry entry).
+bool declares(const std::string& algo, const std::string& option);
+// Its grids on p ranks whose processes are all the p ranks (serial's only at p = 1).
+std::vector<std::vector<int>> job_grids(const std::string& algo, int p);
 
 // The message of the gcnlab::Error `fn` throws ("no error" if none).
 std::string error_message(const std::function<void()>& fn);

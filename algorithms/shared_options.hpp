@@ -1,0 +1,40 @@
+#pragma once
+// Options that more than one strategy declares, written once: an option name
+// means the same thing wherever it appears (the registry checks it).
+
+#include "algorithms/registry.hpp"
+
+namespace gcnlab {
+
+// The 1.5D layout's replication factor (1.5d, sa-1.5d; common/dist/replicated_rows.hpp).
+inline StrategyOption replication_option() {
+  return {"replication", "c", StrategyOption::Kind::integer, "0", {}, 1, "replication factor (instead of --grid)"};
+}
+
+// The SUMMA layers of 2d and split-3d (common/dist/split_summa.hpp).
+inline std::vector<StrategyOption> summa_options() {
+  return {
+      {"block", "b", StrategyOption::Kind::integer, "0", {}, 0, "SUMMA blocking, at most b vertices per stage (0: none)"},
+      {"dw-reduce", "MODE", StrategyOption::Kind::text, "summa", {"summa", "allreduce"}, 0,
+       "dW by CAGNET's dense SUMMA + all-gather (summa, Eq. 4) or one all-reduce of the f x f matrix over all ranks "
+       "(default summa)"},
+      {"softmax", "MODE", StrategyOption::Kind::text, "allgather", {"allgather", "allreduce"}, 0,
+       "the logits' rows all-gathered over the process row (CAGNET, Eq. 2) or their row max and sum all-reduced "
+       "(default allgather)"},
+  };
+}
+
+// The 3D PMM of plexus-3d and scalegnn-4d (algorithms/plexus-3d).
+inline std::vector<StrategyOption> pmm_options() {
+  return {
+      {"permutation", "P", StrategyOption::Kind::text, "", {}, 0,
+       "vertex permutation for load balance: none | single | double (uniformly random, Plexus Sec. 5.1; plexus-3d's "
+       "default double; scalegnn-4d: none) | single-balanced | double-balanced (gcnlab's weight-balanced bisection)"},
+      {"agg-blocks", "K", StrategyOption::Kind::integer, "1", {}, 1,
+       "blocked aggregation, K row blocks each all-reduced nonblocking while the next multiplies (1: off)"},
+      {"gemm-order", "ORDER", StrategyOption::Kind::text, "auto", {"auto", "direct", "reversed"}, 0,
+       "dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup (default auto)"},
+  };
+}
+
+}  // namespace gcnlab

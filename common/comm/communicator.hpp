@@ -178,6 +178,13 @@ class Communicator {
     do_exchange(s, r, dtype_of<T>());
   }
 
+  // The nonblocking form of exchange: posts every receive and send and returns;
+  // Pending::wait() completes them (the buffers stay untouched until then).
+  // Bytes as exchange's, recorded when posted.
+  template <class T>
+  [[nodiscard]] Pending iexchange(const std::vector<Message<const T>>& sends, const std::vector<Message<T>>& recvs,
+                                  Category c);
+
   // Not accounted (carries no data); used only around timed regions.
   void barrier() { do_barrier(); }
 
@@ -204,6 +211,13 @@ class Communicator {
   }
   virtual std::unique_ptr<Request> do_ibroadcast(void* buf, std::size_t count, DType t, int root) {
     do_broadcast(buf, count, t, root);
+    return nullptr;
+  }
+  // Default: the blocking exchange (the threaded communicator; NCCL's grouped
+  // send/receive, already asynchronous to the host on its stream).
+  virtual std::unique_ptr<Request> do_iexchange(const std::vector<Message<const void>>& sends,
+                                                const std::vector<Message<void>>& recvs, DType t) {
+    do_exchange(sends, recvs, t);
     return nullptr;
   }
 
@@ -310,6 +324,20 @@ Communicator::Pending Communicator::ibroadcast(std::span<T> buf, int root, Categ
   const double m = static_cast<double>(buf.size_bytes());
   return post(c, m, wire::broadcast(m, rank() == root),
               [&] { return do_ibroadcast(buf.data(), buf.size(), dtype_of<T>(), root); });
+}
+
+template <class T>
+Communicator::Pending Communicator::iexchange(const std::vector<Message<const T>>& sends,
+                                              const std::vector<Message<T>>& recvs, Category c) {
+  double payload = 0, wire = 0;
+  std::vector<Message<const void>> s;
+  std::vector<Message<void>> r;
+  for (const auto& m : sends) payload += m.count * sizeof(T), s.push_back({m.peer, m.data, m.count});
+  for (const auto& m : recvs) {
+    if (m.peer != rank()) wire += m.count * sizeof(T);
+    r.push_back({m.peer, m.data, m.count});
+  }
+  return post(c, payload, wire, [&] { return do_iexchange(s, r, dtype_of<T>()); });
 }
 
 // Size of one element of `t` in bytes.

@@ -129,6 +129,30 @@ struct MpiRequest final : Communicator::Request {
     return done != 0;
   }
 };
+
+// The receives and sends of one exchange, completed together.
+struct MpiRequests final : Communicator::Request {
+  std::vector<MPI_Request> requests;
+  void wait() override {
+    GCNLAB_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  }
+  bool test() override {
+    int done = 0;
+    GCNLAB_MPI(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
+    return done != 0;
+  }
+};
+
+// Posts the receives, then the sends, of an exchange into `requests`.
+void post_exchange(MPI_Comm comm, const std::vector<Message<const void>>& sends, const std::vector<Message<void>>& recvs,
+                   MPI_Datatype type, std::vector<MPI_Request>& requests) {
+  requests.assign(sends.size() + recvs.size(), MPI_REQUEST_NULL);
+  std::size_t k = 0;
+  for (const auto& m : recvs)
+    GCNLAB_MPI(MPI_Irecv(m.data, as_count(static_cast<std::int64_t>(m.count)), type, m.peer, 0, comm, &requests[k++]));
+  for (const auto& m : sends)
+    GCNLAB_MPI(MPI_Isend(m.data, as_count(static_cast<std::int64_t>(m.count)), type, m.peer, 0, comm, &requests[k++]));
+}
 }  // namespace
 
 std::unique_ptr<Communicator::Request> MpiCommunicator::do_iallreduce(void* buf, std::size_t count, DType t,
@@ -166,13 +190,16 @@ void MpiCommunicator::do_alltoallv(const void* send, const std::int64_t* send_co
 
 void MpiCommunicator::do_exchange(const std::vector<Message<const void>>& sends,
                                   const std::vector<Message<void>>& recvs, DType t) {
-  std::vector<MPI_Request> requests(sends.size() + recvs.size(), MPI_REQUEST_NULL);
-  std::size_t k = 0;
-  for (const auto& m : recvs)
-    GCNLAB_MPI(MPI_Irecv(m.data, as_count(static_cast<std::int64_t>(m.count)), mpi_type(t), m.peer, 0, comm_, &requests[k++]));
-  for (const auto& m : sends)
-    GCNLAB_MPI(MPI_Isend(m.data, as_count(static_cast<std::int64_t>(m.count)), mpi_type(t), m.peer, 0, comm_, &requests[k++]));
-  GCNLAB_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  MpiRequests r;
+  post_exchange(comm_, sends, recvs, mpi_type(t), r.requests);
+  r.wait();
+}
+
+std::unique_ptr<Communicator::Request> MpiCommunicator::do_iexchange(const std::vector<Message<const void>>& sends,
+                                                                     const std::vector<Message<void>>& recvs, DType t) {
+  auto r = std::make_unique<MpiRequests>();
+  post_exchange(comm_, sends, recvs, mpi_type(t), r->requests);
+  return r;
 }
 
 void MpiCommunicator::do_barrier() { GCNLAB_MPI(MPI_Barrier(comm_)); }

@@ -43,6 +43,8 @@ class MpiCommunicator final : public Communicator {
   void do_barrier() override;
   std::unique_ptr<Request> do_iallreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
   std::unique_ptr<Request> do_ibroadcast(void* buf, std::size_t count, DType t, int root) override;
+  std::unique_ptr<Request> do_iexchange(const std::vector<Message<const void>>& sends,
+                                        const std::vector<Message<void>>& recvs, DType t) override;
 
  private:
   MPI_Comm comm_;

@@ -67,7 +67,7 @@ void parse(const std::uint8_t* data, std::size_t size) {
   } else if (t == "edges") {
     load_dataset("edges:" + put("graph.txt", data, size) + ",features=3,classes=2");
   } else if (t == "pickle") {
-    walk(pickle::load(std::string(reinterpret_cast<const char*>(data), size), "fuzz"), 0);
+    walk(pickle::load(std::string(reinterpret_cast<const char*>(data), size), "fuzz").root(), 0);
   } else if (t == "gcl") {
     read_gcl(put("graph.gcl", data, size));
   } else if (t == "shards") {  // meta.json of a prepared directory (its shard files absent)

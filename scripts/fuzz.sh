@@ -6,6 +6,8 @@
 # fuzzes from fuzz/corpus/<target>/ (copied: the committed seeds stay as they
 # are). A finding is written to build-fuzz/findings/<target>-crash-* and ends
 # the script non-zero: fix it and add the input to fuzz/regressions/<target>/.
+# FUZZ_SEED fixes libFuzzer's seed (CI sets it, so that a red run repeats);
+# unset, each run explores new inputs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200000}
@@ -19,12 +21,17 @@ status=0
 for target in mtx edges pickle gcl shards partition npy npz checkpoint spec; do
   bin="$build/fuzz_$target"
   if compgen -G "$root/fuzz/regressions/$target/*" >/dev/null; then
-    "$bin" "$root"/fuzz/regressions/"$target"/* >/dev/null 2>&1 || { echo "fuzz: $target: a regression input fails again"; status=1; }
+    # replayed as a corpus (-runs=0): libFuzzer checks for leaks only there, not on named files
+    replay=$(mktemp -d)
+    cp "$root/fuzz/regressions/$target/"* "$replay/"
+    "$bin" -runs=0 "$replay" >"$build/findings/$target-regressions.log" 2>&1 ||
+      { echo "fuzz: $target: a regression input fails again (log: $build/findings/$target-regressions.log)"; status=1; }
+    rm -rf "$replay"
   fi
   corpus=$(mktemp -d)
   cp "$root/fuzz/corpus/$target/"* "$corpus/"
   start=$(date +%s)
-  if "$bin" -runs="$runs" -max_len=32768 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+  if "$bin" -runs="$runs" -seed="${FUZZ_SEED:-0}" -max_len=32768 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
        -artifact_prefix="$build/findings/$target-" "$corpus" >"$build/findings/$target.log" 2>&1; then
     echo "fuzz: $target: $runs inputs, no finding ($(( $(date +%s) - start )) s, corpus $(ls "$corpus" | wc -l) files)"
   else

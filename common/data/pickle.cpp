@@ -7,21 +7,16 @@
 
 namespace gcnlab::pickle {
 
-namespace {
-
 using K = Object::Kind;
 
-Ref make(K k) {
-  auto r = std::make_shared<Object>();
-  r->kind = k;
-  return r;
-}
-
-class Machine {
+// The pickle virtual machine. Objects are created in the Document it returns;
+// the stack and the memo hold them mutable (APPEND, SETITEM and BUILD change
+// the object on top), the objects' own fields only see them const.
+class Parser {
  public:
-  Machine(const std::string& data, const std::string& name) : d_(data), name_(name) {}
+  Parser(const std::string& data, const std::string& name) : d_(data), name_(name) {}
 
-  Ref run() {
+  Document run() {
     while (true) {
       const auto op = static_cast<unsigned char>(byte());
       switch (op) {
@@ -29,7 +24,8 @@ class Machine {
         case '.': {                // STOP
           GCNLAB_CHECK(stack_.size() == 1, "malformed pickle '{}': stack holds {} items at STOP", name_,
                        stack_.size());
-          return stack_.back();
+          doc_.root_ = stack_.back();
+          return std::move(doc_);
         }
         case '(': marks_.push_back(stack_.size()); break;  // MARK
         case 'N': push(make(K::none)); break;
@@ -145,7 +141,7 @@ class Machine {
     pos_ = nl + 1;
     return s;
   }
-  Ref bytes(std::uint64_t n) {
+  Object* bytes(std::uint64_t n) {
     GCNLAB_CHECK(n <= d_.size() - pos_, "pickle '{}' is truncated (string of {} bytes at byte {})", name_, n,
                  pos_);
     auto r = make(K::bytes);
@@ -153,29 +149,34 @@ class Machine {
     pos_ += n;
     return r;
   }
-  static Ref integer(std::int64_t v) {
+  Object* make(K k) {
+    Object& o = doc_.objects_.emplace_back();
+    o.kind = k;
+    return &o;
+  }
+  Object* integer(std::int64_t v) {
     auto r = make(K::integer);
     r->integer = v;
     return r;
   }
-  static Ref boolean(bool v) {
+  Object* boolean(bool v) {
     auto r = make(K::boolean);
     r->integer = v;
     return r;
   }
-  void push(Ref r) { stack_.push_back(std::move(r)); }
-  Ref pop() {
+  void push(Object* r) { stack_.push_back(r); }
+  Object* pop() {
     GCNLAB_CHECK(stack_.size() > (marks_.empty() ? 0 : marks_.back()), "malformed pickle '{}': stack underflow",
                  name_);
-    Ref r = stack_.back();
+    Object* r = stack_.back();
     stack_.pop_back();
     return r;
   }
-  Ref top() {
+  Object* top() {
     GCNLAB_CHECK(!stack_.empty(), "malformed pickle '{}': empty stack", name_);
     return stack_.back();
   }
-  Ref collect(K kind) {  // everything above the last MARK
+  Object* collect(K kind) {  // everything above the last MARK
     GCNLAB_CHECK(!marks_.empty(), "malformed pickle '{}': missing MARK", name_);
     auto r = make(kind);
     r->items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(marks_.back()), stack_.end());
@@ -183,14 +184,14 @@ class Machine {
     marks_.pop_back();
     return r;
   }
-  Ref tuple_of(int n) {
+  Object* tuple_of(int n) {
     auto r = make(K::tuple);
     r->items.resize(n);
     for (int i = n - 1; i >= 0; --i) r->items[i] = pop();
     return r;
   }
   Object& list_target() {
-    Ref t = top();
+    Object* t = top();
     GCNLAB_CHECK(t->kind == K::list, "malformed pickle '{}': APPEND to a non-list", name_);
     return *t;
   }
@@ -201,7 +202,7 @@ class Machine {
     for (std::size_t i = 0; i < kv.size(); i += 2) target.entries.emplace_back(kv[i], kv[i + 1]);
   }
   void memo(std::uint64_t idx) { memo_[idx] = top(); }
-  Ref recall(std::uint64_t idx) {
+  Object* recall(std::uint64_t idx) {
     const auto it = memo_.find(idx);
     GCNLAB_CHECK(it != memo_.end(), "malformed pickle '{}': unknown memo {}", name_, idx);
     return it->second;
@@ -210,14 +211,13 @@ class Machine {
   const std::string& d_;
   const std::string& name_;
   std::size_t pos_ = 0;
-  std::vector<Ref> stack_;
+  Document doc_;
+  std::vector<Object*> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, Ref> memo_;  // sparse: an index is any 32-bit number
+  std::unordered_map<std::uint64_t, Object*> memo_;  // sparse: an index is any 32-bit number
 };
 
-}  // namespace
-
-Ref load(const std::string& data, const std::string& name) { return Machine(data, name).run(); }
+Document load(const std::string& data, const std::string& name) { return Parser(data, name).run(); }
 
 const Object& expect(const Ref& r, Object::Kind k, const std::string& what) {
   GCNLAB_CHECK(r && r->kind == k, "{}: unexpected object type", what);

@@ -38,8 +38,8 @@ struct SparseRows {
 };
 
 SparseRows read_csr(const std::string& path) {
-  const auto root = pickle::load(slurp(path), path);
-  const Object& m = pickle::expect(root, K::instance, path);
+  const pickle::Document doc = pickle::load(slurp(path), path);
+  const Object& m = pickle::expect(doc.root(), K::instance, path);
   const auto& shape = pickle::expect(pickle::lookup(m, "_shape", path), K::tuple, path).items;
   GCNLAB_CHECK(shape.size() == 2, "{}: matrix shape is not 2D", path);
   SparseRows s;
@@ -64,7 +64,7 @@ SparseRows read_csr(const std::string& path) {
 
 // One-hot label matrix -> class per row (-1 for an all-zero row).
 std::vector<std::int32_t> read_onehot(const std::string& path, std::int64_t& classes) {
-  const auto a = pickle::as_array(pickle::load(slurp(path), path), path);
+  const auto a = pickle::as_array(pickle::load(slurp(path), path).root(), path);
   GCNLAB_CHECK(a.shape.size() == 2, "{}: label matrix is not 2D", path);
   classes = a.shape[1];
   std::vector<std::int32_t> y(a.shape[0], -1);
@@ -143,7 +143,8 @@ Dataset read_planetoid(const DatasetSpec& spec) {
   for (std::int64_t v : test_index) d.split[v] = ew::kTest;
 
   // graph: defaultdict(list) {vertex: [neighbours]} -> undirected adjacency
-  const auto g = pickle::load(slurp(file("graph")), file("graph"));
+  const pickle::Document doc = pickle::load(slurp(file("graph")), file("graph"));
+  const pickle::Ref g = doc.root();
   GCNLAB_CHECK(g->kind == K::instance || g->kind == K::dict, "{}: graph is not a dict", file("graph"));
   std::vector<Coo> edges;
   std::int64_t nodes = n;

@@ -529,6 +529,14 @@ TEST_CASE("fuzz regressions: inputs that crashed a parser are clear errors", "[d
   std::ifstream in(dir + "pickle/memo-index-4g", std::ios::binary);
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   CHECK_THAT(error_message([&] { pickle::load(bytes, "memo"); }), Catch::Contains("pickle 'memo'"));  // once a 4 GB memo table
+  {  // a list appended to itself through the memo: a cycle (shared ownership once leaked it; ASan build)
+    std::ifstream cycle(dir + "pickle/list-appended-to-itself", std::ios::binary);
+    const pickle::Document doc =
+        pickle::load({std::istreambuf_iterator<char>(cycle), std::istreambuf_iterator<char>()}, "cycle");
+    REQUIRE(doc.root()->kind == pickle::Object::Kind::list);
+    REQUIRE(doc.root()->items.size() == 1);
+    CHECK(doc.root()->items[0] == doc.root());
+  }
   CHECK_THAT(error_message([&] { load_dataset("edges:" + dir + "edges/sparse-ids"); }),
              Catch::Contains("implies 100000000000000 vertices for 2 edges"));
   // a member whose .npy header fails while it inflates (the inflater once leaked)

@@ -14,6 +14,7 @@ namespace gcnlab {
 #define GCNLAB_STRATEGIES(X)  \
   X(serial_strategy)          \
   X(one_d_strategy)           \
+  X(ring_1d_strategy)         \
   X(one_half_d_strategy)      \
   X(sa_one_d_strategy)        \
   X(sa_one_half_d_strategy)   \

@@ -1,0 +1,48 @@
+#pragma once
+// 1d-ring: CAGNET's 1D block rows (Tripathy et al. SC'20, Sec. IV-A, Alg. 1)
+// with the dense blocks passed around a ring instead of broadcast: the pattern
+// of NCCL's ring collectives (and of Cannon-style shifts), with the same volume.
+//
+// Rank i holds block row i of Âᵀ (and of Â when directed), split into P column
+// blocks Âᵀ_ij, block row i of every activation and gradient, and all of W.
+// For an SpMM T_i = Σ_j Âᵀ_ij X_j, P steps; at step s rank i holds
+// X_{(i-s) mod P}:
+//
+//    step s:   send the held block to i+1, receive X_{(i-s-1) mod P} from i-1   (p2p, nonblocking)
+//              T_i += Âᵀ_{i,(i-s)} X_{(i-s)}                                      (spmm, while it travels)
+//              wait; the received block is held next
+//
+// the last step sends nothing. Two receive buffers alternate: the block being
+// sent is never the one being received. The rest of the layer is 1d's:
+// Z_i = T_i W; backward U_i = Σ_j Â_ij G_j by the same ring, dW = ALLREDUCE(X_iᵀ U_i),
+// dX_i = U_i Wᵀ (common/dist/block_rows.hpp).
+//
+// Per rank and epoch, exactly (every other rank's block arrives once per SpMM):
+//   p2p        Σ_l Σ_{j≠i} n_j (f_l + f_{l+1}) · 4 bytes   (f_l: the forward product's width)
+//   allreduce  Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
+// i.e. 1d's received volume, in P-1 point-to-point steps of one block each
+// instead of P broadcasts.
+
+#include "algorithms/1d/one_d.hpp"
+
+namespace gcnlab {
+
+class Ring1DStrategy final : public OneDStrategy {
+ public:
+  using OneDStrategy::OneDStrategy;
+
+  std::string describe() const override;
+  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  ByteModel byte_model() const override;
+  MemoryNeed memory_need() const override;
+
+ private:
+  // out = Σ_j A_j in_j over the ring: `stages` as 1d's (stage j: the block of rank j's rows).
+  void row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out) override;
+  // Bytes this rank receives in one ring SpMM of width f.
+  double ring_bytes(std::int64_t f) const;
+
+  Buffer<float> second_;  // the other receive buffer (1d's stage_ is the first)
+};
+
+}  // namespace gcnlab

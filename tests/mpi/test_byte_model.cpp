@@ -128,6 +128,30 @@ TEST_CASE("mggcn-1d moves exactly 1d's broadcasts, overlapped or not", "[bytes][
   }
 }
 
+TEST_CASE("1d-ring receives exactly 1d's volume, in P-1 point-to-point steps per SpMM", "[bytes][1d-ring]") {
+  // The ring changes the pattern (one block from the left neighbour per step), not the volume:
+  // every rank receives every other rank's block once per SpMM, CAGNET's (P-1)/P n f words.
+  const int p = world_size();
+  constexpr int kP2p = static_cast<int>(Category::p2p);
+  const Dataset data = small_graph(1001, true);
+  for (const std::string order : {"aggregate", "transform"}) {
+    INFO("order " << order);
+    RunSpec spec = small_spec("1d", {});
+    spec.order = order;
+    const RunResult one_d = run(MPI_COMM_WORLD, spec, data);
+    spec.algo = "1d-ring";
+    const RunResult ring = run(MPI_COMM_WORLD, spec, data);
+    for (std::size_t r = 0; r < ring.ranks.size(); ++r) {
+      const auto& got = ring.ranks[r].per_epoch;
+      const auto& ref = one_d.ranks[r].per_epoch;
+      CHECK(got[kP2p].wire_bytes == ref[kBcast].wire_bytes);
+      CHECK(got[kP2p].calls == 2 * 2 * (p - 1));  // L layers x (fwd + bwd) x (P-1) steps
+      CHECK(got[kBcast].wire_bytes == 0);
+      CHECK(got[kAllreduce].wire_bytes == ref[kAllreduce].wire_bytes);
+    }
+  }
+}
+
 TEST_CASE("1.5d: c = 1 moves exactly 1d's bytes; every grid follows CAGNET's nf/c + nfc/P", "[bytes][1.5d]") {
   const int p = world_size();
   const Dataset data = small_graph(1200);

@@ -33,7 +33,8 @@ inline std::vector<StrategyOption> pmm_options() {
       {"agg-blocks", "K", StrategyOption::Kind::integer, "1", {}, 1,
        "blocked aggregation, K row blocks each all-reduced nonblocking while the next multiplies (1: off)"},
       {"gemm-order", "ORDER", StrategyOption::Kind::text, "auto", {"auto", "direct", "reversed"}, 0,
-       "dW = Hᵀ dQ or (dQᵀ H)ᵀ; auto times both at setup (default auto)"},
+       "dW = Hᵀ dQ or (dQᵀ H)ᵀ (Plexus Sec. 5.3); auto: the backend's fixed rule, reversed on CUDA and direct on the "
+       "CPU, never a timing (default auto)"},
   };
 }
 

@@ -1,7 +1,6 @@
 #include "algorithms/plexus-3d/plexus_3d.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -66,11 +65,8 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
 
 std::string Plexus3DStrategy::describe() const {
   std::string orders;
-  for (std::size_t l = 0; l < dw_order_.size(); ++l) {
+  for (std::size_t l = 0; l < dw_order_.size(); ++l)
     orders += fmt::format("{}{}", l ? ", " : "", dw_order_[l] == GemmOrder::direct ? "direct" : "reversed");
-    if (l < dw_seconds_.size())  // measured by --gemm-order auto: direct / reversed, summed over ranks
-      orders += fmt::format(" ({:.3f}/{:.3f} ms)", dw_seconds_[l][0] * 1e3 / 3, dw_seconds_[l][1] * 1e3 / 3);
-  }
   return fmt::format("plexus-3d (Plexus Sec. 3): grid {}x{}x{} (X x Y x Z, Y innermost); permutation {}; "
                      "{} distinct adjacency shard(s) per rank, {} nnz; aggregation in {} row block(s); "
                      "F and W sharded over Z; partial sums all-reduced in {}; dW GEMM order per layer: {}",
@@ -269,39 +265,14 @@ void Plexus3DStrategy::weight_gradient(int l, ConstView h, ConstView g, View dw)
   backend_.transpose(dw_t, dw);
 }
 
+// --gemm-order auto follows the backend's fixed rule (Backend::prefers_reversed_tn_gemm:
+// reversed on GPU BLAS, Plexus Sec. 5.3; direct on the host). It once timed both orders at
+// setup and kept the faster: where the two round differently (OpenBLAS's Haswell/Zen
+// kernels), the machine's load then decided the bits of every later epoch (issue 35).
 void Plexus3DStrategy::choose_gemm_orders() {
-  const int L = static_cast<int>(full_.blocks.size());
-  if (gemm_order_ != "auto") {
-    dw_order_.assign(L, gemm_order_ == "direct" ? GemmOrder::direct : GemmOrder::reversed);
-    return;
-  }
-  // seconds of 3 repetitions per (layer, order), summed over all ranks
-  std::vector<double> seconds(2 * L, 0.0);
-  for (int l = 0; l < L; ++l) {
-    const LayerBlocks& b = full_.blocks[l];
-    Dense g(backend_, b.rows_out.count, b.cols_out.count);
-    Dense x = conv(l) ? Dense() : Dense(backend_, b.rows_in.count, b.cols_in.count);  // a linear layer's H
-    Dense& h = conv(l) ? h_[l] : x;
-    backend_.fill(g, 1.f);
-    backend_.fill(h, 1.f);
-    View dw{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count};
-    for (int order = 0; order < 2; ++order) {
-      dw_order_.assign(L, order == 0 ? GemmOrder::direct : GemmOrder::reversed);
-      weight_gradient(l, h, g, dw);  // warm-up
-      backend_.sync();
-      const auto t0 = Ledger::Clock::now();
-      for (int rep = 0; rep < 3; ++rep) weight_gradient(l, h, g, dw);
-      backend_.sync();
-      seconds[2 * l + order] = std::chrono::duration<double>(Ledger::Clock::now() - t0).count();
-    }
-  }
-  world_.allreduce(std::span<double>(seconds), ReduceOp::sum, Category::allreduce);  // one choice for all ranks
-  dw_order_.clear();
-  dw_seconds_.clear();
-  for (int l = 0; l < L; ++l) {
-    dw_order_.push_back(seconds[2 * l + 1] < seconds[2 * l] ? GemmOrder::reversed : GemmOrder::direct);
-    dw_seconds_.push_back({seconds[2 * l], seconds[2 * l + 1]});
-  }
+  const bool reversed =
+      gemm_order_ == "reversed" || (gemm_order_ == "auto" && backend_.prefers_reversed_tn_gemm());
+  dw_order_.assign(full_.blocks.size(), reversed ? GemmOrder::reversed : GemmOrder::direct);
 }
 
 Plexus3DStrategy::Shard Plexus3DStrategy::make_shard(const HostCsr& a) {

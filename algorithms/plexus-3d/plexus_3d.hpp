@@ -99,7 +99,7 @@ class Plexus3DStrategy final : public Strategy {
   Shard make_shard(const HostCsr& a);
   // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3); H is a linear layer's input.
   void weight_gradient(int l, ConstView h, ConstView g, View dw);
-  // Times both orders on every layer's shapes and keeps the faster (agreed by all ranks).
+  // Per layer, from --gemm-order and the backend's rule; never from a clock.
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
@@ -117,8 +117,7 @@ class Plexus3DStrategy final : public Strategy {
   Permutation permutation_;
   int agg_blocks_;
   std::string gemm_order_;
-  std::vector<GemmOrder> dw_order_;                 // per layer
-  std::vector<std::array<double, 2>> dw_seconds_;  // auto: 3 x (direct, reversed), summed over ranks
+  std::vector<GemmOrder> dw_order_;  // per layer
   std::uint64_t seed_;
   bool learn_features_;
   ModelVariant variant_;

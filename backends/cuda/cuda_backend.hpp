@@ -24,6 +24,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
+  bool prefers_reversed_tn_gemm() const override { return true; }  // Plexus Sec. 5.3
   std::vector<std::pair<std::string, std::string>> versions() const override;
   void sync() override;
   std::optional<std::size_t> free_bytes() const override;  // cudaMemGetInfo

@@ -54,6 +54,12 @@ class Backend : public Allocator {
   virtual void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) = 0;
   // C = alpha op(A) op(B) + beta C, row-major.
   virtual void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) = 0;
+  // Whether C = Aᵀ B is better computed as (Bᵀ A)ᵀ on this backend: the fix
+  // Plexus (Sec. 5.3, "reversing the multiplication order") applies to dW on GPU
+  // BLAS libraries, whose transposed-A modes can be much slower. A fixed
+  // property of the backend, never measured at run time: a choice made by a
+  // clock would let the load decide the bits (the two orders round differently).
+  virtual bool prefers_reversed_tn_gemm() const { return false; }
 
   virtual void fill(View y, float value) = 0;
   virtual void copy(ConstView x, View y) = 0;

@@ -7,7 +7,9 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace gcnlab {
 
@@ -214,27 +216,33 @@ void CpuBackend::row_sum_exp(ConstView z, const float* max, float* sum) {
   for_each_1d(z.rows, ew::RowSumExp{z.data, z.ld, z.cols, max, sum});
 }
 
+// The sums are combined in one fixed order whatever the thread count and
+// schedule: rows in order within blocks of kXentBlock rows, then the blocks in
+// order. (OpenMP's reduction(+) combines the threads' partials in an
+// unspecified order: at 3 or more threads two identical runs reported losses
+// that differed in the last bit; issue 35.)
 XentSums CpuBackend::softmax_xent(ConstView z, std::int64_t col0, const float* max,
                                   const float* sum, const std::int32_t* label,
                                   const std::uint8_t* split, float scale, View g) {
   const ew::SoftmaxXent f{z.data, z.ld, z.cols, col0, max, sum, label, split, scale, g.data, g.ld};
-  double loss = 0, c1 = 0, c2 = 0, c3 = 0, n1 = 0, n2 = 0, n3 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : loss, c1, c2, c3, n1, n2, n3)
-  for (std::int64_t i = 0; i < z.rows; ++i) {
-    const ew::XentRow r = f(i);
-    loss += r.loss;
-    const double c = r.correct, n = r.counted;
-    switch (split[i]) {
-      case ew::kTrain: c1 += c; n1 += n; break;
-      case ew::kVal: c2 += c; n2 += n; break;
-      case ew::kTest: c3 += c; n3 += n; break;
-      default: break;
+  constexpr std::int64_t kXentBlock = 512;
+  const std::int64_t blocks = (z.rows + kXentBlock - 1) / kXentBlock;
+  std::vector<XentSums> part(static_cast<std::size_t>(blocks));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    XentSums& p = part[b];
+    for (std::int64_t i = b * kXentBlock; i < std::min(z.rows, (b + 1) * kXentBlock); ++i) {
+      const ew::XentRow r = f(i);
+      p.loss += r.loss;
+      p.correct[split[i] & 3] += r.correct;
+      p.counted[split[i] & 3] += r.counted;
     }
   }
   XentSums s;
-  s.loss = loss;
-  s.correct = {0, c1, c2, c3};
-  s.counted = {0, n1, n2, n3};
+  for (const XentSums& p : part) {
+    s.loss += p.loss;
+    for (int k = ew::kTrain; k <= ew::kTest; ++k) s.correct[k] += p.correct[k], s.counted[k] += p.counted[k];
+  }
   return s;
 }
 

@@ -23,15 +23,16 @@ if(DEFINED ENV{LSAN_OPTIONS})
 endif()
 set(GCNLAB_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds (an MPI test whose ranks diverge hangs until then)")
 
-# gcnlab_add_mpi_test(NAME TARGET RANKS n... [ARGS catch-args...] [LABELS l...])
+# gcnlab_add_mpi_test(NAME TARGET RANKS n... [ARGS catch-args...] [LABELS l...] [ENV VAR=value...])
 # registers NAME_np<n> running TARGET under mpiexec with n ranks.
 function(gcnlab_add_mpi_test name target)
-  cmake_parse_arguments(T "" "" "RANKS;ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "" "RANKS;ARGS;LABELS;ENV" ${ARGN})
+  set(env ${GCNLAB_TEST_ENV} ${T_ENV})
   foreach(np IN LISTS T_RANKS)
     add_test(NAME ${name}_np${np}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${target}> ${T_ARGS})
     set_tests_properties(${name}_np${np} PROPERTIES
-      ENVIRONMENT "${GCNLAB_TEST_ENV}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "mpi;${T_LABELS}")
+      ENVIRONMENT "${env}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "mpi;${T_LABELS}")
   endforeach()
 endfunction()
 

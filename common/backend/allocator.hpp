@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <unordered_map>
 
 namespace gcnlab {
 
@@ -14,15 +15,25 @@ class Allocator {
   virtual ~Allocator() = default;
 
   void* allocate(std::size_t bytes) {
-    void* p = bytes ? do_allocate(bytes) : nullptr;
+    void* p = bytes ? (misalign_ ? allocate_shifted(bytes) : do_allocate(bytes)) : nullptr;
     current_ += bytes;
     peak_ = std::max(peak_, current_);
     return p;
   }
   void deallocate(void* p, std::size_t bytes) {
-    if (p) do_deallocate(p, bytes);
+    if (p) {
+      const auto shifted = shifts_.find(p);
+      if (shifted == shifts_.end()) do_deallocate(p, bytes);
+      else do_deallocate(static_cast<char*>(p) - shifted->second, bytes + kMaxShift), shifts_.erase(shifted);
+    }
     current_ -= bytes;
   }
+
+  // Test-only: every later allocation lies 8 to 56 bytes past the alignment the
+  // backend would give it, a different offset each time (tests/mpi/
+  // test_determinism.cpp: no result may depend on where a buffer lies, e.g. a
+  // vectorised loop that peels to alignment). The reported bytes are unchanged.
+  void misalign_for_testing(bool on) { misalign_ = on; }
 
   std::size_t current_bytes() const { return current_; }
   std::size_t peak_bytes() const { return peak_; }
@@ -42,8 +53,19 @@ class Allocator {
   virtual void do_deallocate(void* p, std::size_t bytes) = 0;
 
  private:
+  static constexpr std::size_t kMaxShift = 64;
+  void* allocate_shifted(std::size_t bytes) {
+    const std::size_t shift = 8 * (1 + shifted_count_++ % 7);  // 8-byte steps keep int64 and double aligned
+    void* p = static_cast<char*>(do_allocate(bytes + kMaxShift)) + shift;
+    shifts_[p] = shift;
+    return p;
+  }
+
   std::size_t current_ = 0;
   std::size_t peak_ = 0;
+  bool misalign_ = false;
+  std::size_t shifted_count_ = 0;
+  std::unordered_map<void*, std::size_t> shifts_;  // misaligned allocations: their shift
 };
 
 }  // namespace gcnlab

@@ -21,7 +21,8 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
   }
-  backend_ = make_backend(spec.backend, {1, local});
+  backend_ = make_backend(spec.backend, {spec.threads, local});
+  backend_->misalign_for_testing(spec.misalign);
   attach_ledger(*backend_, ledger_);
   device_comm_ = make_device_communicator(*backend_, *comm_);
   Communicator& c = device_comm_ ? *device_comm_ : *comm_;
@@ -77,6 +78,26 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
     INFO("layer " << l << ": worst |dW| / (rel + rel |W|) = " << worst);
     CHECK(worst <= 1.0);
   }
+}
+
+void require_bitwise_equal(const RunResult& a, const RunResult& b) {
+  REQUIRE(a.epochs.size() == b.epochs.size());
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+    INFO("epoch " << a.epochs[e].epoch);
+    CHECK(a.epochs[e].loss == b.epochs[e].loss);
+    CHECK(a.epochs[e].train_acc == b.epochs[e].train_acc);
+    CHECK(a.epochs[e].val_acc == b.epochs[e].val_acc);
+    CHECK(a.epochs[e].test_acc == b.epochs[e].test_acc);
+  }
+  CHECK(a.final_weights == b.final_weights);
+  REQUIRE(a.ranks.size() == b.ranks.size());
+  for (std::size_t r = 0; r < a.ranks.size(); ++r)
+    for (int c = 0; c < kNumCategories; ++c) {
+      if (!is_communication(static_cast<Category>(c))) continue;
+      INFO("rank " << r << " category " << to_string(static_cast<Category>(c)));
+      CHECK(a.ranks[r].per_epoch[c].wire_bytes == b.ranks[r].per_epoch[c].wire_bytes);
+      CHECK(a.ranks[r].per_epoch[c].calls == b.ranks[r].per_epoch[c].calls);
+    }
 }
 
 void require_measured_equals_model(const RunResult& r) {

@@ -27,6 +27,8 @@ struct RunSpec {
   int dp_groups = 1;  // serial --batch-size: the oracle of D data-parallel groups
   std::string partitioner = "block";
   std::string backend = "cpu";
+  int threads = 1;         // per rank (--threads)
+  bool misalign = false;   // every backend buffer off its usual alignment (Allocator::misalign_for_testing)
   ModelConfig model;
   TrainConfig train;
 };
@@ -62,6 +64,10 @@ StrategyOptions strategy_options(const RunSpec& spec);
 // (`accuracy`) the training accuracy. `other` may be a resumed run: its epochs
 // are compared with the reference's last ones.
 void require_same_model(const RunResult& reference, const RunResult& other, double rel = 1e-4, bool accuracy = true);
+
+// The same bits: every epoch's loss and accuracies, the final weights, and
+// every rank's bytes and calls per communication category.
+void require_bitwise_equal(const RunResult& a, const RunResult& b);
 
 // Every rank's measured wire bytes per communication category equal its model
 // (exactly, up to the double sums' rounding).

@@ -1,0 +1,117 @@
+// Reproducibility (issue 35; the contract is in README "Reproducibility"): two
+// runs of the same command, data, build, rank count, thread count and grid give
+// the same bits — losses, accuracies, final weights and bytes — whatever else
+// runs on the machine and wherever the allocator puts a buffer.
+//
+// For every registered strategy, every grid of this job's rank count, 1 and 3
+// threads per rank: a run, then the same run perturbed in everything a run does
+// not control —
+//   (a) every backend buffer 8-56 bytes off its usual alignment, a different
+//       offset each (Allocator::misalign_for_testing): a vectorised loop that
+//       peels to alignment, or a BLAS that does, would round differently;
+//   (b) a busy thread per rank on the same cores: OpenMP's and MPI's timing,
+//       and any choice made by a clock, shift;
+// compared bitwise. ctest also runs it with OPENBLAS_CORETYPE=Haswell
+// (determinism_haswell): the Haswell/Zen kernels round the two dW GEMM orders
+// differently where AVX-512 kernels do not, so an AVX-512 machine cannot hide
+// what a Zen 3 shows. No strategy chooses by a clock: plexus-3d's --gemm-order
+// auto is the backend's fixed rule, and "auto is the rule's order" below checks
+// it is exactly the forced order, bit for bit.
+
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "algorithms/registry.hpp"
+#include "common/comm/process_grid.hpp"
+#include "tests/support/harness.hpp"
+
+using namespace gcnlab;
+using namespace gcnlab::test;
+
+namespace {
+
+const char* kData = "sbm:nodes=700,classes=5,avg-degree=8,features=16,seed=3";
+
+RunSpec spec_for(const StrategyInfo& s, const std::vector<int>& grid, int threads) {
+  RunSpec spec;
+  spec.algo = s.name;
+  spec.grid = grid;
+  spec.threads = threads;
+  spec.model.layers = 3;
+  spec.model.hidden = 16;
+  spec.model.dropout = 0.5f;
+  spec.model.seed = 11;
+  spec.train.epochs = 3;
+  if (!s.caps.full_graph) spec.train.batch_size = 200, spec.train.eval_every = 1;
+  return spec;
+}
+
+// A thread spinning on arithmetic until destroyed: load on the run's cores.
+class BusyThread {
+ public:
+  BusyThread()
+      : thread_([this] {
+          volatile double x = 1;
+          while (!stop_.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
+        }) {}
+  ~BusyThread() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The run with its buffers misaligned and a busy thread beside it (on rank 0: on
+// an oversubscribed test machine one spinning thread already takes a core from
+// the job; one per rank would only slow the suite).
+RunResult perturbed(const RunSpec& spec, const Dataset& data) {
+  RunSpec s = spec;
+  s.misalign = true;
+  std::optional<BusyThread> load;
+  if (world_rank() == 0) load.emplace();
+  return run(MPI_COMM_WORLD, s, data);
+}
+
+}  // namespace
+
+TEST_CASE("two identical runs give the same bits, whatever the alignment of buffers and the load",
+          "[determinism]") {
+  Catch::StringMaker<double>::precision = 17;  // a difference in the last bit shows
+  const Dataset data = load_dataset(kData);
+  for (const StrategyInfo& s : strategies())  // every registered strategy, each grid of the job
+    for (const auto& grid : job_grids(s.name, world_size()))
+      for (const int threads : {1, 3}) {
+        INFO(s.name << " grid " << format_grid(grid) << ", " << threads << " thread(s) per rank");
+        const RunSpec spec = spec_for(s, grid, threads);
+        const RunResult first = run(MPI_COMM_WORLD, spec, data);
+        require_bitwise_equal(first, perturbed(spec, data));
+        if (s.caps.scalegnn_model && grid == job_grids(s.name, world_size()).front()) {  // RMSNorm, residuals
+          RunSpec scalegnn = spec;
+          scalegnn.model.variant = ModelVariant::scalegnn;
+          if (declares(s.name, "permutation")) scalegnn.options["permutation"] = "none";  // one vertex ordering
+          INFO("--model scalegnn");
+          require_bitwise_equal(run(MPI_COMM_WORLD, scalegnn, data), perturbed(scalegnn, data));
+        }
+      }
+}
+
+TEST_CASE("--gemm-order auto is the backend's fixed order, bit for bit, never a timing", "[determinism]") {
+  Catch::StringMaker<double>::precision = 17;
+  const Dataset data = load_dataset(kData);
+  for (const StrategyInfo& s : strategies()) {
+    if (!declares(s.name, "gemm-order")) continue;
+    const auto grids = job_grids(s.name, world_size());
+    if (grids.empty()) continue;
+    RunSpec spec = spec_for(s, grids.front(), 1);
+    INFO(s.name << " grid " << format_grid(spec.grid));
+    const RunResult chosen = perturbed(spec, data);  // auto, under load
+    spec.options["gemm-order"] = "direct";           // the CPU backend's rule (Backend::prefers_reversed_tn_gemm)
+    require_bitwise_equal(chosen, run(MPI_COMM_WORLD, spec, data));
+  }
+}

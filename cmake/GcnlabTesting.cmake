@@ -21,7 +21,8 @@ endif()
 if(DEFINED ENV{LSAN_OPTIONS})
   list(APPEND GCNLAB_TEST_ENV LSAN_OPTIONS=$ENV{LSAN_OPTIONS})
 endif()
-set(GCNLAB_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds (an MPI test whose ranks diverge hangs until then)")
+# 600: the 8-rank suites take ~2 min on a quiet 2-core machine and up to 4x that beside a -j4 build.
+set(GCNLAB_TEST_TIMEOUT 600 CACHE STRING "Per-test timeout in seconds (an MPI test whose ranks diverge hangs until then)")
 
 # gcnlab_add_mpi_test(NAME TARGET RANKS n... [ARGS catch-args...] [LABELS l...] [ENV VAR=value...])
 # registers NAME_np<n> running TARGET under mpiexec with n ranks.

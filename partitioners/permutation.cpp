@@ -77,7 +77,7 @@ void bisect(std::vector<std::int64_t>& v, std::size_t lo, std::size_t hi, const 
 std::vector<std::int64_t> balanced_permutation(const std::vector<std::int64_t>& weight, std::uint64_t seed,
                                                std::uint64_t variant) {
   const auto n = static_cast<std::int64_t>(weight.size());
-  const std::uint64_t stream = rng::kPermutation + 16 + variant;
+  const std::uint64_t stream = rng::stream(rng::Stream::balanced_permutation, variant);
   std::vector<std::uint64_t> key(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) key[v] = rng::key(seed, stream, static_cast<std::uint64_t>(v), 0);
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));

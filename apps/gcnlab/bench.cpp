@@ -212,7 +212,7 @@ void bench_elementwise(const KernelBench& k) {
   for (const std::int64_t f : k.widths) {
     const Dense z = random_dense(*backend, n, f, 3), dx = random_dense(*backend, n, f, 4);
     Dense h(*backend, n, f), x(*backend, n, f), g(*backend, n, f);
-    const DropoutParams drop{1, rng::kDropout, 0.5f};
+    const DropoutParams drop{1, rng::stream(rng::Stream::dropout), 0.5f};
     std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(i % f);
     const Buffer<std::int32_t> label = make_buffer<std::int32_t>(*backend, labels);

@@ -17,7 +17,7 @@ inline std::vector<std::int64_t> random_permutation(std::int64_t n, std::uint64_
   std::vector<std::int64_t> p(static_cast<std::size_t>(n));
   std::iota(p.begin(), p.end(), std::int64_t{0});
   for (std::int64_t i = n - 1; i > 0; --i) {
-    const auto j = static_cast<std::int64_t>(rng::key(seed, rng::kPermutation + variant, static_cast<std::uint64_t>(i), 0) %
+    const auto j = static_cast<std::int64_t>(rng::key(seed, rng::stream(rng::Stream::permutation, variant), static_cast<std::uint64_t>(i), 0) %
                                              static_cast<std::uint64_t>(i + 1));
     std::swap(p[i], p[j]);
   }

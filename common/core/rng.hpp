@@ -48,15 +48,28 @@ GCNLAB_HD double uniform_double(std::uint64_t seed, std::uint64_t stream, std::u
   return static_cast<double>(key(seed, stream, row, col) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-// Named streams keep independent uses of the same seed apart.
-enum Stream : std::uint64_t {
-  kWeights = 0x100,      // + layer
-  kFeatures = 0x200,     // synthetic features
-  kDropout = 0x300,      // + epoch * 64 + layer
-  kGraph = 0x400,        // generators' edges
-  kLabels = 0x500,       // generators' labels and splits
-  kPermutation = 0x600,  // random vertex permutations
-  kSample = 0x700,       // mini-batch vertex samples (common/data/sampling.hpp)
+// Named streams keep independent uses of the same seed apart. A use's stream
+// is a hash of its name and its indices, stream(Stream::dropout, step, layer),
+// never an offset from another name: kDropout + 64 * epoch + layer once reached
+// kGraph at epoch 4 (the mask of column 2e reused SBM's edge draws) and
+// kLabels at epoch 8 (issue 33). The indices of a name are fixed by its use
+// (unused ones 0); tests/unit/test_model.cpp enumerates the streams of a long
+// run and checks that no two coincide.
+enum class Stream : std::uint64_t {
+  weights = 1,           // (layer)
+  features,              // synthetic features
+  class_signs,           // SBM's per-(class, column) feature signal
+  dropout,               // (step, layer): the epoch, or the mini-batch step
+  graph,                 // generators' edges
+  labels,                // generators' labels
+  split,                 // random train/val/test splits
+  permutation,           // (variant): uniformly random vertex permutations
+  balanced_permutation,  // (variant): weight-balanced bisections (partitioners/permutation.cpp)
+  sample,                // mini-batch vertex samples (common/data/sampling.hpp)
 };
+
+GCNLAB_HD std::uint64_t stream(Stream name, std::uint64_t i = 0, std::uint64_t j = 0) {
+  return mix(mix(mix(static_cast<std::uint64_t>(name)) ^ i) ^ j);
+}
 
 }  // namespace gcnlab::rng

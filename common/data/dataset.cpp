@@ -39,9 +39,9 @@ DatasetSpec parse_dataset_spec(const std::string& spec) {
 void Dataset::synthetic_row(std::int64_t v, std::int32_t y, std::int64_t c0, std::int64_t c1, float* out) const {
   // Uniform(-1, 1) noise plus, for SBM, +-class_signal from a per-(class, column) sign.
   for (std::int64_t c = c0; c < c1; ++c) {
-    float value = 2.f * rng::uniform(feature_seed, rng::kFeatures, v, c) - 1.f;
+    float value = 2.f * rng::uniform(feature_seed, rng::stream(rng::Stream::features), v, c) - 1.f;
     if (class_signal != 0.f && y >= 0) {
-      const bool plus = rng::uniform(feature_seed, rng::kFeatures + 1, y, c) < 0.5f;
+      const bool plus = rng::uniform(feature_seed, rng::stream(rng::Stream::class_signs), y, c) < 0.5f;
       value += plus ? class_signal : -class_signal;
     }
     out[c - c0] = value;
@@ -113,7 +113,7 @@ void row_normalize_features(Dataset& d) {
 void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed) {
   d.split.assign(d.nodes(), ew::kNone);
   for (std::int64_t v = 0; v < d.nodes(); ++v) {
-    const double u = rng::uniform_double(seed, rng::kLabels + 1, v, 0);
+    const double u = rng::uniform_double(seed, rng::stream(rng::Stream::split), v, 0);
     d.split[v] = u < train ? ew::kTrain : u < train + val ? ew::kVal : ew::kTest;
   }
 }

@@ -33,19 +33,20 @@ Dataset generate_sbm(const DatasetSpec& spec) {
   d.labels.resize(n);
   std::vector<std::vector<std::int64_t>> members(k);
   for (std::int64_t v = 0; v < n; ++v) {
-    d.labels[v] = static_cast<std::int32_t>(rng::key(seed, rng::kLabels, v, 0) % k);
+    d.labels[v] = static_cast<std::int32_t>(rng::key(seed, rng::stream(rng::Stream::labels), v, 0) % k);
     members[d.labels[v]].push_back(v);
   }
   // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
   const std::int64_t per_vertex = directed ? degree : std::max<std::int64_t>(degree / 2, degree > 0);
   // Edges are drawn again on each pass of csr_from_edge_passes (never held as a list).
+  const std::uint64_t edges = rng::stream(rng::Stream::graph);
   d.adj = csr_from_edge_passes(
       n,
       [&](const EdgeEmit& emit) {
         for (std::int64_t u = 0; u < n; ++u)
           for (std::int64_t e = 0; e < per_vertex; ++e) {
-            const double r = rng::uniform_double(seed, rng::kGraph, u, 2 * e);
-            const std::uint64_t pick = rng::key(seed, rng::kGraph, u, 2 * e + 1);
+            const double r = rng::uniform_double(seed, edges, u, 2 * e);
+            const std::uint64_t pick = rng::key(seed, edges, u, 2 * e + 1);
             const auto& same = members[d.labels[u]];
             emit(u, r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n));
           }
@@ -77,6 +78,7 @@ Dataset generate_rmat(const DatasetSpec& spec) {
   d.name = "rmat" + std::to_string(scale);
   d.directed = directed;
   // Edge e is a pure function of (seed, e): drawn again on each pass, in parallel.
+  const std::uint64_t edges = rng::stream(rng::Stream::graph);
   d.adj = csr_from_edge_passes(
       n,
       [&](const EdgeEmit& emit) {
@@ -84,7 +86,7 @@ Dataset generate_rmat(const DatasetSpec& spec) {
         for (std::int64_t e = 0; e < m; ++e) {
           std::int64_t u = 0, v = 0;
           for (int level = 0; level < scale; ++level) {
-            const double r = rng::uniform_double(seed, rng::kGraph, e, level);
+            const double r = rng::uniform_double(seed, edges, e, level);
             const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
             u = (u << 1) | bu;
             v = (v << 1) | bv;

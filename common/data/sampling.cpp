@@ -34,7 +34,7 @@ Sample uniform_sample(std::int64_t n, std::int64_t b, std::uint64_t seed, std::u
   }
   // Floyd's algorithm: for j = n-B .. n-1 draw t uniform in [0, j] and take t,
   // or j when t is taken already. Every B-subset is equally likely, in O(B).
-  const std::uint64_t key = rng::key(seed, rng::kSample, step, static_cast<std::uint64_t>(group));
+  const std::uint64_t key = rng::key(seed, rng::stream(rng::Stream::sample), step, static_cast<std::uint64_t>(group));
   std::unordered_set<std::int64_t> taken;
   taken.reserve(static_cast<std::size_t>(2 * b));
   for (std::int64_t j = n - b; j < n; ++j) {

@@ -11,7 +11,7 @@ std::vector<float> glorot_block(std::uint64_t seed, int layer, std::int64_t fan_
   for (std::int64_t i = 0; i < b.rows; ++i)
     for (std::int64_t j = 0; j < b.cols; ++j)
       w[i * b.cols + j] =
-          (2.f * rng::uniform(seed, rng::kWeights + layer, b.row0 + i, b.col0 + j) - 1.f) * a;
+          (2.f * rng::uniform(seed, rng::stream(rng::Stream::weights, layer), b.row0 + i, b.col0 + j) - 1.f) * a;
   return w;
 }
 

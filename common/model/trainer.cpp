@@ -321,7 +321,8 @@ void Trainer::admit() const {
 ConstView Trainer::input(int l) const { return model_.dropout > 0 && !scalegnn() ? layers_[l].x : layers_[l].h; }
 
 DropoutParams Trainer::dropout_params(int epoch, int l) const {
-  return {model_.seed, rng::kDropout + static_cast<std::uint64_t>(epoch) * 64 + static_cast<std::uint64_t>(l),
+  return {model_.seed,
+          rng::stream(rng::Stream::dropout, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(l)),
           model_.dropout};
 }
 

@@ -6,8 +6,11 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string>
+#include <unordered_map>
 
 #include "backends/factory.hpp"
+#include "common/core/rng.hpp"
 #include "common/core/threads.hpp"
 #include "common/data/graph.hpp"
 #include "common/model/loss.hpp"
@@ -281,4 +284,33 @@ TEST_CASE("threads per rank: --threads, then OMP_NUM_THREADS, then SLURM_CPUS_PE
     CHECK_THROWS_WITH(choose(std::nullopt), Catch::Contains("is not a positive thread count"));
   }
   CHECK(affinity_cpus() >= 1);
+}
+
+// Issue 33: named streams were offsets (kDropout + 64 * epoch + layer reached kGraph at
+// epoch 4, kLabels at 8); now each use hashes its name and indices (rng::stream).
+TEST_CASE("random streams: no two uses of a long run share a stream", "[model][rng]") {
+  std::unordered_map<std::uint64_t, std::string> seen;
+  std::string collisions;
+  auto use = [&](std::uint64_t s, const std::string& what) {
+    const auto [it, fresh] = seen.emplace(s, what);
+    if (!fresh && collisions.size() < 400) collisions += what + " = " + it->second + "; ";
+  };
+  using rng::Stream;
+  // 1 000 epochs of 64 mini-batch steps (dropout's key is the step), 8 GCN layers plus
+  // ScaleGNN's input projection and head (10 layer indices); weights and RMSNorm scales
+  constexpr std::uint64_t kSteps = 1000 * 64, kLayers = 10;
+  for (std::uint64_t step = 0; step < kSteps; ++step)
+    for (std::uint64_t l = 0; l < kLayers; ++l) use(rng::stream(Stream::dropout, step, l), "dropout");
+  for (std::uint64_t l = 0; l < 2 * kLayers; ++l) use(rng::stream(Stream::weights, l), "weights");
+  for (std::uint64_t v = 0; v < 16; ++v) {  // permutation variants (plexus: one per adjacency version)
+    use(rng::stream(Stream::permutation, v), "permutation");
+    use(rng::stream(Stream::balanced_permutation, v), "balanced_permutation");
+  }
+  for (const auto& [s, what] : {std::pair{Stream::features, "features"}, std::pair{Stream::class_signs, "class_signs"},
+                                std::pair{Stream::graph, "graph"}, std::pair{Stream::labels, "labels"},
+                                std::pair{Stream::split, "split"}, std::pair{Stream::sample, "sample"}})
+    use(rng::stream(s), what);
+  INFO(collisions);
+  CHECK(collisions.empty());
+  CHECK(seen.size() == kSteps * kLayers + 2 * kLayers + 32 + 6);
 }

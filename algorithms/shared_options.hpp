@@ -11,7 +11,7 @@ inline StrategyOption replication_option() {
   return {"replication", "c", StrategyOption::Kind::integer, "0", {}, 1, "replication factor (instead of --grid)"};
 }
 
-// The SUMMA layers of 2d and split-3d (common/dist/split_summa.hpp).
+// The SUMMA layers of 2d and split-3d (algorithms/split-3d/split_summa.hpp).
 inline std::vector<StrategyOption> summa_options() {
   return {
       {"block", "b", StrategyOption::Kind::integer, "0", {}, 0, "SUMMA blocking, at most b vertices per stage (0: none)"},

@@ -10,7 +10,7 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
 #include "common/core/permutation.hpp"
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
 #include "partitioners/methods.hpp"
 
 namespace gcnlab {

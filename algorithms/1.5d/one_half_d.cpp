@@ -4,7 +4,8 @@
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
+#include "common/data/graph.hpp"
 
 namespace gcnlab {
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "common/dist/block_rows.hpp"
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
+#include "common/data/graph.hpp"
 
 namespace gcnlab {
 

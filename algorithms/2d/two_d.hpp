@@ -6,7 +6,7 @@
 // values) and dense blocks of H along process columns (bcast_dense); then the
 // "partial SUMMA" with the replicated W broadcasts T's blocks along the row.
 // The layer code is the Z = 1 case of the Block Split 3D layers in
-// common/dist/split_summa.hpp, which draws the data movement.
+// algorithms/split-3d/split_summa.hpp, which draws the data movement.
 //
 // Per rank and epoch (the paper's Tcomm for a square grid: nnz/√P + 2nf/√P
 // words per SpMM phase, Eq. 2's nf/√P for the softmax and Eq. 4's 2nf/√P + f²
@@ -21,7 +21,7 @@
 // CAGNET counts a sparse entry as one word; gcnlab counts its 4-byte column
 // id and 4-byte value, plus the row pointers of each piece.
 
-#include "common/dist/split_summa.hpp"
+#include "algorithms/split-3d/split_summa.hpp"
 
 namespace gcnlab {
 

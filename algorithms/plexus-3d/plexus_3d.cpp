@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common/dist/split_summa.hpp"
+#include "common/comm/process_grid.hpp"
 
 namespace gcnlab {
 

@@ -6,14 +6,14 @@
 // layer k of the mesh runs 2D SUMMA over its slab of Âᵀ's columns, the
 // partial sums are reduce-scattered along the fiber (reduce_scatter), and the
 // partial 3D dense multiply with the replicated W broadcasts T's blocks along
-// y. Layers: common/dist/split_summa.hpp (drawn there).
+// y. Layers: algorithms/split-3d/split_summa.hpp (drawn there).
 //
 // Per rank and epoch, exactly: the 2d terms on the layer's slab, plus
 //   reduce_scatter  (Z-1) · |R_{i,k}| · |F_j| · 4  per SpMM (f_l fwd, f_{l+1} bwd)
 // CAGNET's forward Tcomm: nnz/P^{2/3} + 2nf/P^{2/3} words (sparse, dense H,
 // and the fiber reduction of nf/P^{2/3}-element partial sums).
 
-#include "common/dist/split_summa.hpp"
+#include "algorithms/split-3d/split_summa.hpp"
 
 namespace gcnlab {
 

@@ -239,7 +239,7 @@ void bench_elementwise(const KernelBench& k) {
 }
 
 // epoch: the train options; one untimed epoch, then --epochs timed ones.
-void bench_epoch(Args& args, Communicator& world) {
+void bench_epoch(Args& args, MpiCommunicator& world) {
   TrainRun run = start_train(args, world, /*default_epochs=*/6);
   GCNLAB_CHECK(!run.dry_run && !run.out && !run.weights_out, "bench epoch takes no --dry-run, --out or --weights-out");
   const RunResult r = run.trainer->train({});
@@ -266,7 +266,7 @@ void bench_epoch(Args& args, Communicator& world) {
 
 }  // namespace
 
-int bench(const std::string& kind, Args& args, Communicator& world) {
+int bench(const std::string& kind, Args& args, MpiCommunicator& world) {
   collectively(world, [&] {
     GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch",
                  "bench needs one of spmm, gemm, elementwise, epoch first (got '{}'; see gcnlab --help)", kind);

@@ -67,10 +67,9 @@ void collectively(Communicator& world, const std::function<void()>& fn) {
 namespace {
 
 // This rank's place on its node: (index among the node's ranks, ranks on the node).
-std::pair<int, int> node_position(Communicator& world) {
-  auto& mpi = dynamic_cast<MpiCommunicator&>(world);
+std::pair<int, int> node_position(const MpiCommunicator& world) {
   MPI_Comm node;
-  GCNLAB_MPI(MPI_Comm_split_type(mpi.native(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
+  GCNLAB_MPI(MPI_Comm_split_type(world.native(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
   int local = 0, count = 1;
   MPI_Comm_rank(node, &local);
   MPI_Comm_size(node, &count);
@@ -249,7 +248,7 @@ ModelConfig read_model_config(Args& args) {
   return model;
 }
 
-TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
+TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   TrainRun run;
   RunInfo& info = run.info;
   ModelConfig& model = run.model;
@@ -331,7 +330,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
     run.backend = make_backend(info.backend, {info.threads, local_rank});
     for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
     attach_ledger(*run.backend, world.ledger());
-    run.device_world = make_device_communicator(*run.backend, dynamic_cast<MpiCommunicator&>(world));
+    run.device_world = make_device_communicator(*run.backend, world);
     Communicator& comm = run.comm(world);
     run.strategy = make_strategy(sopts, {comm, *run.backend});
     // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
@@ -380,7 +379,7 @@ TrainRun start_train(Args& args, Communicator& world, int default_epochs) {
   return run;
 }
 
-int train(Args& args, Communicator& world) {
+int train(Args& args, MpiCommunicator& world) {
   TrainRun run = start_train(args, world);
   const RunInfo& info = run.info;
   const auto& out = run.out;
@@ -437,7 +436,7 @@ int train(Args& args, Communicator& world) {
   return 0;
 }
 
-int info(Args& args, Communicator& world) {
+int info(Args& args, MpiCommunicator& world) {
   std::optional<Dataset> data;
   std::vector<int> shards;
   std::uint64_t seed = 1;
@@ -485,7 +484,7 @@ int info(Args& args, Communicator& world) {
   return 0;
 }
 
-int prepare(Args& args, Communicator& world) {
+int prepare(Args& args, MpiCommunicator& world) {
   collectively(world, [&] {
     const std::string spec = args.value_or("--dataset", kDefaultDataset);
     const auto out = args.value("--out");
@@ -531,7 +530,7 @@ int prepare(Args& args, Communicator& world) {
   return 0;
 }
 
-int partition(Args& args, Communicator& world) {
+int partition(Args& args, MpiCommunicator& world) {
   collectively(world, [&] {
     const std::string spec = args.value_or("--dataset", kDefaultDataset);
     const int parts = static_cast<int>(args.integer("--parts", 0, 1));
@@ -547,7 +546,7 @@ int partition(Args& args, Communicator& world) {
     std::int64_t distributed_cut = 0;
     if (method == "ptscotch") {  // every rank holds only its block of rows (of the shards, for gcl:DIR)
       const auto graph = d.shards ? std::shared_ptr<const Graph>(d.shards) : prepare_graph(d, {}).graph;
-      const MPI_Comm comm = dynamic_cast<MpiCommunicator&>(world).native();
+      const MPI_Comm comm = world.native();
       const PartitionBlock b = ptscotch_partition(*graph, parts, 0.03, seed, comm);
       distributed_cut = b.edge_cut;
       p = gather_partition(*graph, b, parts, comm);
@@ -586,7 +585,7 @@ int partition(Args& args, Communicator& world) {
   return 0;
 }
 
-int strategies(Args& args, Communicator& world) {
+int strategies(Args& args, MpiCommunicator& world) {
   bool json = false;
   collectively(world, [&] {
     json = args.flag("--json");
@@ -596,7 +595,7 @@ int strategies(Args& args, Communicator& world) {
   return 0;
 }
 
-int compare(Args& args, Communicator& world) {
+int compare(Args& args, MpiCommunicator& world) {
   std::vector<nlohmann::json> runs;
   std::vector<std::string> files;
   std::optional<std::string> csv;

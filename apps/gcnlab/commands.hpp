@@ -1,5 +1,7 @@
 #pragma once
-// The gcnlab subcommands. Each runs on every rank of `world`.
+// The gcnlab subcommands. Each runs on every rank of `world`, the MPI world the
+// process started in (main makes it): the commands that need MPI itself (the node
+// a rank runs on, NCCL set up from MPI, PT-Scotch) take it from there.
 
 #include <functional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "apps/gcnlab/options.hpp"
 #include "backends/factory.hpp"
 #include "common/comm/communicator.hpp"
+#include "common/comm/mpi_communicator.hpp"
 #include "common/model/strategy.hpp"
 #include "common/model/trainer.hpp"
 #include "common/results/results.hpp"
@@ -51,20 +54,20 @@ struct TrainRun {
   // The communicator the strategy runs on.
   Communicator& comm(Communicator& world) { return device_world ? *device_world : world; }
 };
-TrainRun start_train(Args& args, Communicator& world, int default_epochs = 100);
+TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs = 100);
 // train's strategy options (all but --grid, which the caller reads) and model options.
 StrategyOptions read_strategy_options(Args& args, const char* command);
 ModelConfig read_model_config(Args& args);
 
-int train(Args& args, Communicator& world);
-int bench(const std::string& kind, Args& args, Communicator& world);  // bench.cpp: spmm | gemm | epoch
-int info(Args& args, Communicator& world);
-int prepare(Args& args, Communicator& world);
-int partition(Args& args, Communicator& world);
-int compare(Args& args, Communicator& world);
-int strategies(Args& args, Communicator& world);  // the registry (--json for scripts)
-int plan(Args& args, Communicator& world);  // plan.cpp
-int simulate(Args& args, Communicator& world);  // simulate.cpp
+int train(Args& args, MpiCommunicator& world);
+int bench(const std::string& kind, Args& args, MpiCommunicator& world);  // bench.cpp: spmm | gemm | epoch
+int info(Args& args, MpiCommunicator& world);
+int prepare(Args& args, MpiCommunicator& world);
+int partition(Args& args, MpiCommunicator& world);
+int compare(Args& args, MpiCommunicator& world);
+int strategies(Args& args, MpiCommunicator& world);  // the registry (--json for scripts)
+int plan(Args& args, MpiCommunicator& world);  // plan.cpp
+int simulate(Args& args, MpiCommunicator& world);  // simulate.cpp
 
 // --grid auto for plexus-3d: the grid the performance model ranks first (plan.cpp).
 std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine);

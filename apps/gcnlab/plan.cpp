@@ -233,7 +233,7 @@ std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ra
   return {g[0], g[1], g[2]};
 }
 
-int plan(Args& args, Communicator& world) {
+int plan(Args& args, MpiCommunicator& world) {
   std::string text;
   collectively(world, [&] {
     const auto calibrate_wanted = args.flag("--calibrate");

@@ -15,7 +15,7 @@
 
 namespace gcnlab::cli {
 
-int simulate(Args& args, Communicator& world) {
+int simulate(Args& args, MpiCommunicator& world) {
   StrategyOptions options;
   ModelConfig model;
   std::string spec, partitioner;

@@ -1,6 +1,8 @@
 #include "common/comm/process_grid.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <climits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -86,5 +88,25 @@ std::vector<int> parse_grid(const std::string& text) {
 }
 
 std::string format_grid(const std::vector<int>& dims) { return fmt::format("{}", fmt::join(dims, "x")); }
+
+std::vector<int> default_grid(int p, int ndims) {
+  std::vector<int> best;
+  int best_spread = INT_MAX;
+  for (int a = p; a >= 1; --a) {
+    if (p % a) continue;
+    if (ndims == 2) {
+      const int b = p / a;
+      if (a >= b && a - b < best_spread) best = {a, b}, best_spread = a - b;
+      continue;
+    }
+    for (int b = p / a; b >= 1; --b) {
+      if ((p / a) % b) continue;
+      const int c = p / a / b;
+      const int spread = std::max({a, b, c}) - std::min({a, b, c});
+      if (a >= b && b >= c && spread < best_spread) best = {a, b, c}, best_spread = spread;
+    }
+  }
+  return best;
+}
 
 }  // namespace gcnlab

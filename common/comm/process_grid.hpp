@@ -62,4 +62,7 @@ class ProcessGrid {
 std::vector<int> parse_grid(const std::string& text);
 std::string format_grid(const std::vector<int>& dims);
 
+// Default grids: the most square R x C (R >= C) and the most cube-like X x Y x Z.
+std::vector<int> default_grid(int ranks, int ndims);
+
 }  // namespace gcnlab

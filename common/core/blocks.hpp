@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace gcnlab {
 
@@ -17,6 +19,23 @@ struct BlockRange {
 inline BlockRange block_range(std::int64_t n, int p, int k) {
   const std::int64_t base = n / p, extra = n % p;
   return {k * base + std::min<std::int64_t>(k, extra), base + (k < extra ? 1 : 0)};
+}
+
+// The p + 1 boundaries of block_range's parts: offsets[k] .. offsets[k+1] is part k.
+inline std::vector<std::int64_t> block_offsets(std::int64_t n, int p) {
+  std::vector<std::int64_t> off(p + 1, 0);
+  for (int k = 0; k < p; ++k) off[k + 1] = block_range(n, p, k).end();
+  return off;
+}
+
+// Rows of the smallest and the largest block of `off` (any boundaries, not only block_offsets').
+inline std::pair<std::int64_t, std::int64_t> block_extent(const std::vector<std::int64_t>& off) {
+  std::int64_t lo = off.size() > 1 ? off[1] - off[0] : 0, hi = lo;
+  for (std::size_t k = 1; k + 1 < off.size(); ++k) {
+    lo = std::min(lo, off[k + 1] - off[k]);
+    hi = std::max(hi, off[k + 1] - off[k]);
+  }
+  return {lo, hi};
 }
 
 }  // namespace gcnlab

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "common/core/blocks.hpp"
 #include "common/core/error.hpp"
 
 namespace gcnlab {
@@ -121,6 +122,16 @@ HostCsr InMemoryGraph::read_block_t(int r, std::int64_t r0, std::int64_t r1, int
 HostCsr InMemoryGraph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
                                   std::int64_t c1) const {
   return extract(*adj_.a_hat, r, r0, r1, c, c0, c1);
+}
+
+std::vector<std::int64_t> row_blocks(const Graph& g, int k) {
+  const GraphLayout& layout = g.layout();
+  if (layout.parts == 0) return block_offsets(g.n(), k);
+  GCNLAB_CHECK(layout.parts == k,
+               "the graph was partitioned into {} parts (--partitioner {}) but this strategy cuts {} block rows; "
+               "prepare it with --parts {}",
+               layout.parts, layout.partitioner, k, k);
+  return layout.blocks;
 }
 
 }  // namespace gcnlab

@@ -89,6 +89,10 @@ class Graph {
   GraphLayout layout_;
 };
 
+// The k block rows a strategy cuts: the partition's parts when the graph was
+// partitioned (it must have k), else equal blocks of ordering 0 (block_offsets).
+std::vector<std::int64_t> row_blocks(const Graph& g, int k);
+
 // Â and Âᵀ of a dataset in original vertex ids (the same object when undirected).
 struct NormalizedAdjacency {
   std::int64_t n = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/comm/wire.hpp"
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
 
 namespace gcnlab {
 

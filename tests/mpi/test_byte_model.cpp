@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;

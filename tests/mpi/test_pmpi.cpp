@@ -1,6 +1,6 @@
 // The Ledger's bytes — what the Communicator records for each call — equal the
 // bytes MPI was asked to move, counted from the MPI calls' own arguments by the
-// profiling layer below it (common/comm/pmpi_counter.hpp), for every strategy
+// profiling layer below it (tests/support/pmpi_counter.hpp), for every strategy
 // at every grid the suite runs, over a whole run (setup, epochs, evaluation,
 // report). With the model-equals-ledger tests this closes the loop: the model
 // is checked against something it does not compute itself.
@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/ranges.h>
 
-#include "common/comm/pmpi_counter.hpp"
+#include "tests/support/pmpi_counter.hpp"
 #include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
 

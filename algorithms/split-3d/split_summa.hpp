@@ -148,7 +148,4 @@ class SplitSummaStrategy : public Strategy {
   Buffer<float> xt_, xt_send_, xt_recv_, xt_piece_, dw_block_, dw_kept_, dw_gathered_;
 };
 
-// Default grids: the most square R x C (R >= C) and the most cube-like X x Y x Z.
-std::vector<int> default_grid(int ranks, int ndims);
-
 }  // namespace gcnlab

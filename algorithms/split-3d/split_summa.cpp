@@ -1,34 +1,13 @@
-#include "common/dist/split_summa.hpp"
+#include "algorithms/split-3d/split_summa.hpp"
 
 #include <algorithm>
-#include <climits>
 
 #include <fmt/ranges.h>
 
 #include "common/comm/wire.hpp"
-#include "partitioners/block.hpp"
+#include "common/core/blocks.hpp"
 
 namespace gcnlab {
-
-std::vector<int> default_grid(int p, int ndims) {
-  std::vector<int> best;
-  int best_spread = INT_MAX;
-  for (int a = p; a >= 1; --a) {
-    if (p % a) continue;
-    if (ndims == 2) {
-      const int b = p / a;
-      if (a >= b && a - b < best_spread) best = {a, b}, best_spread = a - b;
-      continue;
-    }
-    for (int b = p / a; b >= 1; --b) {
-      if ((p / a) % b) continue;
-      const int c = p / a / b;
-      const int spread = std::max({a, b, c}) - std::min({a, b, c});
-      if (a >= b && b >= c && spread < best_spread) best = {a, b, c}, best_spread = spread;
-    }
-  }
-  return best;
-}
 
 namespace {
 std::vector<std::string> axis_names(std::size_t n) {

@@ -1,4 +1,4 @@
-#include "common/comm/pmpi_counter.hpp"
+#include "tests/support/pmpi_counter.hpp"
 
 #include <mpi.h>
 

@@ -41,6 +41,12 @@ class Buffer {
     GCNLAB_ASSERT(host.size() == size_);
     if (size_) alloc_->copy_to_device(data_, host.data(), size_ * sizeof(T));
   }
+  // The first host.size() elements: a buffer sized for the largest use (the full
+  // graph's rows) holding a smaller one (a mini-batch sample's).
+  void upload_front(std::span<const T> host) {
+    GCNLAB_ASSERT(host.size() <= size_);
+    if (!host.empty()) alloc_->copy_to_device(data_, host.data(), host.size() * sizeof(T));
+  }
   std::vector<T> download() const {
     std::vector<T> host(size_);
     if (size_) alloc_->copy_to_host(host.data(), data_, size_ * sizeof(T));

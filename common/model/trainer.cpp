@@ -66,30 +66,22 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
                            : static_cast<int>((n_ + train_.batch_size * d - 1) / (train_.batch_size * d));
   }
   admit();
+  buf_.allocate(buffer_plan(), backend_, backend_);
   const Layout& in = strategy_.layout(0);
-  features_ = Dense(backend_, static_cast<std::int64_t>(in.vertices.size()), in.cols);
-  allocate_activations();
   for (int l = 0; l < L; ++l) {
-    LayerState& s = layers_[l];
-    s.row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
-
+    LayerBuffers& s = buf_.layers[l];
+    s.row_ids.upload(strategy_.layout(l).vertices);
     const Block b = strategy_.weight_block(l);
-    const std::vector<float> w = glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b);
-    s.w = make_dense(backend_, b.rows, b.cols, w);
-    s.dw = Dense(backend_, b.rows, b.cols);
-    s.m = Dense(backend_, b.rows, b.cols);
-    s.v = Dense(backend_, b.rows, b.cols);
+    s.w.upload(glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b));
     backend_.fill(s.m, 0.f);
     backend_.fill(s.v, 0.f);
     if (norm_block(l)) {  // γ = 1
-      const std::int64_t cols = strategy_.layout(l + 1).cols;
-      for (Dense* d : {&s.gamma, &s.dgamma, &s.gamma_m, &s.gamma_v}) *d = Dense(backend_, 1, cols);
       backend_.fill(s.gamma, 1.f);
       backend_.fill(s.gamma_m, 0.f);
       backend_.fill(s.gamma_v, 0.f);
     }
   }
-  if (initial) scatter(&LayerState::w, *initial, "initial W");
+  if (initial) scatter(&LayerBuffers::w, *initial, "initial W");
   first_epoch_ = completed_epochs_ = 0;
 
   // Vertex data for this rank only: feature columns of layout(0), labels of
@@ -100,19 +92,17 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     const std::span<const std::int64_t> rows(in.vertices.data() + r0, std::min(kChunk, in.vertices.size() - r0));
     h0.resize(rows.size() * in.cols);
     data.feature_rows(rows, in.col0, in.col0 + in.cols, h0.data());
-    backend_.copy_to_device(features_.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
+    backend_.copy_to_device(buf_.features.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
   }
   if (model_.learn_features) {
-    feature_m_ = Dense(backend_, layers_[0].h.rows, layers_[0].h.cols);
-    feature_v_ = Dense(backend_, layers_[0].h.rows, layers_[0].h.cols);
-    backend_.fill(feature_m_, 0.f);
-    backend_.fill(feature_v_, 0.f);
+    backend_.fill(buf_.feature_m, 0.f);
+    backend_.fill(buf_.feature_v, 0.f);
   }
   const Layout& out = strategy_.layout(L);
   std::vector<std::int32_t> labels = data.labels_of(out.vertices);
   std::vector<std::uint8_t> split = data.split_of(out.vertices);
-  labels_ = make_buffer<std::int32_t>(backend_, labels);
-  split_ = make_buffer<std::uint8_t>(backend_, split);
+  buf_.labels.upload(labels);
+  buf_.split.upload(split);
   n_train_ = static_cast<double>(data.count(ew::kTrain));
   if (minibatch()) {  // what the samples' rows are gathered from
     full_in_ = in.vertices;
@@ -131,8 +121,7 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
   dims_ = model_.dims(data.features, data.classes);
   kinds_ = model_.kinds();
   strategy_.setup(graph, dims_);
-  layers_.clear();
-  layers_.resize(static_cast<std::size_t>(model_.weight_layers()));
+  buf_ = {};
   plan_ = strategy_.activation_plan();
   GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
 }
@@ -159,77 +148,6 @@ std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, con
 }
 
 }  // namespace
-
-void Trainer::allocate_activations() {
-  const int L = weight_layers();
-  const bool drop = model_.dropout > 0;
-  // Called again for every mini-batch: buffers are reused where they are large
-  // enough (a sample's layouts are never larger than the full graph's).
-  activations_.reserve(static_cast<std::size_t>(5 * L + 2));
-  std::size_t next = 0;
-  auto store = [&](std::int64_t elements) -> float* {
-    if (next == activations_.size()) activations_.emplace_back(backend_, 1, elements);
-    else if (activations_[next].size() < elements) activations_[next] = Dense(backend_, 1, elements);
-    return activations_[next++].data();
-  };
-  auto shaped = [](float* p, const Layout& a) { return View{p, rows_of(a), a.cols, a.cols}; };
-  auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
-  auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
-
-  const Layout& in0 = strategy_.layout(0);
-  // a sample's rows of the features; the slot is taken on the full graph too, so
-  // that every later buffer keeps its slot between samples and evaluations
-  float* sample_h0 = minibatch() ? store(size(in0)) : nullptr;
-  layers_[0].h = sampled_ ? shaped(sample_h0, in0) : features_.view();
-  if (scalegnn()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
-    for (int l = 0; l < L; ++l) {
-      LayerState& s = layers_[l];
-      const Layout& in = strategy_.layout(l);
-      const Layout& out = strategy_.layout(l + 1);
-      const bool after_linear = l > 0 && kinds_[l - 1] == LayerKind::linear;
-      if (l > 0 && !after_linear) s.h = shaped(store(size(in)), in);
-      if (l > 0) s.dx = shaped(store(size(in)), in);
-      s.z = shaped(store(size(out)), out);
-      if (kinds_[l] != LayerKind::linear || l + 1 == L) s.g = shaped(store(size(out)), out);
-      if (norm_block(l)) s.sumsq = store(rows_of(out)), s.rowdot = store(rows_of(out));
-    }
-    for (int l = 0; l + 1 < L; ++l)
-      if (kinds_[l] == LayerKind::linear) {  // X_h,0 = X_in W_in is the next input as it is (Eq. 4)
-        layers_[l + 1].h = layers_[l].z;
-        layers_[l].g = layers_[l + 1].dx;
-      }
-    return;
-  }
-  if (!shared()) {
-    for (int l = 0; l < L; ++l) {
-      LayerState& s = layers_[l];
-      const Layout& in = strategy_.layout(l);
-      const Layout& out = strategy_.layout(l + 1);
-      if (l > 0) s.h = shaped(store(size(in)), in);
-      if (drop) s.x = shaped(store(size(in)), in);
-      if (input_gradient(l)) s.dx = shaped(store(size(in)), in);
-      s.z = shaped(store(size(out)), out);
-      s.g = shaped(store(size(out)), out);
-    }
-    return;
-  }
-  // MG-GCN Sec. 4.2: layer l's buffer holds Z_l -> H_{l+1} (Eq. 18) -> G_l (19) -> dX_l (21).
-  std::int64_t widest_input = 0;
-  for (int l = 0; l < L; ++l) {
-    LayerState& s = layers_[l];
-    const Layout& in = strategy_.layout(l);
-    const Layout& out = strategy_.layout(l + 1);
-    float* a = store(std::max(size(out), input_gradient(l) ? size(in) : 0));
-    s.z = s.g = shaped(a, out);
-    if (l + 1 < L) layers_[l + 1].h = shaped(a, out);
-    if (input_gradient(l)) s.dx = shaped(a, in);
-    widest_input = std::max(widest_input, size(in));
-  }
-  if (drop) {  // X_l = dropout(H_l), written before each forward and backward product of layer l
-    float* x = store(widest_input);
-    for (int l = 0; l < L; ++l) layers_[l].x = shaped(x, strategy_.layout(l));
-  }
-}
 
 std::unique_ptr<SampleCut> Trainer::cut_for_step(int step) {
   // Alg. 1 line 1 / Alg. 2 line 1: the same sample on every rank of the group,
@@ -264,7 +182,7 @@ void Trainer::restrict_to_step(int step) {
     auto t = ledger_.time(Category::sampling);
     sampled_ = step >= 0;
     strategy_.restrict_to(sampled_ ? cut_for_step(step).get() : nullptr);
-    allocate_activations();
+    buf_.bind_activations(buffer_plan(), sampled_);
     bind_vertex_data();
   }
   if (!sampled_) {
@@ -280,24 +198,25 @@ void Trainer::restrict_to_step(int step) {
 }
 
 void Trainer::bind_vertex_data() {
+  // Into the buffers planned for the full graph (ModelBuffers): a sample's rows are their first ones.
   const int L = weight_layers();
-  for (int l = 0; l < L; ++l) layers_[l].row_ids = make_buffer<std::int64_t>(backend_, strategy_.layout(l).vertices);
+  for (int l = 0; l < L; ++l) buf_.put(buf_.layers[l].row_ids, std::span(strategy_.layout(l).vertices));
   if (!sampled_) {
-    labels_ = make_buffer<std::int32_t>(backend_, full_labels_);
-    split_ = make_buffer<std::uint8_t>(backend_, full_split_);
+    buf_.put(buf_.labels, std::span<const std::int32_t>(full_labels_));
+    buf_.put(buf_.split, std::span<const std::uint8_t>(full_split_));
     return;
   }
   // Alg. 2 line 18: X_S = X[S_r], Y_S = Y[S_r] from this rank's own rows.
-  sample_rows_ = make_buffer<std::int64_t>(backend_, subsequence(full_in_, strategy_.layout(0).vertices));
-  backend_.gather_rows(features_, sample_rows_.data(), layers_[0].h);
+  buf_.put(buf_.sample_rows, std::span<const std::int64_t>(subsequence(full_in_, strategy_.layout(0).vertices)));
+  backend_.gather_rows(buf_.features, buf_.sample_rows.data(), buf_.layers[0].h);
   std::vector<std::int32_t> labels;
   std::vector<std::uint8_t> split;
   for (const std::int64_t i : subsequence(full_out_, strategy_.layout(L).vertices)) {
     labels.push_back(full_labels_[static_cast<std::size_t>(i)]);
     split.push_back(full_split_[static_cast<std::size_t>(i)]);
   }
-  labels_ = make_buffer<std::int32_t>(backend_, labels);
-  split_ = make_buffer<std::uint8_t>(backend_, split);
+  buf_.put(buf_.labels, std::span<const std::int32_t>(labels));
+  buf_.put(buf_.split, std::span<const std::uint8_t>(split));
   sample_train_ = static_cast<double>(std::count(split.begin(), split.end(), std::uint8_t{ew::kTrain}));
 }
 
@@ -318,7 +237,7 @@ void Trainer::admit() const {
                need.weights / MiB, budget / MiB, source);
 }
 
-ConstView Trainer::input(int l) const { return model_.dropout > 0 && !scalegnn() ? layers_[l].x : layers_[l].h; }
+ConstView Trainer::input(int l) const { return model_.dropout > 0 && !scalegnn() ? buf_.layers[l].x : buf_.layers[l].h; }
 
 DropoutParams Trainer::dropout_params(int epoch, int l) const {
   return {model_.seed,
@@ -328,7 +247,7 @@ DropoutParams Trainer::dropout_params(int epoch, int l) const {
 
 void Trainer::drop_input(int epoch, int l) {
   auto t = ledger_.time(Category::elementwise);
-  LayerState& s = layers_[l];
+  LayerBuffers& s = buf_.layers[l];
   backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0, dropout_params(epoch, l));
 }
 
@@ -336,20 +255,20 @@ void Trainer::forward(int epoch, bool training) {
   const int L = weight_layers();
   if (scalegnn()) {
     for (int l = 0; l < L; ++l) {
-      strategy_.forward(l, layers_[l].h, layers_[l].w, layers_[l].z);
+      strategy_.forward(l, buf_.layers[l].h, buf_.layers[l].w, buf_.layers[l].z);
       if (norm_block(l)) norm_forward(epoch, l, training);
     }
     return;
   }
   const bool drop = training && model_.dropout > 0;
   for (int l = 0; l < L; ++l) {
-    LayerState& s = layers_[l];
+    LayerBuffers& s = buf_.layers[l];
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
     if (drop && (l == 0 || shared())) drop_input(epoch, l);
     strategy_.forward(l, drop ? s.x : s.h, s.w, s.z);
     if (l + 1 < L) {
       auto t = ledger_.time(Category::elementwise);
-      LayerState& next = layers_[l + 1];
+      LayerBuffers& next = buf_.layers[l + 1];
       if (drop && !shared())
         backend_.relu_dropout(s.z, next.x, next.row_ids.data(), strategy_.layout(l + 1).col0,
                               dropout_params(epoch, l + 1));
@@ -360,15 +279,15 @@ void Trainer::forward(int epoch, bool training) {
 }
 
 XentSums Trainer::loss() {
-  LayerState& last = layers_.back();
+  LayerBuffers& last = buf_.layers.back();
   return softmax_cross_entropy(backend_, ledger_, strategy_.class_split(), last.z,
-                               strategy_.layout(weight_layers()).col0, labels_.data(), split_.data(), n_train_,
+                               strategy_.layout(weight_layers()).col0, buf_.labels.data(), buf_.split.data(), n_train_,
                                loss_ws_, last.g);
 }
 
 void Trainer::norm_forward(int epoch, int l, bool training) {
-  LayerState& s = layers_[l];
-  LayerState& next = layers_[l + 1];
+  LayerBuffers& s = buf_.layers[l];
+  LayerBuffers& next = buf_.layers[l + 1];
   const Layout& out = strategy_.layout(l + 1);
   const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
   {
@@ -384,8 +303,8 @@ void Trainer::norm_forward(int epoch, int l, bool training) {
 }
 
 void Trainer::norm_backward(int epoch, int l) {
-  LayerState& s = layers_[l];
-  const LayerState& next = layers_[l + 1];
+  LayerBuffers& s = buf_.layers[l];
+  const LayerBuffers& next = buf_.layers[l + 1];
   const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
   {
     auto t = ledger_.time(Category::elementwise);
@@ -402,16 +321,16 @@ void Trainer::norm_backward(int epoch, int l) {
 void Trainer::backward(int epoch) {
   if (scalegnn()) {
     for (int l = weight_layers() - 1; l >= 0; --l) {
-      LayerState& s = layers_[l];
+      LayerBuffers& s = buf_.layers[l];
       if (norm_block(l)) norm_backward(epoch, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
       View dx = s.dx;
       strategy_.backward(l, s.h, s.g, s.w, s.dw, l > 0 ? &dx : nullptr);
-      if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, layers_[l + 1].dx, s.dx, /*accumulate=*/true);
+      if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, buf_.layers[l + 1].dx, s.dx, /*accumulate=*/true);
     }
     return;
   }
   for (int l = weight_layers() - 1; l >= 0; --l) {
-    LayerState& s = layers_[l];
+    LayerBuffers& s = buf_.layers[l];
     const bool input_gradient = l > 0 || model_.learn_features;
     if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
     View dx = input_gradient ? s.dx : View{};
@@ -422,9 +341,9 @@ void Trainer::backward(int epoch) {
       if (model_.dropout > 0)
         backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(0).col0, dropout_params(epoch, 0));
     } else if (model_.dropout > 0) {
-      backend_.dropout_relu_backward(s.dx, s.x, dropout_params(epoch, l).scale(), layers_[l - 1].g);
+      backend_.dropout_relu_backward(s.dx, s.x, dropout_params(epoch, l).scale(), buf_.layers[l - 1].g);
     } else {
-      backend_.relu_backward(s.dx, layers_[l - 1].z, layers_[l - 1].g);
+      backend_.relu_backward(s.dx, buf_.layers[l - 1].z, buf_.layers[l - 1].g);
     }
   }
 }
@@ -438,7 +357,7 @@ void Trainer::update(int step) {
                          1.f - std::pow(model_.beta1, static_cast<float>(step)),
                          1.f - std::pow(model_.beta2, static_cast<float>(step))};
   for (int l = 0; l < weight_layers(); ++l) {
-    LayerState& s = layers_[l];
+    LayerBuffers& s = buf_.layers[l];
     if (model_.weight_decay > 0 && (!model_.weight_decay_first_only || l == 0))
       backend_.axpy(model_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
     if (model_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
@@ -448,8 +367,8 @@ void Trainer::update(int step) {
     else backend_.sgd(s.gamma, s.dgamma, model_.lr);
   }
   if (model_.learn_features) {
-    LayerState& s = layers_[0];
-    if (model_.optimizer == "adam") backend_.adam(s.h, s.dx, feature_m_, feature_v_, p);
+    LayerBuffers& s = buf_.layers[0];
+    if (model_.optimizer == "adam") backend_.adam(s.h, s.dx, buf_.feature_m, buf_.feature_v, p);
     else backend_.sgd(s.h, s.dx, model_.lr);
   }
 }
@@ -526,64 +445,14 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   const int E = train_.epochs;
   const int first_timed = E - first_epoch_ > 1 ? first_epoch_ + 1 : first_epoch_;  // the first epoch run warms up
   r.timed_epochs = E - first_timed;
-  CategoryTallies sum{};
+  CategoryTallies timed{};  // summed over the timed epochs
   std::vector<double> epoch_time(E - first_epoch_), eval_time(E - first_epoch_);
-  const bool eval_pass = model_.dropout > 0 && train_.eval_each_epoch;
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-
   model_sum_ = {};
   model_epochs_ = 0;
   for (int e = first_epoch_; e < E; ++e) {
     const std::size_t i = static_cast<std::size_t>(e - first_epoch_);
-    ledger_.set_phase(Phase::epoch);
-    world_.barrier();
-    std::array<double, kMetrics> m{};
-    if (minibatch()) {
-      accumulate_model_ = e >= first_timed;
-      std::vector<double> steps;
-      m = reduce(minibatch_epoch(e, steps, eval_time[i]));
-      epoch_time[i] = std::accumulate(steps.begin(), steps.end(), 0.0);
-      model_epochs_ += accumulate_model_;
-    } else {
-      const auto t0 = Clock::now();
-      forward(e, /*training=*/true);
-      const XentSums sums = loss();
-      inject_fault(e);
-      backward(e);
-      update(e + 1);
-      m = reduce_metrics(sums);
-      m[0] /= n_train_;
-      backend_.sync();
-      epoch_time[i] = seconds_since(t0);
-      train_seconds_ += epoch_time[i];
-    }
-    completed_epochs_ = e + 1;
-    CategoryTallies tallies = ledger_.take(Phase::epoch);
-
-    if (eval_pass || minibatch()) {  // mini-batches: accuracy of the full graph
-      ledger_.set_phase(Phase::eval);
-      const auto t1 = Clock::now();
-      const auto acc = evaluate(e);
-      for (int k = 1; k < kMetrics; ++k) m[k] = acc[k];
-      backend_.sync();
-      eval_time[i] += seconds_since(t1);
-    }
-
-    double accounted = 0;
-    for (int c = 0; c < kNumCategories; ++c) accounted += tallies[c].time_s;
-    tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, epoch_time[i] - accounted);
-    if (e >= first_timed)
-      for (int c = 0; c < kNumCategories; ++c) sum[c] += tallies[c];
-
-    EpochMetrics em;
-    em.epoch = e;
-    em.loss = minibatch() ? m[0] / steps_per_epoch_ : m[0];
-    em.train_acc = ratio(m[1], m[4]);
-    em.val_acc = ratio(m[2], m[5]);
-    em.test_acc = ratio(m[3], m[6]);
-    em.time_s = epoch_time[i];  // this rank's; replaced by the max below
-    em.eval_time_s = eval_time[i];
-    check_target(em.val_acc, e + 1);
+    EpochMetrics em = run_epoch(e, e >= first_timed, timed);
+    epoch_time[i] = em.time_s, eval_time[i] = em.eval_time_s;
     r.epochs.push_back(em);
     if (on_epoch) on_epoch(em);
   }
@@ -598,54 +467,84 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
     world_.allreduce(std::span<double>(&target_->train_seconds, 1), ReduceOp::max, Category::allreduce);
     r.target = target_;
   }
-
-  const CategoryTallies& setup = ledger_.tallies(Phase::setup);
-  const ByteModel model = byte_model();
-  const auto coords = strategy_.coords();
-  // per rank: [coords(8), nnz, peak, host peak, memory need (4), link bytes (2)]
-  //           [5 x per_epoch, 4 x setup, model, per_epoch padding] per category
-  constexpr int kCoords = 8, kHead = kCoords + 9, kPer = 11;
-  const int width = kHead + kPer * kNumCategories;
-  std::vector<double> mine(width, -1), all(static_cast<std::size_t>(width) * world_.size());
-  for (std::size_t a = 0; a < coords.size() && a < kCoords; ++a) mine[a] = coords[a];
-  mine[kCoords] = static_cast<double>(strategy_.nnz_local());
-  mine[kCoords + 1] = static_cast<double>(backend_.peak_bytes());
-  mine[kCoords + 2] = host_peak_bytes();
-  const MemoryNeed need = memory_need();
-  std::tie(mine[kCoords + 3], mine[kCoords + 4], mine[kCoords + 5], mine[kCoords + 6]) =
-      std::tuple{need.graph, need.buffers, need.activations, need.weights};
-  const LinkBytes link = link_bytes(model, world_.members()[world_.rank()], train_.ranks_per_node);
-  mine[kCoords + 7] = link.intra, mine[kCoords + 8] = link.inter_weighted;
-  for (int c = 0; c < kNumCategories; ++c) {
-    double* p = mine.data() + kHead + kPer * c;
-    const double te = std::max(r.timed_epochs, 1);
-    p[0] = sum[c].time_s / te, p[1] = sum[c].wire_bytes / te, p[2] = sum[c].payload_bytes / te,
-    p[3] = static_cast<double>(sum[c].calls) / te, p[9] = sum[c].hidden_s / te, p[10] = sum[c].padding_bytes / te;
-    p[4] = setup[c].time_s, p[5] = setup[c].wire_bytes, p[6] = setup[c].payload_bytes,
-    p[7] = static_cast<double>(setup[c].calls);
-    p[8] = model[c];
-  }
-  world_.allgather(std::span<const double>(mine), std::span<double>(all), Category::allgather);
-  for (int rank = 0; rank < world_.size(); ++rank) {
-    const double* p = all.data() + static_cast<std::size_t>(rank) * width;
-    RankReport rr;
-    rr.rank = rank;
-    for (std::size_t a = 0; a < coords.size(); ++a) rr.coords.push_back(static_cast<int>(p[a]));
-    rr.nnz_local = static_cast<std::int64_t>(p[kCoords]);
-    rr.peak_bytes = p[kCoords + 1];
-    rr.host_peak_bytes = p[kCoords + 2];
-    rr.memory = {p[kCoords + 3], p[kCoords + 4], p[kCoords + 5], p[kCoords + 6]};
-    rr.model_link = {p[kCoords + 7], p[kCoords + 8]};
-    for (int c = 0; c < kNumCategories; ++c) {
-      const double* q = p + kHead + kPer * c;
-      rr.per_epoch[c] = {q[0], q[2], q[1], static_cast<std::int64_t>(std::llround(q[3])), q[9], q[10]};
-      rr.setup[c] = {q[4], q[6], q[5], static_cast<std::int64_t>(q[7])};
-      rr.model[c] = q[8];
-    }
-    r.ranks.push_back(rr);
-  }
+  r.ranks = gather_reports(world_, rank_report(timed, r.timed_epochs));
   r.final_weights = gather_weights();
   return r;
+}
+
+EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
+  ledger_.set_phase(Phase::epoch);
+  world_.barrier();
+  EpochMetrics em;
+  em.epoch = e;
+  std::array<double, kMetrics> m{};
+  if (minibatch()) {
+    accumulate_model_ = timed;
+    std::vector<double> steps;
+    m = reduce(minibatch_epoch(e, steps, em.eval_time_s));
+    em.time_s = std::accumulate(steps.begin(), steps.end(), 0.0);
+    model_epochs_ += accumulate_model_;
+  } else {
+    const auto t0 = Clock::now();
+    forward(e, /*training=*/true);
+    const XentSums sums = loss();
+    inject_fault(e);
+    backward(e);
+    update(e + 1);
+    m = reduce_metrics(sums);
+    m[0] /= n_train_;
+    backend_.sync();
+    em.time_s = seconds_since(t0);
+    train_seconds_ += em.time_s;
+  }
+  completed_epochs_ = e + 1;
+  CategoryTallies tallies = ledger_.take(Phase::epoch);
+
+  if ((model_.dropout > 0 && train_.eval_each_epoch) || minibatch()) {  // mini-batches: accuracy of the full graph
+    ledger_.set_phase(Phase::eval);
+    const auto t1 = Clock::now();
+    const auto acc = evaluate(e);
+    for (int k = 1; k < kMetrics; ++k) m[k] = acc[k];
+    backend_.sync();
+    em.eval_time_s += seconds_since(t1);
+  }
+
+  double accounted = 0;
+  for (int c = 0; c < kNumCategories; ++c) accounted += tallies[c].time_s;
+  tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, em.time_s - accounted);
+  if (timed)
+    for (int c = 0; c < kNumCategories; ++c) timed_sum[c] += tallies[c];
+
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  em.loss = minibatch() ? m[0] / steps_per_epoch_ : m[0];
+  em.train_acc = ratio(m[1], m[4]);
+  em.val_acc = ratio(m[2], m[5]);
+  em.test_acc = ratio(m[3], m[6]);  // time_s is this rank's; train() replaces it by the max over ranks
+  check_target(em.val_acc, e + 1);
+  return em;
+}
+
+RankReport Trainer::rank_report(const CategoryTallies& timed, int timed_epochs) const {
+  RankReport rr;
+  rr.rank = world_.rank();
+  rr.coords = strategy_.coords();
+  rr.nnz_local = strategy_.nnz_local();
+  rr.peak_bytes = static_cast<double>(backend_.peak_bytes());
+  rr.host_peak_bytes = host_peak_bytes();
+  rr.memory = memory_need();
+  const ByteModel model = byte_model();
+  rr.model_link = link_bytes(model, world_.members()[world_.rank()], train_.ranks_per_node);
+  const CategoryTallies& setup = ledger_.tallies(Phase::setup);
+  const double te = std::max(timed_epochs, 1);
+  for (int c = 0; c < kNumCategories; ++c) {
+    const Tally& t = timed[c];
+    rr.per_epoch[c] = {t.time_s / te, t.payload_bytes / te, t.wire_bytes / te,
+                       static_cast<std::int64_t>(std::llround(static_cast<double>(t.calls) / te)), t.hidden_s / te,
+                       t.padding_bytes / te};
+    rr.setup[c] = {setup[c].time_s, setup[c].payload_bytes, setup[c].wire_bytes, setup[c].calls};
+    rr.model[c] = model[c];
+  }
+  return rr;
 }
 
 ByteModel Trainer::step_model() const {
@@ -683,44 +582,15 @@ ByteModel Trainer::planned_byte_model() {
   return m;
 }
 
+BufferPlan Trainer::buffer_plan() const { return {&strategy_, model_, minibatch()}; }
+
 MemoryNeed Trainer::memory_need() const {
+  // The trainer's buffers as ModelBuffers::allocate lays them out, counted; and
+  // the loss workspace (row max and sum) of the logits' rows, which the loss sizes.
   MemoryNeed m = strategy_.memory_need();
-  const int L = weight_layers();
-  const bool drop = model_.dropout > 0 && !scalegnn();
-  auto size = [](const Layout& a) { return rows_of(a) * a.cols; };
-  auto input_gradient = [&](int l) { return l > 0 || model_.learn_features; };
-  // activations (allocate_activations): the features, then per layer ...
-  m.activations += bytes_of<float>(size(strategy_.layout(0)));
-  std::int64_t widest_input = 0;
-  for (int l = 0; l < L; ++l) {
-    const Layout& in = strategy_.layout(l);
-    const Layout& out = strategy_.layout(l + 1);
-    if (shared()) {  // one buffer for Z, H', G and dX
-      m.activations += bytes_of<float>(std::max(size(out), input_gradient(l) ? size(in) : 0));
-      widest_input = std::max(widest_input, size(in));
-    } else if (scalegnn()) {  // X (not after a linear layer), dX, Z, G (not a linear layer's inside the model)
-      const bool after_linear = l > 0 && kinds_[l - 1] == LayerKind::linear;
-      const bool own_g = kinds_[l] != LayerKind::linear || l + 1 == L;
-      m.activations += bytes_of<float>((l > 0 && !after_linear) * size(in) + (l > 0) * size(in) +
-                                       (1 + own_g) * size(out));
-      if (norm_block(l))  // row statistics; γ, dγ and γ's Adam moments
-        m.activations += bytes_of<float>(2 * rows_of(out)), m.weights += bytes_of<float>(4 * out.cols);
-    } else {  // H (l > 0), dropout(H), dX, Z, G
-      const int copies = (l > 0) + drop + input_gradient(l);
-      m.activations += bytes_of<float>(copies * size(in) + 2 * size(out));
-    }
-    m.activations += bytes_of<std::int64_t>(rows_of(in));  // dropout keys
-    const Block b = strategy_.weight_block(l);
-    m.weights += bytes_of<float>(4 * b.rows * b.cols);  // W, dW, Adam m and v
-  }
-  if (shared() && drop) m.activations += bytes_of<float>(widest_input);
-  if (minibatch())  // a sample's rows of H_0 and their indices (at most the full graph's)
-    m.activations += bytes_of<float>(size(strategy_.layout(0))) + bytes_of<std::int64_t>(rows_of(strategy_.layout(0)));
-  if (model_.learn_features) m.weights += bytes_of<float>(2 * size(strategy_.layout(0)));
-  // labels, split and the loss workspace (row max and sum) of the logits' rows
-  const auto rows = rows_of(strategy_.layout(L));
-  m.activations += bytes_of<std::int32_t>(rows) + bytes_of<std::uint8_t>(rows) +
-                   softmax_workspace_bytes(strategy_.class_split(), rows);
+  const auto [activations, weights] = ModelBuffers::bytes(buffer_plan());
+  m.activations += activations + softmax_workspace_bytes(strategy_.class_split(), rows_of(strategy_.layout(weight_layers())));
+  m.weights += weights;
   return m;
 }
 
@@ -731,15 +601,15 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
   const auto m = reduce_metrics(loss());
   backward(epoch);
   ledger_.set_phase(previous);
-  return {m[0] / n_train_, gather(&LayerState::dw)};  // full graph: a mini-batch run's layouts are restored after each epoch
+  return {m[0] / n_train_, gather(&LayerBuffers::dw)};  // full graph: a mini-batch run's layouts are restored after each epoch
 }
 
 TrainingState Trainer::state() {
   GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
   TrainingState s;
   s.epoch = completed_epochs_;
-  s.w = gather(&LayerState::w);
-  if (model_.optimizer == "adam") s.m = gather(&LayerState::m), s.v = gather(&LayerState::v);
+  s.w = gather(&LayerBuffers::w);
+  if (model_.optimizer == "adam") s.m = gather(&LayerBuffers::m), s.v = gather(&LayerBuffers::v);
   return s;
 }
 
@@ -750,8 +620,8 @@ void Trainer::restore(const TrainingState& s) {
   const bool adam = model_.optimizer == "adam";
   GCNLAB_CHECK(s.m.empty() == !adam && s.v.empty() == !adam,
                "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", model_.optimizer);
-  scatter(&LayerState::w, s.w, "W");
-  if (adam) scatter(&LayerState::m, s.m, "Adam m of W"), scatter(&LayerState::v, s.v, "Adam v of W");
+  scatter(&LayerBuffers::w, s.w, "W");
+  if (adam) scatter(&LayerBuffers::m, s.m, "Adam m of W"), scatter(&LayerBuffers::v, s.v, "Adam v of W");
   first_epoch_ = completed_epochs_ = s.epoch;
 }
 
@@ -786,7 +656,7 @@ Dense S::*scale_member(Dense S::*w) {
 }
 }  // namespace
 
-void Trainer::scatter(Dense LayerState::*member, const Weights& full, const char* what) {
+void Trainer::scatter(Dense LayerBuffers::*member, const Weights& full, const char* what) {
   const auto params = parameters();
   GCNLAB_CHECK(static_cast<int>(full.size()) == weight_layers() || full.size() == params.size(),
                "{} has {} matrices, the model {} weight matrices{}", what, full.size(), weight_layers(),
@@ -802,11 +672,11 @@ void Trainer::scatter(Dense LayerState::*member, const Weights& full, const char
     std::vector<float> block(static_cast<std::size_t>(b.rows * b.cols));
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) block[i * b.cols + j] = full[k][(b.row0 + i) * cols + b.col0 + j];
-    (layers_[p.first].*(p.second ? scale_member(member) : member)).upload(block);
+    (buf_.layers[p.first].*(p.second ? scale_member(member) : member)).upload(block);
   }
 }
 
-Weights Trainer::gather(Dense LayerState::*member) {
+Weights Trainer::gather(Dense LayerBuffers::*member) {
   // Each rank adds its block into a zeroed global matrix; replicas are
   // averaged exactly (sums of identical floats are exact in double).
   const Phase previous = ledger_.phase();
@@ -817,7 +687,7 @@ Weights Trainer::gather(Dense LayerState::*member) {
     const auto [rows, cols] = global_shape(p);
     const std::size_t total = static_cast<std::size_t>(rows * cols);
     std::vector<double> sum(2 * total, 0.0);  // values, then counts
-    const std::vector<float> w = (layers_[p.first].*(p.second ? scale_member(member) : member)).download();
+    const std::vector<float> w = (buf_.layers[p.first].*(p.second ? scale_member(member) : member)).download();
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) {
         const std::size_t k = static_cast<std::size_t>((b.row0 + i) * cols + b.col0 + j);

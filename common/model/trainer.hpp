@@ -30,6 +30,8 @@
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 #include "common/model/loss.hpp"
+#include "common/model/model_buffers.hpp"
+#include "common/model/rank_report.hpp"
 
 namespace gcnlab {
 
@@ -38,20 +40,6 @@ struct EpochMetrics {
   double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
   double time_s = 0;       // max over ranks
   double eval_time_s = 0;  // max over ranks (0 when no eval pass)
-};
-
-// What one rank reports at the end (gathered to every rank).
-struct RankReport {
-  int rank = 0;
-  std::vector<int> coords;
-  std::int64_t nnz_local = 0;
-  double peak_bytes = 0;       // backend allocations (device memory on GPUs)
-  double host_peak_bytes = 0;  // the process's peak resident set (includes loading the data)
-  MemoryNeed memory;           // analytic backend bytes (strategy + trainer)
-  CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
-  CategoryTallies setup{};      // whole setup phase
-  std::array<double, kNumCategories> model{};  // analytic wire bytes per epoch
-  LinkBytes model_link;  // ... by the link they cross (TrainConfig::ranks_per_node)
 };
 
 // The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model
@@ -120,31 +108,16 @@ class Trainer {
   MemoryNeed memory_need() const;
 
   // Full weight matrices assembled from every rank's blocks (collective).
-  Weights gather_weights() { return gather(&LayerState::w); }
+  Weights gather_weights() { return gather(&LayerBuffers::w); }
 
   // One forward + loss + backward at the current weights, without an update;
   // returns the loss and the full gradients dL/dW_l (for gradient checks).
   std::pair<double, Weights> loss_and_gradients(int epoch = 0);
 
  private:
-  struct LayerState {
-    View h;   // H_l (input activations); H_0 = features
-    View x;   // dropout(H_l) when dropout > 0
-    View z;   // Z_l
-    View g;   // dL/dZ_l
-    View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
-    Dense w, dw, m, v;
-    Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
-    // --model scalegnn, GNN layers: RMSNorm's scale γ (layout(l+1)'s columns)
-    // with its gradient and Adam moments, and per row of layout(l+1) the sum
-    // of squares of Z_l and the backward row dot.
-    Dense gamma, dgamma, gamma_m, gamma_v;
-    float* sumsq = nullptr;
-    float* rowdot = nullptr;
-  };
   bool shared() const { return plan_ == ActivationPlan::shared; }
   bool scalegnn() const { return model_.variant == ModelVariant::scalegnn; }
-  int weight_layers() const { return static_cast<int>(layers_.size()); }
+  int weight_layers() const { return model_.weight_layers(); }
   // Weight layer l is a GNN layer of --model scalegnn (RMSNorm, ReLU, dropout, residual after it).
   bool norm_block(int l) const { return is_norm_block(model_.variant, kinds_, static_cast<std::size_t>(l)); }
   // Eq. 7-10 after layer l's Z, into layer l+1's input; and its backward pass into layer l's G.
@@ -152,7 +125,7 @@ class Trainer {
   void norm_backward(int epoch, int l);
   // Memory admission: memory_need() against the budget (TrainConfig, the device's free memory).
   void admit() const;
-  void allocate_activations();
+  BufferPlan buffer_plan() const;
   // Mini-batches: restricts the strategy to step `step`'s sample of this rank's
   // data-parallel group (nullptr-like: step < 0 returns to the full graph) and
   // rebinds the activations, features, labels and training count to its layouts.
@@ -162,6 +135,11 @@ class Trainer {
   std::unique_ptr<SampleCut> cut_for_step(int step);
   // Vertex data of the current layouts: H_0 from the features, labels, split, dropout keys.
   void bind_vertex_data();
+  // Epoch e (full graph, or its mini-batch steps) and its evaluation: its metrics
+  // and this rank's times; a timed epoch adds its tallies to `timed_sum`.
+  EpochMetrics run_epoch(int e, bool timed, CategoryTallies& timed_sum);
+  // This rank's report: memory, the timed epochs' tallies averaged, the setup's, the models.
+  RankReport rank_report(const CategoryTallies& timed, int timed_epochs) const;
   // One epoch of mini-batch steps; returns the summed metrics (loss normalised per step).
   std::array<double, 7> minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s);
   // A full-graph pass without dropout: the metrics of the current weights.
@@ -185,9 +163,9 @@ class Trainer {
   std::pair<std::int64_t, std::int64_t> global_shape(std::pair<int, bool> p) const;
   Block block_of(std::pair<int, bool> p) const;
   // `member` of W (w, dw, m, v), with the matching member of γ, of every parameter.
-  Weights gather(Dense LayerState::*member);
+  Weights gather(Dense LayerBuffers::*member);
   // This rank's block of each full matrix in `full` into `member` (γ may be left out: it keeps its value).
-  void scatter(Dense LayerState::*member, const Weights& full, const char* what);
+  void scatter(Dense LayerBuffers::*member, const Weights& full, const char* what);
   ConstView input(int l) const;
   DropoutParams dropout_params(int epoch, int l) const;
 
@@ -199,16 +177,11 @@ class Trainer {
   TrainConfig train_;
   std::vector<std::int64_t> dims_;
   std::vector<LayerKind> kinds_;
-  std::vector<LayerState> layers_;
   ActivationPlan plan_ = ActivationPlan::per_layer;
-  std::vector<Dense> activations_;  // the storage the views of layers_ point into
-  Dense feature_m_, feature_v_;  // optimiser state of H_0 (learned features)
-  Dense features_;  // H_0 of the full graph's layout(0) (mini-batches gather their rows from it)
-  Buffer<std::int32_t> labels_;
-  Buffer<std::uint8_t> split_;
+  ModelBuffers buf_;  // every backend buffer: activations, weights, vertex data (model_buffers.hpp)
   double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)
-  // Mini-batches: the full layouts' vertices and vertex data on the host, the
-  // current sample's H_0 rows (indices into features_), and the epoch's model.
+  // Mini-batches: the full layouts' vertices and vertex data on the host, and
+  // the epoch's model (a sample's rows of H_0 are in buf_.sample_rows).
   std::int64_t n_ = 0;
   int steps_per_epoch_ = 1;
   bool sampled_ = false;
@@ -216,7 +189,6 @@ class Trainer {
   std::vector<std::int32_t> full_labels_;
   std::vector<std::uint8_t> full_split_;
   double full_train_ = 0, sample_train_ = 0;  // training vertices of the graph; of this rank's sampled rows
-  Buffer<std::int64_t> sample_rows_;
   struct Prefetch {  // the next step's cut, running on a helper thread (Sec. V-A)
     int step = -1;
     std::future<std::pair<std::unique_ptr<SampleCut>, double>> cut;  // the cut and its seconds of work

@@ -1,0 +1,100 @@
+#pragma once
+// The trainer's backend buffers, laid out in one place. ModelBuffers::allocate
+// hands out every buffer the trainer computes in: the activations (per layer,
+// MG-GCN's shared plan or ScaleGNN's layers; see allocate_activations), the
+// weights with their gradients and optimiser state, and the vertex data (H_0,
+// dropout keys, labels, split). The memory model runs the same code on
+// allocators that only count (ModelBuffers::bytes), so the analytic memory of
+// every strategy is this plan, not a second formula kept beside it
+// (tests: measured backend peak = analytic, test_prepared.cpp).
+
+#include <cstdint>
+#include <vector>
+
+#include "common/backend/allocator.hpp"
+#include "common/matrix/buffer.hpp"
+#include "common/matrix/dense.hpp"
+#include "common/model/config.hpp"
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+// One weight layer's buffers. The views point into ModelBuffers' activation
+// slots (several views may share one slot under the shared plan).
+struct LayerBuffers {
+  View h;   // H_l (input activations); H_0 = features
+  View x;   // dropout(H_l) when dropout > 0
+  View z;   // Z_l
+  View g;   // dL/dZ_l
+  View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
+  Dense w, dw, m, v;
+  Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
+  // --model scalegnn, GNN layers: RMSNorm's scale γ (layout(l+1)'s columns)
+  // with its gradient and Adam moments, and per row of layout(l+1) the sum
+  // of squares of Z_l and the backward row dot.
+  Dense gamma, dgamma, gamma_m, gamma_v;
+  float* sumsq = nullptr;
+  float* rowdot = nullptr;
+};
+
+// What the layout of the buffers depends on.
+struct BufferPlan {
+  const Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
+  ModelConfig model;
+  bool minibatch = false;  // a sample's rows of H_0 are gathered into a buffer of their own
+
+  int weight_layers() const { return model.weight_layers(); }
+  bool shared() const { return strategy->activation_plan() == ActivationPlan::shared; }
+  bool scalegnn() const { return model.variant == ModelVariant::scalegnn; }
+  bool norm_block(int l) const;
+  bool input_gradient(int l) const { return l > 0 || model.learn_features; }
+};
+
+class ModelBuffers {
+ public:
+  // Every buffer, sized for the full graph's layouts: activations and vertex data
+  // from `activations`, weights and optimiser state from `weights`. Contents are
+  // left to the caller (Trainer::setup).
+  void allocate(const BufferPlan& p, Allocator& activations, Allocator& weights);
+  // Points the activation views at the strategy's current layouts (a mini-batch's
+  // sample, `sampled`, or the full graph), reusing the slots allocate() made (a
+  // slot grows only for a layout larger than the full graph's; see put()).
+  void bind_activations(const BufferPlan& p, bool sampled);
+  // Copies `host` into the front of `b` (a vertex-data buffer of this object),
+  // first growing `b` if `host` is larger than planned: the serial oracle of D
+  // data-parallel groups holds D samples at once, which may exceed the graph.
+  template <class T>
+  void put(Buffer<T>& b, std::span<const T> host) {
+    if (host.size() > b.size()) b = Buffer<T>(*slots_from_, host.size());
+    b.upload_front(host);
+  }
+  // The bytes allocate() takes (activations and vertex data, weights), counted
+  // without allocating.
+  static std::pair<double, double> bytes(const BufferPlan& p);
+
+  std::vector<LayerBuffers> layers;
+  Dense features;              // H_0 of the full graph's layout(0) (a sample's rows are gathered from it)
+  Dense feature_m, feature_v;  // optimiser state of H_0 (--learn-features)
+  Buffer<std::int32_t> labels;      // of layout(L)'s rows
+  Buffer<std::uint8_t> split;       // ... their train/val/test split
+  Buffer<std::int64_t> sample_rows;  // mini-batches: the sample's rows of H_0 in `features`
+
+ private:
+  Allocator* slots_from_ = nullptr;
+  std::vector<Dense> slots_;  // the storage the activation views point into
+};
+
+// An allocator that hands out nothing and counts what it was asked for
+// (ModelBuffers::bytes). Transfers are no-ops.
+class CountingAllocator final : public Allocator {
+ public:
+  void copy_to_device(void*, const void*, std::size_t) override {}
+  void copy_to_host(void*, const void*, std::size_t) override {}
+  void copy_on_device(void*, const void*, std::size_t) override {}
+
+ protected:
+  void* do_allocate(std::size_t) override { return nullptr; }
+  void do_deallocate(void*, std::size_t) override {}
+};
+
+}  // namespace gcnlab

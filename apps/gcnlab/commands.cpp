@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <numeric>
 #include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -75,6 +77,22 @@ std::pair<int, int> node_position(const MpiCommunicator& world) {
   MPI_Comm_size(node, &count);
   MPI_Comm_free(&node);
   return {local, count};
+}
+
+// Test-only fault injection (tests/cli/checkpoint.sh): GCNLAB_INJECT_FAULT=RANK:EPOCH
+// makes that rank throw between the forward and the backward pass of that epoch
+// (TrainConfig::between_passes); the other ranks must end with it.
+std::function<void(int)> injected_fault(int rank) {
+  const char* spec = std::getenv("GCNLAB_INJECT_FAULT");
+  if (!spec) return {};
+  int fault_rank = -1, fault_epoch = -1;
+  GCNLAB_CHECK(std::sscanf(spec, "%d:%d", &fault_rank, &fault_epoch) == 2,
+               "GCNLAB_INJECT_FAULT takes RANK:EPOCH (got '{}')", spec);
+  if (rank != fault_rank) return {};
+  return [fault_rank, fault_epoch](int epoch) {
+    GCNLAB_CHECK(epoch != fault_epoch, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank,
+                 epoch);
+  };
 }
 
 // This process's command line as typed (from /proc/self/cmdline; arguments
@@ -276,6 +294,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
     GCNLAB_CHECK(prefetch == "on" || prefetch == "off", "--prefetch takes on or off (got '{}')", prefetch);
     tc.prefetch = prefetch == "on";
     tc.target_acc = args.real("--target-acc", 0);
+    tc.between_passes = injected_fault(world.rank());
     model = read_model_config(args);
     sopts.learn_features = model.learn_features;
     sopts.variant = model.variant;

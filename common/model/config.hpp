@@ -2,6 +2,7 @@
 // Model and training hyper-parameters (DESIGN.md "The model (defaults)").
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,11 @@ struct TrainConfig {
   // Validation accuracy whose first crossing is timed (time to accuracy,
   // ScaleGNN Sec. VII-B); 0: none.
   double target_acc = 0;
+
+  // Test hook: runs on this rank between each epoch's (or step's) forward and
+  // backward pass with the epoch; the app installs it for fault injection
+  // (GCNLAB_INJECT_FAULT, tests/cli/checkpoint.sh). Empty: nothing runs.
+  std::function<void(int epoch)> between_passes;
 };
 
 }  // namespace gcnlab

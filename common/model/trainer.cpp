@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <tuple>
 
@@ -45,9 +43,6 @@ Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, cons
   GCNLAB_CHECK(model_.norm_eps > 0, "the RMSNorm epsilon must be > 0");
   GCNLAB_CHECK(minibatch() || (train_.steps_per_epoch == 0 && train_.eval_every == 0),
                "--steps-per-epoch and --eval-every are for mini-batch training: add --batch-size B");
-  if (const char* fault = std::getenv("GCNLAB_INJECT_FAULT"))
-    GCNLAB_CHECK(std::sscanf(fault, "%d:%d", &fault_rank_, &fault_epoch_) == 2,
-                 "GCNLAB_INJECT_FAULT takes RANK:EPOCH (got '{}')", fault);
 }
 
 void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* initial) {
@@ -58,13 +53,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   const int L = weight_layers();
   n_ = data.nodes();
   sampled_ = false;
-  if (minibatch()) {
-    const auto d = static_cast<std::int64_t>(strategy_.data_parallel()[0]);
-    GCNLAB_CHECK(train_.batch_size <= n_, "--batch-size {} exceeds the graph's {} vertices", train_.batch_size, n_);
-    steps_per_epoch_ = train_.steps_per_epoch > 0
-                           ? train_.steps_per_epoch
-                           : static_cast<int>((n_ + train_.batch_size * d - 1) / (train_.batch_size * d));
-  }
+  schedule_.reset();
+  if (minibatch()) schedule_ = std::make_unique<MinibatchSchedule>(strategy_, ledger_, n_, train_, model_.seed);
   admit();
   buf_.allocate(buffer_plan(), backend_, backend_);
   const Layout& in = strategy_.layout(0);
@@ -149,39 +139,11 @@ std::vector<std::int64_t> subsequence(const std::vector<std::int64_t>& full, con
 
 }  // namespace
 
-std::unique_ptr<SampleCut> Trainer::cut_for_step(int step) {
-  // Alg. 1 line 1 / Alg. 2 line 1: the same sample on every rank of the group,
-  // a pure function of (seed, step, group); lines 2-17: this rank's blocks of it.
-  auto make = [this](int k) {
-    const auto t0 = Clock::now();
-    auto c = strategy_.cut(uniform_sample(n_, train_.batch_size, model_.seed, static_cast<std::uint64_t>(k),
-                                          strategy_.data_parallel()[1]));
-    return std::make_pair(std::move(c), seconds_since(t0));
-  };
-  std::unique_ptr<SampleCut> c;
-  if (next_.step == step) {
-    const auto t0 = Clock::now();
-    auto [cut, work_s] = next_.cut.get();
-    // the helper's work beyond what this thread waited for it was hidden by the previous step
-    Tally hidden;
-    hidden.hidden_s = std::max(0.0, work_s - seconds_since(t0));
-    ledger_.record(Category::sampling, hidden);
-    c = std::move(cut);
-  } else {
-    c = make(step).first;
-  }
-  next_ = {};
-  // Sec. V-A: the next step (across epoch boundaries too) while this one trains.
-  if (train_.prefetch && step + 1 < train_.epochs * steps_per_epoch_)
-    next_ = {step + 1, std::async(std::launch::async, make, step + 1)};
-  return c;
-}
-
 void Trainer::restrict_to_step(int step) {
   {
     auto t = ledger_.time(Category::sampling);
     sampled_ = step >= 0;
-    strategy_.restrict_to(sampled_ ? cut_for_step(step).get() : nullptr);
+    strategy_.restrict_to(sampled_ ? schedule_->cut(step).get() : nullptr);
     buf_.bind_activations(buffer_plan(), sampled_);
     bind_vertex_data();
   }
@@ -391,11 +353,6 @@ std::array<double, kMetrics> Trainer::evaluate(int epoch) {
   return reduce_metrics(loss());
 }
 
-void Trainer::inject_fault(int epoch) const {
-  GCNLAB_CHECK(!(world_.rank() == fault_rank_ && epoch == fault_epoch_),
-               "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank_, epoch);
-}
-
 void Trainer::check_target(double val_acc, double epochs) {
   if (train_.target_acc <= 0 || target_ || val_acc < train_.target_acc) return;
   target_ = TargetReached{epochs, train_seconds_, val_acc};
@@ -404,7 +361,7 @@ void Trainer::check_target(double val_acc, double epochs) {
 std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s) {
   // Alg. 1 once per step; the loss of each step is normalised by its own
   // training count, and the epoch's loss is the mean over its steps.
-  const int S = steps_per_epoch_;
+  const int S = steps_per_epoch();
   std::array<double, kMetrics> sums{};
   for (int s = 0; s < S; ++s) {
     const int step = epoch * S + s;
@@ -413,7 +370,7 @@ std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<dou
     restrict_to_step(step);
     forward(step, /*training=*/true);
     const XentSums x = loss();
-    inject_fault(epoch);
+    if (train_.between_passes) train_.between_passes(epoch);
     backward(step);
     update(step + 1);
     backend_.sync();
@@ -462,7 +419,7 @@ RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoc
   world_.allreduce(std::span<double>(epoch_time), ReduceOp::max, Category::allreduce);
   world_.allreduce(std::span<double>(eval_time), ReduceOp::max, Category::allreduce);
   for (std::size_t i = 0; i < r.epochs.size(); ++i) r.epochs[i].time_s = epoch_time[i], r.epochs[i].eval_time_s = eval_time[i];
-  r.steps_per_epoch = steps_per_epoch_;
+  r.steps_per_epoch = steps_per_epoch();
   if (target_) {  // every rank reached it at the same evaluation (the accuracy is reduced)
     world_.allreduce(std::span<double>(&target_->train_seconds, 1), ReduceOp::max, Category::allreduce);
     r.target = target_;
@@ -488,7 +445,7 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
     const auto t0 = Clock::now();
     forward(e, /*training=*/true);
     const XentSums sums = loss();
-    inject_fault(e);
+    if (train_.between_passes) train_.between_passes(e);
     backward(e);
     update(e + 1);
     m = reduce_metrics(sums);
@@ -516,7 +473,7 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
     for (int c = 0; c < kNumCategories; ++c) timed_sum[c] += tallies[c];
 
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  em.loss = minibatch() ? m[0] / steps_per_epoch_ : m[0];
+  em.loss = minibatch() ? m[0] / steps_per_epoch() : m[0];
   em.train_acc = ratio(m[1], m[4]);
   em.val_acc = ratio(m[2], m[5]);
   em.test_acc = ratio(m[3], m[6]);  // time_s is this rank's; train() replaces it by the max over ranks
@@ -573,8 +530,8 @@ ByteModel Trainer::byte_model() const {
 ByteModel Trainer::planned_byte_model() {
   if (!minibatch()) return byte_model();
   ByteModel m;
-  for (int s = 0; s < steps_per_epoch_; ++s) {
-    restrict_to_step(first_epoch_ * steps_per_epoch_ + s);
+  for (int s = 0; s < steps_per_epoch(); ++s) {
+    restrict_to_step(first_epoch_ * steps_per_epoch() + s);
     m += step_model();
   }
   restrict_to_step(-1);

@@ -22,7 +22,6 @@
 //   G_l = RMSNorm'(ReLU'(dropout'(dX_l+1))),  dX_l = strategy's dX_l + reshard(dX_l+1).
 
 #include <functional>
-#include <future>
 #include <optional>
 #include <vector>
 
@@ -30,6 +29,7 @@
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 #include "common/model/loss.hpp"
+#include "common/model/minibatch.hpp"
 #include "common/model/model_buffers.hpp"
 #include "common/model/rank_report.hpp"
 
@@ -96,7 +96,7 @@ class Trainer {
   void restore(const TrainingState& s);
   const std::vector<std::int64_t>& dims() const { return dims_; }
   bool minibatch() const { return train_.batch_size > 0; }
-  int steps_per_epoch() const { return steps_per_epoch_; }
+  int steps_per_epoch() const { return schedule_ ? schedule_->steps_per_epoch() : 1; }
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
@@ -130,9 +130,6 @@ class Trainer {
   // data-parallel group (nullptr-like: step < 0 returns to the full graph) and
   // rebinds the activations, features, labels and training count to its layouts.
   void restrict_to_step(int step);
-  // Step `step`'s sample of this rank's group, cut by the strategy: the
-  // prefetched one when it is that step's (its hidden time recorded), else now.
-  std::unique_ptr<SampleCut> cut_for_step(int step);
   // Vertex data of the current layouts: H_0 from the features, labels, split, dropout keys.
   void bind_vertex_data();
   // Epoch e (full graph, or its mini-batch steps) and its evaluation: its metrics
@@ -183,33 +180,23 @@ class Trainer {
   // Mini-batches: the full layouts' vertices and vertex data on the host, and
   // the epoch's model (a sample's rows of H_0 are in buf_.sample_rows).
   std::int64_t n_ = 0;
-  int steps_per_epoch_ = 1;
   bool sampled_ = false;
   std::vector<std::int64_t> full_in_, full_out_;
   std::vector<std::int32_t> full_labels_;
   std::vector<std::uint8_t> full_split_;
   double full_train_ = 0, sample_train_ = 0;  // training vertices of the graph; of this rank's sampled rows
-  struct Prefetch {  // the next step's cut, running on a helper thread (Sec. V-A)
-    int step = -1;
-    std::future<std::pair<std::unique_ptr<SampleCut>, double>> cut;  // the cut and its seconds of work
-  };
-  Prefetch next_;
+  std::unique_ptr<MinibatchSchedule> schedule_;  // mini-batches: the samples and their prefetch
   ByteModel model_sum_;  // over the timed epochs' steps
   int model_epochs_ = 0;
   bool accumulate_model_ = false;  // the current epoch is timed
   double train_seconds_ = 0;  // training time so far (this rank; evaluation excluded)
   std::optional<TargetReached> target_;
-  // GCNLAB_INJECT_FAULT: throws on that rank in that epoch, between the forward and the backward pass.
-  void inject_fault(int epoch) const;
   // Records the first evaluation at or above --target-acc.
   void check_target(double val_acc, double epochs);
   LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
   int first_epoch_ = 0;      // where train() starts (restore)
   int completed_epochs_ = 0;  // what state() reports
-  // Test-only fault injection: GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank
-  // throw between the forward and the backward pass of that epoch.
-  int fault_rank_ = -1, fault_epoch_ = -1;
 };
 
 }  // namespace gcnlab

@@ -266,115 +266,164 @@ ModelConfig read_model_config(Args& args) {
   return model;
 }
 
-TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
-  TrainRun run;
+namespace {
+
+// What train's command line names beyond the run's configurations.
+struct TrainArgs {
+  std::string dataset_spec, machine;
+  bool auto_grid = false;  // --grid auto
+  std::optional<std::string> partitioner, weights_in, resume_from;
+  int local_rank = 0;  // on the node
+};
+
+// train's flags: the configurations and outputs into `run`, the rest returned; their checks.
+TrainArgs read_train_args(Args& args, MpiCommunicator& world, int default_epochs, TrainRun& run) {
+  TrainArgs a;
   RunInfo& info = run.info;
   ModelConfig& model = run.model;
   TrainConfig& tc = run.train;
   StrategyOptions& sopts = run.strategy_options;
-  std::string dataset_spec;
-  std::optional<std::string> weights_in;
+  sopts = read_strategy_options(args, "train");
+  const auto grid_text = args.value("--grid");
+  a.auto_grid = grid_text == "auto";
+  if (grid_text && !a.auto_grid) sopts.grid = parse_grid(*grid_text);
+  a.machine = args.value_or("--machine", "local");
+  a.dataset_spec = args.value_or("--dataset", kDefaultDataset);
+  tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
+  tc.eval_each_epoch = !args.flag("--no-eval");
+  tc.batch_size = sopts.batch_size = args.integer("--batch-size", 0, 1);
+  sopts.dp_groups = static_cast<int>(args.integer("--dp-groups", 1, 1));
+  tc.steps_per_epoch = static_cast<int>(args.integer("--steps-per-epoch", 0, 1));
+  tc.eval_every = static_cast<int>(args.integer("--eval-every", 0, 0));
+  const std::string prefetch = args.value_or("--prefetch", "on");
+  GCNLAB_CHECK(prefetch == "on" || prefetch == "off", "--prefetch takes on or off (got '{}')", prefetch);
+  tc.prefetch = prefetch == "on";
+  tc.target_acc = args.real("--target-acc", 0);
+  tc.between_passes = injected_fault(world.rank());
+  model = read_model_config(args);
+  sopts.learn_features = model.learn_features;
+  sopts.variant = model.variant;
+  sopts.seed = model.seed;
+  a.partitioner = args.value("--partitioner");
+  info.backend = args.value_or("--backend", "cpu");
+  const auto [local_rank, ranks_on_node] = node_position(world);
+  a.local_rank = local_rank;
+  const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
+  const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
+                                              [](const char* name) { return std::getenv(name); }, affinity_cpus(),
+                                              ranks_on_node);
+  info.threads = threads.threads;
+  info.provenance = provenance(world, ranks_on_node, threads);
+  tc.ranks_per_node = ranks_on_node;
+  const auto memory_limit = args.value("--memory-limit");
+  if (memory_limit) {
+    tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");
+    tc.memory_budget_source = "--memory-limit";
+  } else if (const auto host = host_memory_available(); host && info.backend == "cpu") {
+    tc.memory_budget = host->bytes / ranks_on_node;
+    tc.memory_budget_source = fmt::format("{} / {} rank(s) on the node", host->source, ranks_on_node);
+  }
+  run.dry_run = args.flag("--dry-run");
+  args.value("--config");  // merged into the arguments before parsing (with_config)
+  run.out = args.value("--out");
+  run.weights_out = args.value("--weights-out");
+  a.weights_in = args.value("--weights-in");
+  run.checkpoint_dir = args.value("--checkpoint");
+  const auto every = static_cast<int>(args.integer("--checkpoint-every", 0, 1));  // 0: not given
+  if (every) run.checkpoint_every = every;
+  a.resume_from = args.value("--resume");
+  args.finish();
+  GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
+  GCNLAB_CHECK(!(run.checkpoint_dir || a.resume_from) || !model.learn_features,
+               "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
+               "optimiser state, not the n x f learned features)");
+  GCNLAB_CHECK(!(a.resume_from && a.weights_in), "--resume and --weights-in both set the weights: give one");
+  GCNLAB_CHECK(!a.auto_grid || strategy_info(sopts.algo).caps.perf_model, "--grid auto is for {} (its performance "
+               "model)", fmt::join(strategies_with(&StrategyCaps::perf_model), ", "));
+  return a;
+}
+
+// --resume: the checkpoint to continue from (none for `auto` on an empty --checkpoint DIR).
+std::optional<Checkpoint> read_resume(const TrainArgs& a, const TrainRun& run) {
+  if (!a.resume_from) return {};
+  // auto: continue from --checkpoint DIR when it holds a checkpoint, else start
+  // at epoch 0 (one command line for the first job and every requeue).
+  GCNLAB_CHECK(*a.resume_from != "auto" || run.checkpoint_dir, "--resume auto needs --checkpoint DIR");
+  const auto path = *a.resume_from == "auto" ? latest_checkpoint(*run.checkpoint_dir) : a.resume_from;
+  std::optional<Checkpoint> resume;
+  if (path) resume = read_checkpoint(*path);  // before loading: a bad checkpoint fails fast
+  GCNLAB_CHECK(!resume || resume->state.epoch < run.train.epochs,
+               "checkpoint '{}' is at epoch {}: --epochs {} leaves nothing to run", resume ? resume->path : "",
+               resume ? resume->state.epoch : 0, run.train.epochs);
+  return resume;
+}
+
+// The backend, its communicator, the strategy and the trainer of a run on `data`.
+void make_runtime(TrainRun& run, MpiCommunicator& world, const TrainArgs& a, const Dataset& data) {
+  RunInfo& info = run.info;
+  run.backend = make_backend(info.backend, {info.threads, a.local_rank});
+  for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
+  attach_ledger(*run.backend, world.ledger());
+  run.device_world = make_device_communicator(*run.backend, world);
+  Communicator& comm = run.comm(world);
+  run.strategy = make_strategy(run.strategy_options, {comm, *run.backend});
+  // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
+  info.partitioner = a.partitioner ? *a.partitioner : data.shards ? "block" : run.strategy->default_partitioner();
+  run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, run.model, run.train);
+}
+
+// The graph this strategy reads, the dataset's description, then the trainer's setup.
+// An in-memory dataset is prepared here (whole graph in this scope only); a
+// prepared directory is read block by block: after setup a rank holds only its shards.
+void set_up(TrainRun& run, const TrainArgs& a, const Dataset& data, const std::optional<Checkpoint>& resume) {
+  RunInfo& info = run.info;
+  const RunGraph graph = graph_for(data, *run.strategy, info.partitioner, run.model.seed);
+  if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
+  info.partition_quality = graph.partition;
+  info = describe_dataset(info, data);
+  info.model = run.model;
+  if (run.checkpoint_dir || resume) info.dataset_fingerprint = dataset_fingerprint(data);
+  const auto dims = run.model.dims(data.features, data.classes);
+  if (resume) check_identity(*resume, checkpoint_identity(info, dims));
+  std::optional<Weights> initial;
+  if (a.weights_in) initial = read_weights(*a.weights_in, dims);
+  run.trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
+  if (resume) run.trainer->restore(resume->state);
+}
+
+// The run's description in its results.
+void describe_run(TrainRun& run, const MpiCommunicator& world) {
+  RunInfo& info = run.info;
+  info.algo = run.strategy_options.algo;
+  info.permutation = run.strategy->permutation();
+  info.strategy_options = declared_options_json(run.strategy_options);
+  info.dp_groups = run.strategy->data_parallel()[0];
+  info.comm_precision = run.strategy_options.comm_precision;
+  info.activations = to_string(run.strategy->activation_plan());
+  info.grid = run.strategy->grid();
+  info.ranks = world.size();
+  info.train = run.train;
+  info.describe = run.strategy->describe();
+  for (ProductOrder o : run.strategy->orders(run.model.layers)) info.order.push_back(to_string(o));
+}
+
+}  // namespace
+
+TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
+  TrainRun run;
+  TrainArgs a;
   std::optional<Checkpoint> resume;
   std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
-
   collectively(world, [&] {
-    sopts = read_strategy_options(args, "train");
-    const auto grid_text = args.value("--grid");
-    const bool auto_grid_wanted = grid_text == "auto";
-    if (grid_text && !auto_grid_wanted) sopts.grid = parse_grid(*grid_text);
-    const std::string machine = args.value_or("--machine", "local");
-    dataset_spec = args.value_or("--dataset", kDefaultDataset);
-    tc.epochs = static_cast<int>(args.integer("--epochs", default_epochs, 1));
-    tc.eval_each_epoch = !args.flag("--no-eval");
-    tc.batch_size = sopts.batch_size = args.integer("--batch-size", 0, 1);
-    sopts.dp_groups = static_cast<int>(args.integer("--dp-groups", 1, 1));
-    tc.steps_per_epoch = static_cast<int>(args.integer("--steps-per-epoch", 0, 1));
-    tc.eval_every = static_cast<int>(args.integer("--eval-every", 0, 0));
-    const std::string prefetch = args.value_or("--prefetch", "on");
-    GCNLAB_CHECK(prefetch == "on" || prefetch == "off", "--prefetch takes on or off (got '{}')", prefetch);
-    tc.prefetch = prefetch == "on";
-    tc.target_acc = args.real("--target-acc", 0);
-    tc.between_passes = injected_fault(world.rank());
-    model = read_model_config(args);
-    sopts.learn_features = model.learn_features;
-    sopts.variant = model.variant;
-    sopts.seed = model.seed;
-    const auto partitioner = args.value("--partitioner");
-    info.backend = args.value_or("--backend", "cpu");
-    const auto [local_rank, ranks_on_node] = node_position(world);
-    const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
-    const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
-                                                [](const char* name) { return std::getenv(name); }, affinity_cpus(),
-                                                ranks_on_node);
-    info.threads = threads.threads;
-    info.provenance = provenance(world, ranks_on_node, threads);
-    tc.ranks_per_node = ranks_on_node;
-    const auto memory_limit = args.value("--memory-limit");
-    if (memory_limit) {
-      tc.memory_budget = parse_bytes(*memory_limit, "--memory-limit");
-      tc.memory_budget_source = "--memory-limit";
-    } else if (const auto host = host_memory_available(); host && info.backend == "cpu") {
-      tc.memory_budget = host->bytes / ranks_on_node;
-      tc.memory_budget_source = fmt::format("{} / {} rank(s) on the node", host->source, ranks_on_node);
-    }
-    run.dry_run = args.flag("--dry-run");
-    args.value("--config");  // merged into the arguments before parsing (with_config)
-    run.out = args.value("--out");
-    run.weights_out = args.value("--weights-out");
-    weights_in = args.value("--weights-in");
-    run.checkpoint_dir = args.value("--checkpoint");
-    const auto every = static_cast<int>(args.integer("--checkpoint-every", 0, 1));  // 0: not given
-    if (every) run.checkpoint_every = every;
-    const auto resume_from = args.value("--resume");
-    args.finish();
-    GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
-    GCNLAB_CHECK(!(run.checkpoint_dir || resume_from) || !model.learn_features,
-                 "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
-                 "optimiser state, not the n x f learned features)");
-    GCNLAB_CHECK(!(resume_from && weights_in), "--resume and --weights-in both set the weights: give one");
-    if (resume_from) {
-      // auto: continue from --checkpoint DIR when it holds a checkpoint, else start
-      // at epoch 0 (one command line for the first job and every requeue).
-      GCNLAB_CHECK(*resume_from != "auto" || run.checkpoint_dir, "--resume auto needs --checkpoint DIR");
-      const auto path = *resume_from == "auto" ? latest_checkpoint(*run.checkpoint_dir) : resume_from;
-      if (path) resume = read_checkpoint(*path);  // before loading: a bad checkpoint fails fast
-      GCNLAB_CHECK(!resume || resume->state.epoch < tc.epochs,
-                   "checkpoint '{}' is at epoch {}: --epochs {} leaves nothing to run", resume ? resume->path : "",
-                   resume ? resume->state.epoch : 0, tc.epochs);
-    }
-    GCNLAB_CHECK(!auto_grid_wanted || strategy_info(sopts.algo).caps.perf_model, "--grid auto is for {} (its performance "
-                 "model)", fmt::join(strategies_with(&StrategyCaps::perf_model), ", "));
-    data_slot = load_dataset(dataset_spec);
-    if (auto_grid_wanted) sopts.grid = auto_grid(*data_slot, model, world.size(), machine);
-    run.backend = make_backend(info.backend, {info.threads, local_rank});
-    for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
-    attach_ledger(*run.backend, world.ledger());
-    run.device_world = make_device_communicator(*run.backend, world);
-    Communicator& comm = run.comm(world);
-    run.strategy = make_strategy(sopts, {comm, *run.backend});
-    // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
-    info.partitioner = partitioner ? *partitioner : data_slot->shards ? "block" : run.strategy->default_partitioner();
-    run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, model, tc);
+    a = read_train_args(args, world, default_epochs, run);
+    resume = read_resume(a, run);  // before loading: a bad checkpoint fails fast
+    data_slot = load_dataset(a.dataset_spec);
+    if (a.auto_grid) run.strategy_options.grid = auto_grid(*data_slot, run.model, world.size(), a.machine);
+    make_runtime(run, world, a, *data_slot);
   });
-
-  collectively(world, [&] {
-    // An in-memory dataset is prepared here (whole graph in this scope only); a
-    // prepared directory is read block by block: after setup a rank holds only its shards.
-    const Dataset& data = *data_slot;
-    const RunGraph graph = graph_for(data, *run.strategy, info.partitioner, model.seed);
-    if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
-    info.partition_quality = graph.partition;
-    info = describe_dataset(info, data);
-    info.model = model;
-    if (run.checkpoint_dir || resume) info.dataset_fingerprint = dataset_fingerprint(data);
-    const auto dims = model.dims(data.features, data.classes);
-    if (resume) check_identity(*resume, checkpoint_identity(info, dims));
-    std::optional<Weights> initial;
-    if (weights_in) initial = read_weights(*weights_in, dims);
-    run.trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
-    if (resume) run.trainer->restore(resume->state);
-  });
+  collectively(world, [&] { set_up(run, a, *data_slot, resume); });
   data_slot.reset();
+  RunInfo& info = run.info;
   if (run.checkpoint_dir) info.checkpoint = {{"dir", *run.checkpoint_dir}, {"every", run.checkpoint_every}};
   if (resume) {
     info.resumed_from = {{"path", resume->path}, {"epoch", resume->state.epoch}, {"run", resume->run}};
@@ -384,17 +433,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
     log(world, fmt::format("no checkpoint in {}: starting at epoch 0", *run.checkpoint_dir));
   }
 
-  info.algo = sopts.algo;
-  info.permutation = run.strategy->permutation();
-  info.strategy_options = declared_options_json(sopts);
-  info.dp_groups = run.strategy->data_parallel()[0];
-  info.comm_precision = sopts.comm_precision;
-  info.activations = to_string(run.strategy->activation_plan());
-  info.grid = run.strategy->grid();
-  info.ranks = world.size();
-  info.train = tc;
-  info.describe = run.strategy->describe();
-  for (ProductOrder o : run.strategy->orders(model.layers)) info.order.push_back(to_string(o));
+  describe_run(run, world);
   return run;
 }
 

@@ -57,69 +57,67 @@ Across across(const RunResult& r, F value) {
   return a;
 }
 
-}  // namespace
+using nlohmann::json;
 
-nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
-  using nlohmann::json;
-  json j;
-  j["schema"] = "gcnlab.run/1";
-  j["gcnlab_version"] = GCNLAB_VERSION;
-  j["git_sha"] = GCNLAB_GIT_SHA;
-  j["machine"] = this_machine();
-  if (!info.provenance.is_null()) j["provenance"] = info.provenance;
-  j["config"] = {{"algo", info.algo},
-                 {"grid", info.grid},
-                 {"ranks", info.ranks},
-                 {"threads", info.threads},
-                 {"backend", info.backend},
-                 {"seed", info.model.seed},
-                 {"epochs", info.train.epochs},
-                 {"model",
-                  {{"variant", to_string(info.model.variant)},
-                   {"layers", info.model.layers},
-                   {"dims", r.dims},
-                   {"optimizer", info.model.optimizer},
-                   {"lr", info.model.lr},
-                   {"weight_decay", info.model.weight_decay},
-                   {"weight_decay_layers", info.model.weight_decay_first_only ? "first" : "all"},
-                   {"dropout", info.model.dropout},
-                   {"learn_features", info.model.learn_features}}},
-                 {"partitioner", info.partitioner},
-                 {"partition", info.partition_quality},
-                 {"agg_blocks", 1},  // these four: the values of strategies that do not declare them
-                 {"overlap", json()},
-                 {"dw_reduce", json()},
-                 {"softmax", json()},
-                 {"order", info.order},
-                 {"comm_precision", info.comm_precision},
-                 {"activations", info.activations},
-                 {"minibatch", info.train.batch_size > 0
-                                   ? json{{"batch_size", info.train.batch_size},
-                                          {"steps_per_epoch", r.steps_per_epoch},
-                                          {"eval_every", info.train.eval_every},
-                                          {"prefetch", info.train.prefetch},
-                                          {"dp_groups", info.dp_groups}}
-                                   : json()},
-                 {"target_acc", info.train.target_acc > 0 ? json(info.train.target_acc) : json()},
-                 {"checkpoint", info.checkpoint},
-                 {"resumed_from", info.resumed_from},
-                 {"describe", info.describe}};
-  for (const auto& [key, value] : info.strategy_options.items()) j["config"][key] = value;
-  j["config"]["permutation"] = info.permutation;  // the strategy's resolved one (an option's "" is its default)
-  j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
-                  {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
-                  {"train", info.n_train},     {"val", info.n_val},         {"test", info.n_test},
-                  {"directed", info.directed}};
-  j["epochs"] = json::array();
+// The run's configuration (schema "config").
+json config_json(const RunInfo& info, const RunResult& r) {
+  json c = {{"algo", info.algo},
+            {"grid", info.grid},
+            {"ranks", info.ranks},
+            {"threads", info.threads},
+            {"backend", info.backend},
+            {"seed", info.model.seed},
+            {"epochs", info.train.epochs},
+            {"model",
+             {{"variant", to_string(info.model.variant)},
+              {"layers", info.model.layers},
+              {"dims", r.dims},
+              {"optimizer", info.model.optimizer},
+              {"lr", info.model.lr},
+              {"weight_decay", info.model.weight_decay},
+              {"weight_decay_layers", info.model.weight_decay_first_only ? "first" : "all"},
+              {"dropout", info.model.dropout},
+              {"learn_features", info.model.learn_features}}},
+            {"partitioner", info.partitioner},
+            {"partition", info.partition_quality},
+            {"agg_blocks", 1},  // these four: the values of strategies that do not declare them
+            {"overlap", json()},
+            {"dw_reduce", json()},
+            {"softmax", json()},
+            {"order", info.order},
+            {"comm_precision", info.comm_precision},
+            {"activations", info.activations},
+            {"minibatch", info.train.batch_size > 0
+                              ? json{{"batch_size", info.train.batch_size},
+                                     {"steps_per_epoch", r.steps_per_epoch},
+                                     {"eval_every", info.train.eval_every},
+                                     {"prefetch", info.train.prefetch},
+                                     {"dp_groups", info.dp_groups}}
+                              : json()},
+            {"target_acc", info.train.target_acc > 0 ? json(info.train.target_acc) : json()},
+            {"checkpoint", info.checkpoint},
+            {"resumed_from", info.resumed_from},
+            {"describe", info.describe}};
+  for (const auto& [key, value] : info.strategy_options.items()) c[key] = value;
+  c["permutation"] = info.permutation;  // the strategy's resolved one (an option's "" is its default)
+  return c;
+}
+
+json epochs_json(const RunResult& r) {
+  json epochs = json::array();
   for (const auto& e : r.epochs)
-    j["epochs"].push_back({{"epoch", e.epoch},
-                           {"loss", e.loss},
-                           {"train_acc", e.train_acc},
-                           {"val_acc", e.val_acc},
-                           {"test_acc", e.test_acc},
-                           {"time_s", e.time_s},
-                           {"eval_time_s", e.eval_time_s}});
+    epochs.push_back({{"epoch", e.epoch},
+                      {"loss", e.loss},
+                      {"train_acc", e.train_acc},
+                      {"val_acc", e.val_acc},
+                      {"test_acc", e.test_acc},
+                      {"time_s", e.time_s},
+                      {"eval_time_s", e.eval_time_s}});
+  return epochs;
+}
 
+// Per category: time (max, mean over ranks), bytes and calls per epoch.
+json breakdown_json(const RunResult& r) {
   json breakdown = json::object();
   for (int c = 0; c < kNumCategories; ++c) {
     auto pick = [c](auto field) { return [c, field](const RankReport& rr) { return field(rr.per_epoch[c]); }; };
@@ -135,9 +133,11 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
         {"hidden_time_max_s", hidden.max},  {"hidden_time_mean_s", hidden.mean},
         {"padding_bytes_max", padding.max}};
   }
-  j["breakdown"] = breakdown;
+  return breakdown;
+}
 
-  j["per_rank"] = json::array();
+json per_rank_json(const RunResult& r) {
+  json ranks = json::array();
   for (const auto& rr : r.ranks) {
     json time = json::object(), hidden = json::object(), wire = json::object(), model = json::object(),
          setup_wire = json::object();
@@ -151,24 +151,29 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
         setup_wire[name] = rr.setup[c].wire_bytes;
       }
     }
-    j["per_rank"].push_back({{"rank", rr.rank},
-                             {"coords", rr.coords},
-                             {"nnz_local", rr.nnz_local},
-                             {"peak_bytes", rr.peak_bytes},
-                             {"host_peak_bytes", rr.host_peak_bytes},
-                             {"memory_need", {{"graph", rr.memory.graph},
-                                              {"buffers", rr.memory.buffers},
-                                              {"activations", rr.memory.activations},
-                                              {"weights", rr.memory.weights},
-                                              {"total", rr.memory.total()}}},
-                             {"time_s", time},
-                             {"hidden_time_s", hidden},
-                             {"wire_bytes", wire},
-                             {"model_wire_bytes", model},
-                             {"model_link_bytes",
-                              {{"intra", rr.model_link.intra}, {"inter_weighted", rr.model_link.inter_weighted}}},
-                             {"setup_wire_bytes", setup_wire}});
+    ranks.push_back({{"rank", rr.rank},
+                     {"coords", rr.coords},
+                     {"nnz_local", rr.nnz_local},
+                     {"peak_bytes", rr.peak_bytes},
+                     {"host_peak_bytes", rr.host_peak_bytes},
+                     {"memory_need", {{"graph", rr.memory.graph},
+                                      {"buffers", rr.memory.buffers},
+                                      {"activations", rr.memory.activations},
+                                      {"weights", rr.memory.weights},
+                                      {"total", rr.memory.total()}}},
+                     {"time_s", time},
+                     {"hidden_time_s", hidden},
+                     {"wire_bytes", wire},
+                     {"model_wire_bytes", model},
+                     {"model_link_bytes",
+                      {{"intra", rr.model_link.intra}, {"inter_weighted", rr.model_link.inter_weighted}}},
+                     {"setup_wire_bytes", setup_wire}});
   }
+  return ranks;
+}
+
+// "load_balance" and "memory" into j.
+void balance_and_memory_json(const RunResult& r, json& j) {
   const Across nnz = across(r, [](const RankReport& rr) { return static_cast<double>(rr.nnz_local); });
   j["load_balance"] = {{"nnz_max", nnz.max}, {"nnz_mean", nnz.mean},
                        {"nnz_max_over_mean", nnz.mean > 0 ? nnz.max / nnz.mean : 0.0}};
@@ -185,23 +190,47 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                  {"analytic_bytes_max", need.max},
                  {"analytic_bytes_mean", need.mean},
                  {"peak_over_analytic_max", ratio.max}};
+}
 
+// The first epoch is excluded from the mean epoch time when there are several (warm-up).
+json summary_json(const RunResult& r) {
   double epoch_time = 0;
   int timed = 0;
   for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) epoch_time += r.epochs[e].time_s, ++timed;
   int best = 0;
   for (std::size_t e = 0; e < r.epochs.size(); ++e)
     if (r.epochs[e].val_acc > r.epochs[best].val_acc) best = static_cast<int>(e);
-  j["summary"] = {{"epoch_time_s", timed ? epoch_time / timed : 0.0},
-                  {"setup_time_s", r.setup_time_s},
-                  {"final_loss", r.epochs.back().loss},
-                  {"test_acc", r.epochs.back().test_acc},
-                  {"best_val_acc", r.epochs[best].val_acc},
-                  {"test_acc_at_best_val", r.epochs[best].test_acc},
-                  {"target", r.target ? json{{"epochs", r.target->epochs},
-                                             {"train_seconds", r.target->train_seconds},
-                                             {"val_acc", r.target->val_acc}}
-                                      : json()}};
+  return {{"epoch_time_s", timed ? epoch_time / timed : 0.0},
+          {"setup_time_s", r.setup_time_s},
+          {"final_loss", r.epochs.back().loss},
+          {"test_acc", r.epochs.back().test_acc},
+          {"best_val_acc", r.epochs[best].val_acc},
+          {"test_acc_at_best_val", r.epochs[best].test_acc},
+          {"target", r.target ? json{{"epochs", r.target->epochs},
+                                     {"train_seconds", r.target->train_seconds},
+                                     {"val_acc", r.target->val_acc}}
+                              : json()}};
+}
+
+}  // namespace
+
+nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
+  json j;
+  j["schema"] = "gcnlab.run/1";
+  j["gcnlab_version"] = GCNLAB_VERSION;
+  j["git_sha"] = GCNLAB_GIT_SHA;
+  j["machine"] = this_machine();
+  if (!info.provenance.is_null()) j["provenance"] = info.provenance;
+  j["config"] = config_json(info, r);
+  j["dataset"] = {{"spec", info.dataset_spec}, {"name", info.dataset_name}, {"nodes", info.nodes},
+                  {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
+                  {"train", info.n_train},     {"val", info.n_val},         {"test", info.n_test},
+                  {"directed", info.directed}};
+  j["epochs"] = epochs_json(r);
+  j["breakdown"] = breakdown_json(r);
+  j["per_rank"] = per_rank_json(r);
+  balance_and_memory_json(r, j);
+  j["summary"] = summary_json(r);
   return j;
 }
 

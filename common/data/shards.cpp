@@ -350,111 +350,123 @@ std::vector<std::uint8_t> ShardStore::split(std::span<const std::int64_t> vertic
   return s;
 }
 
-void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
-                  int K, const nlohmann::json& partition, const std::string& dir, std::int64_t chunk_entries) {
-  GCNLAB_ASSERT(chunk_entries >= 1);
-  const std::int64_t n = g.n();
-  GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  GCNLAB_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}' ({})", dir, ec.message());
-  fs::remove(fs::path(dir) / "meta.json", ec);  // the directory is incomplete until meta.json is back
+namespace {
 
-  const GraphLayout& layout = g.layout();
-  for (int id = 0; id < layout.orderings; ++id)
-    write_file((fs::path(dir) / fmt::format("order{}.bin", id)).string(), g.ordering(id));
-  write_file((fs::path(dir) / "labels.bin").string(), d.labels);
-  write_file((fs::path(dir) / "split.bin").string(), d.split);
-  if (!d.synthetic_features) write_file((fs::path(dir) / "x.bin").string(), d.x);
+// One adjacency version's K x K shard files (write_shards), written one row
+// block at a time. A block's K files are written section by section — header
+// and row offsets, then the columns, then the values — each streamed over the
+// block's rows in chunks of at most chunk_entries entries (bucketed by column
+// block, each row's columns sorted; the sweep for the values rebuilds and
+// re-sorts each chunk rather than keep it), so beside the graph the peak is the
+// K shards' row offsets of one row block and one chunk.
+class ShardWriter {
+ public:
+  ShardWriter(const InMemoryGraph& g, int K, std::array<int, 2> version, std::string dir, std::int64_t chunk_entries)
+      : a_t_(*g.adjacency().a_hat_t), rows_order_(g.ordering(version[0])), n_(g.n()), K_(K), version_(version),
+        dir_(std::move(dir)), chunk_entries_(chunk_entries), col_block_(static_cast<std::size_t>(n_)),
+        col_local_(static_cast<std::size_t>(n_)) {
+    const std::vector<std::int64_t>& cols_order = g.ordering(version[1]);
+    for (int j = 0; j < K_; ++j) {
+      const auto [c0, c1] = part(n_, K_, j);
+      for (std::int64_t q = c0; q < c1; ++q)
+        col_block_[cols_order[q]] = j, col_local_[cols_order[q]] = static_cast<std::int32_t>(q - c0);
+    }
+  }
 
-  const HostCsr& a_t = *g.adjacency().a_hat_t;
-  Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
-                    static_cast<double>(layout.versions.size()) * K * K, "shards");
-  // One row block at a time. Its K shard files are written section by section —
-  // header and row offsets, then the columns, then the values — each streamed
-  // over the block's rows in chunks of at most chunk_entries entries (bucketed by
-  // column block, each row's columns sorted; the sweep for the values rebuilds
-  // and re-sorts each chunk rather than keep it), so beside g the peak is the K
-  // shards' row offsets of one row block and one chunk.
+  // Row block i's K shard files, whole.
+  void write_row_block(int i, Progress& progress) {
+    const auto [r0, r1] = part(n_, K_, i);
+    const std::int64_t rows = r1 - r0;
+    RowPtrs rowptr(K_, std::vector<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0));
+    for (std::int64_t q = r0; q < r1; ++q)
+      for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block_[a_t_.col[e]]][q - r0 + 1];
+    std::vector<std::unique_ptr<AtomicFile>> files;
+    for (int j = 0; j < K_; ++j) {
+      for (std::int64_t k = 0; k < rows; ++k) rowptr[j][k + 1] += rowptr[j][k];
+      files.push_back(std::make_unique<AtomicFile>(
+          (fs::path(dir_) / adj_name(version_[0], version_[1], i, j)).string(), std::ios::binary));
+      const auto [c0, c1] = part(n_, K_, j);
+      const std::int64_t head[3] = {rows, c1 - c0, rowptr[j][rows]};
+      put(files[j]->stream(), head, 3);
+      put(files[j]->stream(), rowptr[j].data(), rowptr[j].size());
+    }
+    for (const bool values : {false, true})
+      for (std::int64_t qa = r0, qb; qa < r1; qa = qb) qb = write_chunk(qa, r0, r1, rowptr, values, files);
+    for (auto& f : files) {
+      f->commit();
+      progress.advance();
+    }
+  }
+
+ private:
+  using RowPtrs = std::vector<std::vector<std::int64_t>>;  // per column block, of the row block's rows
   struct Entry {
     std::int32_t col;
     float val;
   };
-  std::vector<std::int32_t> col_block(static_cast<std::size_t>(n)), col_local(static_cast<std::size_t>(n));
-  for (const auto& [r, c] : layout.versions) {
-    const std::vector<std::int64_t>& rows_order = g.ordering(r);
-    for (int j = 0; j < K; ++j) {
-      const auto [c0, c1] = part(n, K, j);
-      for (std::int64_t q = c0; q < c1; ++q)
-        col_block[g.ordering(c)[q]] = j, col_local[g.ordering(c)[q]] = static_cast<std::int32_t>(q - c0);
+
+  std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const {  // Âᵀ's entries of position q
+    const std::int64_t v = rows_order_[q];
+    return {a_t_.rowptr[v], a_t_.rowptr[v + 1]};
+  }
+  std::int64_t length(std::int64_t q) const { return row_of(q).second - row_of(q).first; }
+
+  // The columns (or values) of rows [qa, qb) of every shard of the row block
+  // starting at r0, qb the first row that no longer fits the chunk; returns qb.
+  std::int64_t write_chunk(std::int64_t qa, std::int64_t r0, std::int64_t r1, const RowPtrs& rowptr, bool values,
+                           std::vector<std::unique_ptr<AtomicFile>>& files) {
+    std::int64_t entries = 0, qb;
+    for (qb = qa; qb < r1 && (qb == qa || entries + length(qb) <= chunk_entries_); ++qb) entries += length(qb);
+    // shard j's entries of rows [qa, qb) start at start[j] in the chunk, rows in order
+    std::vector<std::int64_t> start(static_cast<std::size_t>(K_) + 1, 0), next(static_cast<std::size_t>(K_));
+    for (int j = 0; j < K_; ++j) start[j + 1] = start[j] + rowptr[j][qb - r0] - rowptr[j][qa - r0];
+    std::copy(start.begin(), start.end() - 1, next.begin());
+    chunk_.resize(static_cast<std::size_t>(entries));
+    for (std::int64_t q = qa; q < qb; ++q)
+      for (auto [e, end] = row_of(q); e < end; ++e) {
+        const std::int64_t u = a_t_.col[e];
+        chunk_[next[col_block_[u]]++] = {col_local_[u], a_t_.val[e]};
+      }
+    for (int j = 0; j < K_; ++j) {
+      Entry* const base = chunk_.data() + start[j] - rowptr[j][qa - r0];
+      for (std::int64_t q = qa; q < qb; ++q)
+        std::sort(base + rowptr[j][q - r0], base + rowptr[j][q - r0 + 1],
+                  [](const Entry& x, const Entry& y) { return x.col < y.col; });
+      auto write = [&](auto& out, auto field) {
+        out.resize(static_cast<std::size_t>(start[j + 1] - start[j]));
+        for (std::size_t k = 0; k < out.size(); ++k) out[k] = chunk_[start[j] + k].*field;
+        put(files[j]->stream(), out.data(), out.size());
+      };
+      if (values) write(vals_, &Entry::val);
+      else write(cols_, &Entry::col);
     }
-    auto row_of = [&](std::int64_t q) {  // Âᵀ's entries of position q
-      const std::int64_t v = rows_order[q];
-      return std::pair{a_t.rowptr[v], a_t.rowptr[v + 1]};
-    };
-    auto length = [&](std::int64_t q) { return row_of(q).second - row_of(q).first; };
-    for (int i = 0; i < K; ++i) {
-      const auto [r0, r1] = part(n, K, i);
-      const std::int64_t rows = r1 - r0;
-      std::vector<std::vector<std::int64_t>> rowptr(K, std::vector<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0));
-      for (std::int64_t q = r0; q < r1; ++q)
-        for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block[a_t.col[e]]][q - r0 + 1];
-      std::vector<std::unique_ptr<AtomicFile>> files;
-      for (int j = 0; j < K; ++j) {
-        for (std::int64_t k = 0; k < rows; ++k) rowptr[j][k + 1] += rowptr[j][k];
-        files.push_back(std::make_unique<AtomicFile>((fs::path(dir) / adj_name(r, c, i, j)).string(), std::ios::binary));
-        const auto [c0, c1] = part(n, K, j);
-        const std::int64_t head[3] = {rows, c1 - c0, rowptr[j][rows]};
-        put(files[j]->stream(), head, 3);
-        put(files[j]->stream(), rowptr[j].data(), rowptr[j].size());
-      }
-      std::vector<Entry> chunk;
-      std::vector<std::int32_t> cols;
-      std::vector<float> vals;
-      for (const bool values : {false, true}) {
-        for (std::int64_t qa = r0, qb; qa < r1; qa = qb) {
-          std::int64_t entries = 0;
-          for (qb = qa; qb < r1 && (qb == qa || entries + length(qb) <= chunk_entries); ++qb) entries += length(qb);
-          // shard j's entries of rows [qa, qb) start at start[j] in the chunk, rows in order
-          std::vector<std::int64_t> start(static_cast<std::size_t>(K) + 1, 0), next(static_cast<std::size_t>(K));
-          for (int j = 0; j < K; ++j) start[j + 1] = start[j] + rowptr[j][qb - r0] - rowptr[j][qa - r0];
-          std::copy(start.begin(), start.end() - 1, next.begin());
-          chunk.resize(static_cast<std::size_t>(entries));
-          for (std::int64_t q = qa; q < qb; ++q)
-            for (auto [e, end] = row_of(q); e < end; ++e) {
-              const std::int64_t u = a_t.col[e];
-              chunk[next[col_block[u]]++] = {col_local[u], a_t.val[e]};
-            }
-          for (int j = 0; j < K; ++j) {
-            Entry* const base = chunk.data() + start[j] - rowptr[j][qa - r0];
-            for (std::int64_t q = qa; q < qb; ++q)
-              std::sort(base + rowptr[j][q - r0], base + rowptr[j][q - r0 + 1],
-                        [](const Entry& x, const Entry& y) { return x.col < y.col; });
-            auto write = [&](auto& out, auto field) {
-              out.resize(static_cast<std::size_t>(start[j + 1] - start[j]));
-              for (std::size_t k = 0; k < out.size(); ++k) out[k] = chunk[start[j] + k].*field;
-              put(files[j]->stream(), out.data(), out.size());
-            };
-            if (values) write(vals, &Entry::val);
-            else write(cols, &Entry::col);
-          }
-        }
-      }
-      for (auto& f : files) {
-        f->commit();
-        progress.advance();
-      }
-    }
+    return qb;
   }
 
+  const HostCsr& a_t_;
+  const std::vector<std::int64_t>& rows_order_;
+  std::int64_t n_;
+  int K_;
+  std::array<int, 2> version_;
+  std::string dir_;
+  std::int64_t chunk_entries_;
+  std::vector<std::int32_t> col_block_, col_local_;  // per vertex: its column block and column in it
+  std::vector<Entry> chunk_;
+  std::vector<std::int32_t> cols_;
+  std::vector<float> vals_;
+};
+
+nlohmann::json shards_meta(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint,
+                           const InMemoryGraph& g, int K, const nlohmann::json& partition) {
+  const GraphLayout& layout = g.layout();
   std::array<std::int64_t, 4> counts{};
   for (std::uint8_t s : d.split) ++counts[s];
-  const nlohmann::json meta = {
+  return {
       {"schema", kSchema},
       {"name", d.name},
       {"spec", d.spec},
       {"fingerprint", fingerprint},
-      {"nodes", n},
+      {"nodes", g.n()},
       {"nnz", info.nnz},
       {"features", d.features},
       {"classes", d.classes},
@@ -479,7 +491,35 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
         {"degree_mean", info.degree_mean},
         {"isolated", info.isolated}}},
       {"partition", partition}};
+}
+
+}  // namespace
+
+void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
+                  int K, const nlohmann::json& partition, const std::string& dir, std::int64_t chunk_entries) {
+  GCNLAB_ASSERT(chunk_entries >= 1);
+  const std::int64_t n = g.n();
+  GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  GCNLAB_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}' ({})", dir, ec.message());
+  fs::remove(fs::path(dir) / "meta.json", ec);  // the directory is incomplete until meta.json is back
+
+  const GraphLayout& layout = g.layout();
+  for (int id = 0; id < layout.orderings; ++id)
+    write_file((fs::path(dir) / fmt::format("order{}.bin", id)).string(), g.ordering(id));
+  write_file((fs::path(dir) / "labels.bin").string(), d.labels);
+  write_file((fs::path(dir) / "split.bin").string(), d.split);
+  if (!d.synthetic_features) write_file((fs::path(dir) / "x.bin").string(), d.x);
+
+  Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
+                    static_cast<double>(layout.versions.size()) * K * K, "shards");
+  for (const auto& version : layout.versions) {
+    ShardWriter writer(g, K, version, dir, chunk_entries);
+    for (int i = 0; i < K; ++i) writer.write_row_block(i, progress);
+  }
   // last: a directory without it is incomplete
+  const nlohmann::json meta = shards_meta(d, info, fingerprint, g, K, partition);
   write_file_atomically((fs::path(dir) / "meta.json").string(), meta.dump(1) + "\n");
 }
 

@@ -57,6 +57,12 @@ std::pair<std::int64_t, std::int64_t> overlap(std::pair<std::int64_t, std::int64
 }
 }  // namespace
 
+std::vector<std::int64_t> SplitSummaStrategy::sub_blocks(const std::vector<std::int64_t>& row_off, int ii) const {
+  auto s = block_offsets(row_off[ii + 1] - row_off[ii], Z());
+  for (auto& v : s) v += row_off[ii];
+  return s;
+}
+
 void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
   GCNLAB_CHECK(g.n() >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
@@ -66,12 +72,7 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
 
   // R_i and its Z sub-blocks R_{i,k'} (positions)
   const auto row_off = block_offsets(g.n(), X());
-  auto sub = [&](int ii) {
-    auto s = block_offsets(row_off[ii + 1] - row_off[ii], Z());
-    for (auto& v : s) v += row_off[ii];
-    return s;
-  };
-  const auto mine = sub(i);
+  const auto mine = sub_blocks(row_off, i);
   rows_i_ = row_off[i + 1] - row_off[i];
   rows_ik_ = mine[k + 1] - mine[k];
   sub_rows_.clear();
@@ -84,22 +85,23 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
     std::tie(lay.col0, lay.cols) = features(f, j);
     layouts_.push_back(std::move(lay));
   }
+  read_pieces(g, row_off[i], row_off[i + 1], plan_stages(row_off, j, k));
+  allocate_scratch();
+}
 
+std::vector<Graph::ColumnRange> SplitSummaStrategy::plan_stages(const std::vector<std::int64_t>& row_off, int j,
+                                                                 int k) {
   // Stages of layer k: the common refinement of the slab's split by rows i'
   // (owners of H) and by the Y column slices (owners of Âᵀ), cut to <= block_ vertices.
   std::vector<std::int64_t> piece_start(X() + 1, 0), piece_pos(X());
   for (int ii = 0; ii < X(); ++ii) {
-    const auto s = sub(ii);
+    const auto s = sub_blocks(row_off, ii);
     piece_pos[ii] = s[k];
     piece_start[ii + 1] = piece_start[ii] + (s[k + 1] - s[k]);
   }
   const std::int64_t slab = piece_start[X()];
   const auto cut = block_offsets(slab, Y());
-  // This rank reads only the pieces it owns (its column slice C_{j,k} of R_i);
-  // the row learns the other pieces' nnz in one all-reduce (setup phase).
   stages_.clear();
-  pieces_fwd_.clear();
-  pieces_bwd_.clear();
   std::vector<Graph::ColumnRange> owned;  // graph positions of this rank's pieces, ascending
   int ii = 0, jj = 0;
   for (std::int64_t t = 0; t < slab;) {
@@ -121,9 +123,17 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
     stages_.push_back(st);
     t = end;
   }
+  return owned;
+}
+
+void SplitSummaStrategy::read_pieces(const Graph& g, std::int64_t r0, std::int64_t r1,
+                                     const std::vector<Graph::ColumnRange>& owned) {
+  // This rank reads only the pieces it owns (its column slice C_{j,k} of R_i);
+  // the row learns the other pieces' nnz in one all-reduce (setup phase).
+  pieces_fwd_.clear();
+  pieces_bwd_.clear();
   auto read = [&](Direction d, std::vector<Csr>& pieces) {
-    g.column_blocks(d, row_off[i], row_off[i + 1], owned,
-                    [&](HostCsr b) { pieces.push_back(upload(backend_, b)); });
+    g.column_blocks(d, r0, r1, owned, [&](HostCsr b) { pieces.push_back(upload(backend_, b)); });
   };
   read(Direction::forward, pieces_fwd_);
   if (directed_) read(Direction::backward, pieces_bwd_);
@@ -141,7 +151,9 @@ void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
     std::tie(stages_[s].nnz_fwd, stages_[s].nnz_bwd) = std::pair{piece_nnz[2 * s], piece_nnz[2 * s + 1]};
   stages_by_roots_.assign(static_cast<std::size_t>(X() * Y()), {});
   for (const Stage& st : stages_) stages_by_roots_[static_cast<std::size_t>(st.dense_root * Y() + st.sparse_root)].push_back(&st);
+}
 
+void SplitSummaStrategy::allocate_scratch() {
   const auto [max_nnz, max_len, fmax_j, fmax_any] = scratch_sizes();
   sparse_scratch_.rowptr = Buffer<std::int64_t>(backend_, static_cast<std::size_t>(rows_i_ + 1));
   sparse_scratch_.col = Buffer<std::int32_t>(backend_, static_cast<std::size_t>(max_nnz));

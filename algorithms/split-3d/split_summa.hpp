@@ -120,6 +120,13 @@ class SplitSummaStrategy : public Strategy {
     std::int64_t max_nnz = 0, max_len = 0, fmax_j = 0, fmax_any = 0;
   };
   ScratchSizes scratch_sizes() const;
+  // setup's steps: the sub-blocks R_{ii,k'} of row block ii (positions); the
+  // stages of this rank's layer k (returns the graph positions of the pieces of
+  // column slice j it reads); reading them and learning the row's nnz; the buffers.
+  std::vector<std::int64_t> sub_blocks(const std::vector<std::int64_t>& row_off, int ii) const;
+  std::vector<Graph::ColumnRange> plan_stages(const std::vector<std::int64_t>& row_off, int j, int k);
+  void read_pieces(const Graph& g, std::int64_t r0, std::int64_t r1, const std::vector<Graph::ColumnRange>& owned);
+  void allocate_scratch();
 
   Communicator& world_;
   Communicator& row_;    // along y: P(i, :, k)

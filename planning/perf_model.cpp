@@ -7,6 +7,7 @@
 #include <fstream>
 #include <numeric>
 
+#include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
 #include "common/core/error.hpp"
@@ -81,30 +82,6 @@ int axis_sharing(const Grid& g, int axis, int gpus_per_node) {
 double bandwidth(const Grid& g, int axis, const MachineProfile& m) {
   const int sharing = axis_sharing(g, axis, m.gpus_per_node);
   return sharing == 0 ? m.intra_bandwidth : m.inter_bandwidth / sharing;
-}
-
-// Solves the symmetric 3x3 system A x = b (Gaussian elimination, partial pivoting).
-std::array<double, 3> solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b) {
-  for (int c = 0; c < 3; ++c) {
-    int p = c;
-    for (int r = c + 1; r < 3; ++r)
-      if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
-    std::swap(a[c], a[p]);
-    std::swap(b[c], b[p]);
-    if (std::abs(a[c][c]) < 1e-300) continue;
-    for (int r = c + 1; r < 3; ++r) {
-      const double f = a[r][c] / a[c][c];
-      for (int k = c; k < 3; ++k) a[r][k] -= f * a[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  std::array<double, 3> x{};
-  for (int c = 2; c >= 0; --c) {
-    double s = b[c];
-    for (int k = c + 1; k < 3; ++k) s -= a[c][k] * x[k];
-    x[c] = std::abs(a[c][c]) < 1e-300 ? 0.0 : s / a[c][c];
-  }
-  return x;
 }
 
 std::vector<double> ranks_of(const std::vector<double>& v) {
@@ -255,11 +232,22 @@ RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work,
 
 namespace {
 
-// Least squares through the origin, t ≈ Σ_k c_k x_k, for one or two regressors.
+// Least squares through the origin, t ≈ X c, by Eigen's column-pivoting QR: a
+// term the runs do not determine (a zero or dependent column) gets 0, as in a
+// basic solution, rather than a large value of either sign.
+Eigen::VectorXd least_squares(const Eigen::MatrixXd& x, const Eigen::VectorXd& t) {
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(x);
+  qr.setThreshold(1e-9);
+  return qr.solve(t);
+}
+
+// One regressor: seconds = c x.
 double fit_one(const std::vector<std::pair<double, double>>& xt) {
-  double xx = 0, xtt = 0;
-  for (const auto& [x, t] : xt) xx += x * x, xtt += x * t;
-  return xx > 0 ? xtt / xx : 0;
+  if (xt.empty()) return 0;
+  Eigen::MatrixXd x(xt.size(), 1);
+  Eigen::VectorXd t(xt.size());
+  for (std::size_t i = 0; i < xt.size(); ++i) x(i, 0) = xt[i].first, t(i) = xt[i].second;
+  return least_squares(x, t)(0);
 }
 
 }  // namespace
@@ -276,24 +264,20 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
   for (const auto& r : runs)
     if (strategy_info(r.algo).caps.perf_model) plexus_runs.push_back(&r);
   if (plexus_runs.size() >= 3) {
-    std::vector<std::array<double, 3>> x;
-    for (const Observation* r : plexus_runs) x.push_back(spmm_terms(r->problem, r->grid, true));
-    std::array<double, 3> scale{};
-    for (const auto& xi : x)
-      for (int k = 0; k < 3; ++k) scale[k] = std::max(scale[k], std::abs(xi[k]));
-    for (auto& s : scale) s = s > 0 ? s : 1;
-    std::array<std::array<double, 3>, 3> a{};
-    std::array<double, 3> b{};
-    for (std::size_t i = 0; i < plexus_runs.size(); ++i)
-      for (int r = 0; r < 3; ++r) {
-        b[r] += x[i][r] / scale[r] * plexus_runs[i]->spmm_s;
-        for (int c = 0; c < 3; ++c) a[r][c] += x[i][r] / scale[r] * x[i][c] / scale[c];
-      }
-    for (int k = 0; k < 3; ++k) a[k][k] += 1e-9 * (a[0][0] + a[1][1] + a[2][2]);  // ridge: drop unidentifiable terms
-    const auto k = solve3(a, b);
-    m.k_flops = k[0] / scale[0];
-    m.k_fwd = k[1] / scale[1];
-    m.k_bwd = k[2] / scale[2];
+    const auto n = static_cast<Eigen::Index>(plexus_runs.size());
+    Eigen::MatrixXd x(n, 3);
+    Eigen::VectorXd t(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto terms = spmm_terms(plexus_runs[i]->problem, plexus_runs[i]->grid, true);
+      for (int k = 0; k < 3; ++k) x(i, k) = terms[k];
+      t(i) = plexus_runs[i]->spmm_s;
+    }
+    Eigen::Vector3d scale = x.cwiseAbs().colwise().maxCoeff().transpose();  // unit columns, for conditioning
+    for (int k = 0; k < 3; ++k) scale(k) = scale(k) > 0 ? scale(k) : 1;
+    const Eigen::VectorXd k = least_squares(x * scale.cwiseInverse().asDiagonal(), t);
+    m.k_flops = k(0) / scale(0);
+    m.k_fwd = k(1) / scale(1);
+    m.k_bwd = k(2) / scale(2);
     m.per_gpu_flops = true;
   }
 
@@ -310,26 +294,29 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
   if (const double c = fit_one(spmm); c > 0) m.spmm_rate = 1 / c;
   if (const double c = fit_one(gemm); c > 0) m.gemm_rate = 1 / c;
 
-  // Bandwidths: comm = intra / β_intra + inter_weighted / β_inter (2 x 2 normal equations).
-  double aa = 0, ab = 0, bb = 0, at = 0, bt = 0;
+  // Bandwidths: comm = intra / β_intra + inter_weighted / β_inter; the inter-node
+  // term only when some run crossed nodes (else it is not identified).
+  std::vector<std::array<double, 3>> comm;  // intra, inter_weighted, seconds
   int nodes_crossed = 0, largest_node = 0;
   for (const auto& r : runs) {
     if (r.ranks.empty()) continue;
     const LinkBytes& link = r.ranks[static_cast<std::size_t>(r.comm_rank)].link;
-    const double x = link.intra, y = link.inter_weighted, t = r.comm_s;
-    aa += x * x, ab += x * y, bb += y * y, at += x * t, bt += y * t;
-    nodes_crossed += y > 0;
+    comm.push_back({link.intra, link.inter_weighted, r.comm_s});
+    nodes_crossed += link.inter_weighted > 0;
     largest_node = std::max(largest_node, r.ranks_per_node);
   }
   double inv_intra = 0, inv_inter = 0;
-  const double det = aa * bb - ab * ab;
-  if (nodes_crossed > 0 && aa > 0 && det > 1e-12 * aa * bb) {
-    inv_intra = (at * bb - bt * ab) / det;
-    inv_inter = (aa * bt - ab * at) / det;
-  } else if (aa > 0) {
-    inv_intra = at / aa;
-  } else if (bb > 0) {
-    inv_inter = bt / bb;
+  if (!comm.empty()) {
+    const int terms = nodes_crossed > 0 ? 2 : 1;
+    Eigen::MatrixXd x(comm.size(), terms);
+    Eigen::VectorXd t(comm.size());
+    for (std::size_t i = 0; i < comm.size(); ++i) {
+      for (int k = 0; k < terms; ++k) x(i, k) = comm[i][k];
+      t(i) = comm[i][2];
+    }
+    const Eigen::VectorXd inv = least_squares(x, t);
+    inv_intra = inv(0);
+    if (terms == 2) inv_inter = inv(1);
   }
   GCNLAB_CHECK(inv_intra > 0 || inv_inter > 0,
                "--calibrate: the runs' communication times do not determine a bandwidth (no bytes or no time)");

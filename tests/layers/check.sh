@@ -11,6 +11,9 @@
 #  3. a real target of the comm layer that includes a model header
 #     (tests/layers/upward_include.cpp) fails to build, naming the header.
 source "$(dirname "$0")/../cli/lib.sh"
+# This test runs the compiler, no gcnlab code: the sanitizer build's test
+# environment (a preloaded library linked with ASan, leak checks) is not for it.
+unset LD_PRELOAD ASAN_OPTIONS LSAN_OPTIONS
 build=$(dirname "$GCNLAB")
 cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 root=$GCNLAB_SOURCE_DIR

@@ -1,6 +1,6 @@
 #include "common/data/npz.hpp"
 
-#include <zlib.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <array>
@@ -14,24 +14,12 @@ namespace gcnlab {
 
 namespace {
 
-constexpr std::uint32_t kEndOfCentralDirectory = 0x06054b50, kZip64Locator = 0x07064b50, kZip64End = 0x06064b50,
-                        kCentralHeader = 0x02014b50, kLocalHeader = 0x04034b50;
 constexpr std::size_t kChunk = 1 << 20;
 
 std::uint64_t le(const char* p, int bytes) {
   std::uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
   return v;
-}
-
-std::string read_at(std::ifstream& in, const std::string& path, std::uint64_t offset, std::size_t n) {
-  std::string s(n, '\0');
-  in.clear();
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(s.data(), static_cast<std::streamsize>(n));
-  GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(n), "'{}' is truncated (a zip record at byte {} is cut off)",
-               path, offset);
-  return s;
 }
 
 float half_to_float(std::uint16_t h) {
@@ -153,70 +141,36 @@ std::int64_t NpyHeader::count() const {
   return n;
 }
 
+void NpzArchive::Discard::operator()(::zip* z) const { zip_discard(z); }
+
 NpzArchive::NpzArchive(std::string path) : path_(std::move(path)) {
-  std::ifstream in(path_, std::ios::binary | std::ios::ate);
-  GCNLAB_CHECK(in.good(), "cannot open '{}'", path_);
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  // the end-of-central-directory record: the last 22 bytes plus a comment of up to 64 KiB
-  const std::uint64_t tail_size = std::min<std::uint64_t>(size, 22 + 65535);
-  const std::string tail = read_at(in, path_, size - tail_size, tail_size);
-  std::size_t eocd = std::string::npos;
-  for (std::size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;)
-    if (le(tail.data() + i, 4) == kEndOfCentralDirectory) {
-      eocd = i;
-      break;
-    }
-  GCNLAB_CHECK(eocd != std::string::npos, "'{}' is not a zip archive (.npz): no end-of-central-directory record", path_);
-  std::uint64_t entries = le(tail.data() + eocd + 10, 2), cd_size = le(tail.data() + eocd + 12, 4),
-                cd_offset = le(tail.data() + eocd + 16, 4);
-  if (entries == 0xffff || cd_size == 0xffffffff || cd_offset == 0xffffffff) {  // zip64
-    const std::uint64_t at = size - tail_size + eocd;
-    GCNLAB_CHECK(at >= 20, "'{}': zip64 archive without its locator", path_);
-    const std::string locator = read_at(in, path_, at - 20, 20);
-    GCNLAB_CHECK(le(locator.data(), 4) == kZip64Locator, "'{}': zip64 archive without its locator", path_);
-    const std::string end = read_at(in, path_, le(locator.data() + 8, 8), 56);
-    GCNLAB_CHECK(le(end.data(), 4) == kZip64End, "'{}': damaged zip64 end-of-central-directory record", path_);
-    entries = le(end.data() + 32, 8), cd_size = le(end.data() + 40, 8), cd_offset = le(end.data() + 48, 8);
+  GCNLAB_CHECK(std::ifstream(path_).good(), "cannot open '{}'", path_);
+  int code = 0;
+  archive_.reset(zip_open(path_.c_str(), ZIP_RDONLY, &code));
+  if (!archive_) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    const std::string message = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    fail("'{}' is not a zip archive (.npz): {}", path_, message);
   }
-  GCNLAB_CHECK(cd_offset + cd_size <= size, "'{}' is truncated (its central directory ends past the file)", path_);
-  const std::string cd = read_at(in, path_, cd_offset, cd_size);
-  std::size_t p = 0;
-  for (std::uint64_t e = 0; e < entries; ++e) {
-    GCNLAB_CHECK(p + 46 <= cd.size() && le(cd.data() + p, 4) == kCentralHeader,
-                 "'{}': damaged central directory (entry {})", path_, e);
-    Member m;
-    m.method = static_cast<std::uint16_t>(le(cd.data() + p + 10, 2));
-    m.crc = static_cast<std::uint32_t>(le(cd.data() + p + 16, 4));
-    m.compressed = le(cd.data() + p + 20, 4);
-    m.size = le(cd.data() + p + 24, 4);
-    const std::size_t name_len = le(cd.data() + p + 28, 2), extra_len = le(cd.data() + p + 30, 2),
-                      comment_len = le(cd.data() + p + 32, 2);
-    m.header_offset = le(cd.data() + p + 42, 4);
-    GCNLAB_CHECK(p + 46 + name_len + extra_len + comment_len <= cd.size(), "'{}': damaged central directory", path_);
-    std::string name = cd.substr(p + 46, name_len);
-    for (std::size_t x = p + 46 + name_len; x + 4 <= p + 46 + name_len + extra_len;) {  // zip64 sizes and offset
-      const std::size_t id = le(cd.data() + x, 2), len = le(cd.data() + x + 2, 2);
-      if (id == 0x0001) {
-        std::size_t q = x + 4;
-        for (std::uint64_t* field : {&m.size, &m.compressed, &m.header_offset})
-          if (*field == 0xffffffff && q + 8 <= x + 4 + len) *field = le(cd.data() + q, 8), q += 8;
-      }
-      x += 4 + len;
-    }
-    GCNLAB_CHECK(m.header_offset + 30 <= size, "'{}': member '{}' lies past the end of the file", path_, name);
+  const zip_int64_t entries = zip_get_num_entries(archive_.get(), 0);
+  for (zip_int64_t e = 0; e < entries; ++e) {
+    const char* raw = zip_get_name(archive_.get(), static_cast<zip_uint64_t>(e), ZIP_FL_ENC_RAW);
+    GCNLAB_CHECK(raw, "'{}': damaged central directory (entry {})", path_, e);
+    std::string name = raw;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
-    members_[name] = m;
-    p += 46 + name_len + extra_len + comment_len;
+    members_[name] = static_cast<std::uint64_t>(e);
   }
 }
 
 std::vector<std::string> NpzArchive::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, m] : members_) out.push_back(name);
+  for (const auto& [name, index] : members_) out.push_back(name);
   return out;
 }
 
-const NpzArchive::Member& NpzArchive::member(const std::string& name) const {
+std::uint64_t NpzArchive::index(const std::string& name) const {
   const auto it = members_.find(name);
   if (it == members_.end()) {
     std::string all;
@@ -226,62 +180,26 @@ const NpzArchive::Member& NpzArchive::member(const std::string& name) const {
   return it->second;
 }
 
+std::uint64_t NpzArchive::inflated_size(const std::string& name) const {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  GCNLAB_CHECK(zip_stat_index(archive_.get(), index(name), 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE),
+               "'{}' member '{}': no recorded size ({})", path_, name, zip_strerror(archive_.get()));
+  return st.size;
+}
+
 void NpzArchive::stream(const std::string& name, const std::function<bool(const char*, std::size_t)>& sink) const {
-  const Member& m = member(name);
   const std::string where = fmt::format("'{}' member '{}'", path_, name);
-  std::ifstream in(path_, std::ios::binary);
-  GCNLAB_CHECK(in.good(), "cannot open '{}'", path_);
-  const std::string local = read_at(in, path_, m.header_offset, 30);
-  GCNLAB_CHECK(le(local.data(), 4) == kLocalHeader, "{}: damaged local header", where);
-  in.seekg(static_cast<std::streamoff>(m.header_offset + 30 + le(local.data() + 26, 2) + le(local.data() + 28, 2)));
-  GCNLAB_CHECK(m.method == 0 || m.method == 8,
-               "{}: compression method {} is not supported (numpy writes stored or deflated members)", where, m.method);
-  std::vector<char> in_buf(kChunk), out_buf(kChunk);
-  std::uint64_t left = m.compressed, produced = 0;
-  uLong crc = crc32(0L, Z_NULL, 0);
-  bool wanted = true;
-  auto emit = [&](const char* p, std::size_t n) {
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(n));
-    produced += n;
-    wanted = sink(p, n);
-  };
-  struct Inflater {  // ended however the stream ends (a sink may throw)
-    z_stream z{};
-    bool live = false;
-    ~Inflater() {
-      if (live) inflateEnd(&z);
-    }
-  } inflater;
-  z_stream& z = inflater.z;
-  if (m.method == 8) {
-    GCNLAB_CHECK(inflateInit2(&z, -MAX_WBITS) == Z_OK, "zlib: cannot start inflating");
-    inflater.live = true;
+  const std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive_.get(), index(name), 0),
+                                                                zip_fclose);
+  GCNLAB_CHECK(file, "{} cannot be read ({})", where, zip_strerror(archive_.get()));
+  std::vector<char> buf(kChunk);
+  for (;;) {
+    const zip_int64_t n = zip_fread(file.get(), buf.data(), buf.size());
+    // libzip reports a bad deflate stream, a short member and a CRC-32 mismatch here
+    GCNLAB_CHECK(n >= 0, "{} is damaged ({})", where, zip_file_strerror(file.get()));
+    if (n == 0 || !sink(buf.data(), static_cast<std::size_t>(n))) return;
   }
-  int status = Z_OK;
-  while (left > 0 && wanted) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kChunk));
-    in.read(in_buf.data(), static_cast<std::streamsize>(n));
-    GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(n), "{} is truncated", where);
-    left -= n;
-    if (m.method == 0) {
-      emit(in_buf.data(), n);
-      continue;
-    }
-    z.next_in = reinterpret_cast<Bytef*>(in_buf.data());
-    z.avail_in = static_cast<uInt>(n);
-    do {
-      z.next_out = reinterpret_cast<Bytef*>(out_buf.data());
-      z.avail_out = static_cast<uInt>(out_buf.size());
-      status = inflate(&z, Z_NO_FLUSH);
-      GCNLAB_CHECK(status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR, "{} is damaged (inflate: {})",
-                   where, z.msg ? z.msg : "error");
-      emit(out_buf.data(), out_buf.size() - z.avail_out);
-    } while (z.avail_out == 0 && status != Z_STREAM_END && wanted);
-  }
-  if (!wanted) return;
-  GCNLAB_CHECK(m.method == 0 || status == Z_STREAM_END, "{} is truncated (the deflate stream does not end)", where);
-  GCNLAB_CHECK(produced == m.size, "{} inflates to {} bytes, the directory records {}", where, produced, m.size);
-  GCNLAB_CHECK(crc == m.crc, "{} is damaged (CRC-32 {:08x}, the directory records {:08x})", where, crc, m.crc);
 }
 
 NpyHeader NpzArchive::header(const std::string& name) const {
@@ -330,7 +248,7 @@ std::vector<T> NpzArchive::read(const std::string& name) const {
     GCNLAB_CHECK(t.kind != 'S', "{}: holds bytes ({}), not numbers", where, h.descr);
     GCNLAB_CHECK(!h.fortran || h.shape.size() <= 2, "{}: Fortran-order arrays of {} dimensions are not supported",
                  where, h.shape.size());
-    const std::uint64_t data_bytes = member(name).size - std::min<std::uint64_t>(member(name).size, len);
+    const std::uint64_t size = inflated_size(name), data_bytes = size - std::min<std::uint64_t>(size, len);
     GCNLAB_CHECK(static_cast<std::uint64_t>(h.count()) <= data_bytes / static_cast<std::uint64_t>(t.size),
                  "{}: its shape needs {} elements of {} bytes, the member holds {} bytes", where, h.count(), t.size,
                  data_bytes);

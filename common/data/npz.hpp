@@ -2,15 +2,19 @@
 // NumPy .npz archives, as numpy.savez / savez_compressed and
 // scipy.sparse.save_npz write them (the Reddit release and OGB's largest
 // datasets ship so): a zip of .npy members, stored or deflated, with the zip64
-// records numpy writes (it forces them in every local header). A member is
-// inflated in chunks and converted as it streams, so reading one costs its
-// converted size plus a chunk, never the archive's.
+// records numpy writes. The zip container is libzip's (Debian libzip-dev: zip64,
+// inflating, the CRC-32 check); the .npy headers and element conversion are
+// ours. A member is read in chunks and converted as it streams, so reading one
+// costs its converted size plus a chunk, never the archive's.
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+struct zip;  // libzip's archive handle (zip.h stays out of this header)
 
 namespace gcnlab {
 
@@ -40,19 +44,19 @@ class NpzArchive {
   std::string read_bytes(const std::string& name) const;
 
  private:
-  struct Member {
-    std::uint64_t header_offset = 0, compressed = 0, size = 0;
-    std::uint32_t crc = 0;
-    std::uint16_t method = 0;
-  };
   // Streams the member's .npy bytes (inflated) to `sink`, chunk by chunk,
-  // until `sink` returns false; a member streamed to its end is checked
-  // against its recorded size and CRC-32.
+  // until `sink` returns false; libzip checks a member read to its end against
+  // its recorded CRC-32.
   void stream(const std::string& name, const std::function<bool(const char*, std::size_t)>& sink) const;
-  const Member& member(const std::string& name) const;
+  std::uint64_t index(const std::string& name) const;
+  std::uint64_t inflated_size(const std::string& name) const;  // as the central directory records it
 
   std::string path_;
-  std::map<std::string, Member> members_;
+  struct Discard {  // zip_discard: the archive is only read
+    void operator()(::zip* z) const;
+  };
+  std::unique_ptr<::zip, Discard> archive_;
+  std::map<std::string, std::uint64_t> members_;  // name (without .npy) -> libzip's index
 };
 
 }  // namespace gcnlab

@@ -382,7 +382,8 @@ void set_up(TrainRun& run, const TrainArgs& a, const Dataset& data, const std::o
   info.partition_quality = graph.partition;
   info = describe_dataset(info, data);
   info.model = run.model;
-  if (run.checkpoint_dir || resume) info.dataset_fingerprint = dataset_fingerprint(data);
+  if (run.checkpoint_dir || resume)  // of the kind the checkpoint recorded, to compare with it
+    info.dataset_fingerprint = dataset_fingerprint(data, resume ? resume->identity.value("dataset", nlohmann::json::object()).value("fingerprint", "") : "");
   const auto dims = run.model.dims(data.features, data.classes);
   if (resume) check_identity(*resume, checkpoint_identity(info, dims));
   std::optional<Weights> initial;

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "common/core/error.hpp"
-#include "common/core/fnv.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/core/rng.hpp"
 
 namespace gcnlab {
@@ -79,9 +79,9 @@ std::vector<std::uint8_t> Dataset::split_of(std::span<const std::int64_t> vertic
 std::int64_t Dataset::nodes() const { return shards ? shards->meta().nodes : adj.rows; }
 std::int64_t Dataset::nnz() const { return shards ? shards->meta().nnz : adj.nnz(); }
 
-std::string dataset_fingerprint(const Dataset& d) {
+std::string dataset_fingerprint(const Dataset& d, std::string_view like) {
   if (d.shards) return d.shards->meta().fingerprint;
-  Fnv1a h;
+  Fingerprint h(Fingerprint::kind_of(like));
   const std::int64_t shape[] = {d.nodes(), d.features, d.classes, d.directed};
   h.add_values(std::span<const std::int64_t>(shape));
   h.add_values(std::span<const std::int64_t>(d.adj.rowptr)).add_values(std::span<const std::int64_t>(d.adj.col));

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <span>
 #include <vector>
 
@@ -98,7 +99,9 @@ void assign_random_split(Dataset& d, double train, double val, std::uint64_t see
 // a checkpoint records to refuse a resume on other data of the same size. A
 // prepared directory answers with the fingerprint recorded when it was prepared
 // ("" for directories prepared before fingerprints were recorded).
-std::string dataset_fingerprint(const Dataset& d);
+// `like`: a recorded fingerprint whose kind to compute (one recorded before
+// xxHash is FNV-1a, common/core/fingerprint.hpp); empty: the current kind.
+std::string dataset_fingerprint(const Dataset& d, std::string_view like = {});
 
 // Statistics printed by `gcnlab info`.
 struct DatasetInfo {

@@ -11,7 +11,7 @@
 
 #include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
-#include "common/core/fnv.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/results/npy.hpp"
 #include "gcnlab_config.hpp"
 
@@ -32,7 +32,13 @@ std::string file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string fnv1a(const std::string& bytes) { return Fnv1a().add(bytes).hex(); }
+// A file's fingerprint as its manifest entry records it: {"fingerprint": xxh3},
+// or, in checkpoints written before xxHash, {"fnv1a64": FNV-1a}.
+bool matches_record(const std::string& bytes, const json& entry) {
+  const std::string recorded = entry.contains("fingerprint") ? entry.at("fingerprint").get<std::string>()
+                                                             : entry.at("fnv1a64").get<std::string>();
+  return Fingerprint(Fingerprint::kind_of(recorded)).add(bytes).hex() == recorded;
+}
 
 // The epoch of "epoch-NNNNNN", or -1 for any other name.
 int epoch_of(const std::string& name) {
@@ -129,7 +135,7 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
       if (l < layers) write_npy(path, dims[l], dims[l + 1], ws[l]);
       else write_npy(path, 1, static_cast<std::int64_t>(ws[l].size()), ws[l]);
       const std::string bytes = file_bytes(path);
-      files[file] = {{"bytes", bytes.size()}, {"fnv1a64", fnv1a(bytes)}};
+      files[file] = {{"bytes", bytes.size()}, {"fingerprint", Fingerprint().add(bytes).hex()}};
     }
   };
   put('W', state.w);
@@ -193,7 +199,7 @@ Checkpoint read_checkpoint(const std::string& path) {
         const auto expected = files.at(file).at("bytes").get<std::size_t>();
         GCNLAB_CHECK(bytes.size() == expected, "checkpoint file '{}' is {} bytes, {} recorded (truncated?)", p,
                      bytes.size(), expected);
-        GCNLAB_CHECK(fnv1a(bytes) == files.at(file).at("fnv1a64").get<std::string>(),
+        GCNLAB_CHECK(matches_record(bytes, files.at(file)),
                      "checkpoint file '{}' does not match its recorded hash (damaged)", p);
         NpyMatrix m = read_npy(p);
         const std::int64_t rows = l < layers ? dims[l] : 1, cols = l < layers ? dims[l + 1] : dims[1];  // γ: 1 x hidden

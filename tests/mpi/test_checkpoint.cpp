@@ -15,6 +15,7 @@
 
 #include "algorithms/registry.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/results/checkpoint.hpp"
 #include "tests/support/harness.hpp"
 
@@ -194,6 +195,46 @@ TEST_CASE("a damaged, foreign or missing checkpoint is one clear error", "[check
     CHECK_THAT(error_message([&] { read_checkpoint(tmp.path + "/empty"); }), Catch::Contains("holds no checkpoint"));
     std::ofstream(c.path + "/checkpoint.json", std::ios::trunc) << "{\"schema\": \"gcnlab.checkpoint/1\", \"ep";
     CHECK_THAT(error_message([&] { read_checkpoint(c.path); }), Catch::Contains("is not a valid checkpoint index"));
+  }
+}
+
+TEST_CASE("a checkpoint written before xxHash (FNV-1a records) still reads, checks and resumes", "[checkpoint]") {
+  const Dataset data = load_dataset(kData);
+  const SharedTempDir tmp;
+  const RunSpec spec = spec_for("1d", 2 * kHalf);
+  const Checkpoint c = first_half(spec, data, tmp.path);
+  const std::string legacy_fingerprint = dataset_fingerprint(data, "0000000000000000");
+  REQUIRE(legacy_fingerprint.size() == 16);  // FNV-1a's bare hex digits
+  REQUIRE(legacy_fingerprint != dataset_fingerprint(data));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {  // the manifest as gcnlab wrote it before: "fnv1a64" per file, an FNV-1a dataset fingerprint
+    const std::string index = c.path + "/checkpoint.json";
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(index));
+    for (auto& [file, entry] : j["files"].items()) {
+      std::ifstream in(c.path + "/" + file, std::ios::binary);
+      const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      entry.erase("fingerprint");
+      entry["fnv1a64"] = Fingerprint(Fingerprint::Kind::fnv1a).add(bytes).hex();
+    }
+    j["identity"]["dataset"]["fingerprint"] = legacy_fingerprint;
+    std::ofstream(index, std::ios::trunc) << j.dump(1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Checkpoint old = read_checkpoint(c.path);
+  CHECK(old.state.w == c.state.w);
+  RunInfo info = info_for(spec, data);
+  info.dataset_fingerprint = dataset_fingerprint(data, old.identity["dataset"]["fingerprint"].get<std::string>());
+  CHECK(info.dataset_fingerprint == legacy_fingerprint);
+  CHECK_NOTHROW(check_identity(old, checkpoint_identity(info, spec.model.dims(data.features, data.classes))));
+  require_identical_tail(run(MPI_COMM_WORLD, spec, data), resumed(MPI_COMM_WORLD, spec, data, old.state));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {  // and a damaged file is still found by its FNV-1a record
+    const std::string w1 = c.path + "/W1.npy";
+    std::fstream f(w1, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(-1, std::ios::end);
+    f.put('\x7f');
+    f.close();
+    CHECK_THAT(error_message([&] { read_checkpoint(c.path); }), Catch::Contains("W1.npy' does not match its recorded hash"));
   }
 }
 

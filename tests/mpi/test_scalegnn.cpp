@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "common/core/fnv.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/data/graph.hpp"
 #include "common/data/sampling.hpp"
 #include "algorithms/plexus-3d/decomposition.hpp"
@@ -141,7 +141,7 @@ TEST_CASE("the rescaled sample aggregation is unbiased (Eq. 25); without rescali
 
 TEST_CASE("every rank draws the same sample", "[scalegnn-4d][mpi]") {
   const Sample s = uniform_sample(100000, 777, 5, 42);
-  const std::string h = Fnv1a().add_values(std::span<const std::int64_t>(s.positions)).hex();
+  const std::string h = Fingerprint().add_values(std::span<const std::int64_t>(s.positions)).hex();
   std::vector<char> all(h.size() * static_cast<std::size_t>(world_size()));
   MPI_Allgather(h.data(), static_cast<int>(h.size()), MPI_CHAR, all.data(), static_cast<int>(h.size()), MPI_CHAR,
                 MPI_COMM_WORLD);

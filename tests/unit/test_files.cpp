@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/core/atomic_file.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/results/npy.hpp"
 
 using namespace gcnlab;
@@ -62,4 +63,20 @@ TEST_CASE("atomic files: complete or absent, never truncated", "[files]") {
   CHECK_THROWS_WITH(write_file_atomically(missing, "x"), Catch::Contains("cannot write '" + missing + "'"));
   CHECK_THROWS_WITH(write_npy(missing, 1, 1, {1.f}), Catch::Contains("cannot write"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("fingerprints: XXH3-64 and, for records written before it, FNV-1a 64 (reference values)", "[files]") {
+  // XXH3_64bits("") and FNV-1a 64 of "" and "a", as their specifications give them
+  CHECK(Fingerprint().hex() == "xxh3:2d06800538d394c2");
+  CHECK(Fingerprint(Fingerprint::Kind::fnv1a).hex() == "cbf29ce484222325");
+  CHECK(Fingerprint(Fingerprint::Kind::fnv1a).add("a").hex() == "af63dc4c8601ec8c");
+  // streamed in pieces = in one piece
+  const std::string text(100000, 'g');
+  Fingerprint pieces;
+  for (std::size_t i = 0; i < text.size(); i += 333) pieces.add(std::string_view(text).substr(i, 333));
+  CHECK(pieces.hex() == Fingerprint().add(text).hex());
+  CHECK(Fingerprint().add("a").hex() != Fingerprint().add("b").hex());
+  CHECK(Fingerprint::kind_of("af63dc4c8601ec8c") == Fingerprint::Kind::fnv1a);
+  CHECK(Fingerprint::kind_of("xxh3:2d06800538d394c2") == Fingerprint::Kind::xxh3);
+  CHECK(Fingerprint::kind_of("") == Fingerprint::Kind::xxh3);
 }

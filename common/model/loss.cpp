@@ -25,11 +25,12 @@ XentSums gather_rows(Backend& backend, Ledger& ledger, const ClassSplit& classes
   GCNLAB_ASSERT(static_cast<int>(classes.offsets.size()) == group.size() + 1 &&
                 classes.offsets[group.rank()] == col0 && z.cols == classes.offsets[group.rank() + 1] - col0);
   const auto elements = static_cast<std::size_t>(rows * C);
-  if (ws.rows.size() != elements) ws.gathered = Buffer<float>(backend, elements), ws.rows = Buffer<float>(backend, elements);
+  reserve_workspace(ws, backend, classes, rows);
   std::vector<std::int64_t> counts;
   for (int m = 0; m < group.size(); ++m) counts.push_back(rows * (classes.offsets[m + 1] - classes.offsets[m]));
   GCNLAB_ASSERT(z.ld == z.cols);
-  group.allgather(std::span<const float>(z.data, static_cast<std::size_t>(rows * z.cols)), ws.gathered.span(),
+  group.allgather(std::span<const float>(z.data, static_cast<std::size_t>(rows * z.cols)),
+                  std::span<float>(ws.gathered.data(), elements),
                   std::span<const std::int64_t>(counts), Category::allgather);
   auto s = ledger.time(Category::loss);
   const float* block = ws.gathered.data();
@@ -57,20 +58,17 @@ XentSums softmax_cross_entropy(Backend& backend, Ledger& ledger, const ClassSpli
   if (classes.comm == SoftmaxComm::gather_rows)
     return gather_rows(backend, ledger, classes, z, col0, labels, split, n_train, ws, g);
   const auto rows = static_cast<std::size_t>(z.rows);
-  if (ws.max.size() != rows) {
-    ws.max = Buffer<float>(backend, rows);
-    ws.sum = Buffer<float>(backend, rows);
-  }
+  reserve_workspace(ws, backend, classes, z.rows);
   {
     auto s = ledger.time(Category::loss);
     backend.row_max(z, ws.max.data());
   }
-  classes.group->allreduce(ws.max.span(), ReduceOp::max, Category::allreduce);
+  classes.group->allreduce(std::span<float>(ws.max.data(), rows), ReduceOp::max, Category::allreduce);
   {
     auto s = ledger.time(Category::loss);
     backend.row_sum_exp(z, ws.max.data(), ws.sum.data());
   }
-  classes.group->allreduce(ws.sum.span(), ReduceOp::sum, Category::allreduce);
+  classes.group->allreduce(std::span<float>(ws.sum.data(), rows), ReduceOp::sum, Category::allreduce);
   auto s = ledger.time(Category::loss);
   return backend.softmax_xent(z, col0, ws.max.data(), ws.sum.data(), labels, split,
                               static_cast<float>(1.0 / n_train), g);
@@ -85,10 +83,16 @@ std::pair<Category, double> softmax_cross_entropy_bytes(const ClassSplit& classe
   return {Category::allgather, static_cast<double>(rows) * others * sizeof(float)};  // the other members' blocks
 }
 
-double softmax_workspace_bytes(const ClassSplit& classes, std::int64_t rows) {
-  if (!classes.split()) return 0;  // one pass, no workspace
-  if (classes.comm == SoftmaxComm::reduce_stats) return 2.0 * static_cast<double>(rows) * sizeof(float);
-  return 2.0 * static_cast<double>(rows * total_classes(classes)) * sizeof(float);
+void reserve_workspace(LossWorkspace& ws, Allocator& a, const ClassSplit& classes, std::int64_t rows) {
+  if (!classes.split()) return;  // one pass, no workspace
+  auto reserve = [&a](Buffer<float>& b, std::int64_t n) {
+    if (b.size() < static_cast<std::size_t>(n)) b = Buffer<float>(a, static_cast<std::size_t>(n));
+  };
+  if (classes.comm == SoftmaxComm::reduce_stats) {  // row max and sum
+    reserve(ws.max, rows), reserve(ws.sum, rows);
+  } else {  // the members' blocks, then whole rows
+    reserve(ws.gathered, rows * total_classes(classes)), reserve(ws.rows, rows * total_classes(classes));
+  }
 }
 
 }  // namespace gcnlab

@@ -44,7 +44,9 @@ XentSums softmax_cross_entropy(Backend& backend, Ledger& ledger, const ClassSpli
 
 // Wire bytes of one call (the class-group collectives) and their category, for the byte model.
 std::pair<Category, double> softmax_cross_entropy_bytes(const ClassSplit& classes, std::int64_t rows);
-// Backend bytes of the workspace.
-double softmax_workspace_bytes(const ClassSplit& classes, std::int64_t rows);
+// Makes `ws` large enough for `rows` logit rows (grows, never shrinks): called by
+// the trainer's buffer plan (common/model/model_buffers.hpp, which counts it) and
+// by softmax_cross_entropy itself for rows beyond the plan.
+void reserve_workspace(LossWorkspace& ws, Allocator& a, const ClassSplit& classes, std::int64_t rows);
 
 }  // namespace gcnlab

@@ -19,7 +19,7 @@ bool BufferPlan::norm_block(int l) const {
 }
 
 void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocator& weights) {
-  const Strategy& st = *p.strategy;
+  Strategy& st = *p.strategy;
   const int L = p.weight_layers();
   const Layout& in = st.layout(0);
   layers.clear();
@@ -42,6 +42,7 @@ void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocat
   labels = Buffer<std::int32_t>(activations, out_rows);
   split = Buffer<std::uint8_t>(activations, out_rows);
   if (p.minibatch) sample_rows = Buffer<std::int64_t>(activations, in.vertices.size());
+  reserve_workspace(loss, activations, st.class_split(), static_cast<std::int64_t>(out_rows));
 }
 
 std::pair<double, double> ModelBuffers::bytes(const BufferPlan& p) {

@@ -3,7 +3,7 @@
 // hands out every buffer the trainer computes in: the activations (per layer,
 // MG-GCN's shared plan or ScaleGNN's layers; see allocate_activations), the
 // weights with their gradients and optimiser state, and the vertex data (H_0,
-// dropout keys, labels, split). The memory model runs the same code on
+// dropout keys, labels, split, the loss workspace). The memory model runs the same code on
 // allocators that only count (ModelBuffers::bytes), so the analytic memory of
 // every strategy is this plan, not a second formula kept beside it
 // (tests: measured backend peak = analytic, test_prepared.cpp).
@@ -15,6 +15,7 @@
 #include "common/matrix/buffer.hpp"
 #include "common/matrix/dense.hpp"
 #include "common/model/config.hpp"
+#include "common/model/loss.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -39,7 +40,7 @@ struct LayerBuffers {
 
 // What the layout of the buffers depends on.
 struct BufferPlan {
-  const Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
+  Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
   ModelConfig model;
   bool minibatch = false;  // a sample's rows of H_0 are gathered into a buffer of their own
 
@@ -78,6 +79,7 @@ class ModelBuffers {
   Buffer<std::int32_t> labels;      // of layout(L)'s rows
   Buffer<std::uint8_t> split;       // ... their train/val/test split
   Buffer<std::int64_t> sample_rows;  // mini-batches: the sample's rows of H_0 in `features`
+  LossWorkspace loss;  // the split-class softmax's row statistics or gathered rows
 
  private:
   Allocator* slots_from_ = nullptr;

@@ -118,8 +118,6 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
 
 namespace {
 
-std::int64_t rows_of(const Layout& a) { return static_cast<std::int64_t>(a.vertices.size()); }
-
 // Where each of `part`'s vertices sits in `full`, `part` being one or more
 // subsequences of `full` one after the other (a sample's rows of a layout
 // inside the full graph's rows of it; the serial oracle of D groups: D samples).
@@ -244,7 +242,7 @@ XentSums Trainer::loss() {
   LayerBuffers& last = buf_.layers.back();
   return softmax_cross_entropy(backend_, ledger_, strategy_.class_split(), last.z,
                                strategy_.layout(weight_layers()).col0, buf_.labels.data(), buf_.split.data(), n_train_,
-                               loss_ws_, last.g);
+                               buf_.loss, last.g);
 }
 
 void Trainer::norm_forward(int epoch, int l, bool training) {
@@ -542,11 +540,10 @@ ByteModel Trainer::planned_byte_model() {
 BufferPlan Trainer::buffer_plan() const { return {&strategy_, model_, minibatch()}; }
 
 MemoryNeed Trainer::memory_need() const {
-  // The trainer's buffers as ModelBuffers::allocate lays them out, counted; and
-  // the loss workspace (row max and sum) of the logits' rows, which the loss sizes.
+  // The trainer's buffers as ModelBuffers::allocate lays them out, counted.
   MemoryNeed m = strategy_.memory_need();
   const auto [activations, weights] = ModelBuffers::bytes(buffer_plan());
-  m.activations += activations + softmax_workspace_bytes(strategy_.class_split(), rows_of(strategy_.layout(weight_layers())));
+  m.activations += activations;
   m.weights += weights;
   return m;
 }

@@ -193,7 +193,6 @@ class Trainer {
   std::optional<TargetReached> target_;
   // Records the first evaluation at or above --target-acc.
   void check_target(double val_acc, double epochs);
-  LossWorkspace loss_ws_;
   double setup_time_s_ = 0;
   int first_epoch_ = 0;      // where train() starts (restore)
   int completed_epochs_ = 0;  // what state() reports

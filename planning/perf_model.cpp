@@ -232,13 +232,21 @@ RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work,
 
 namespace {
 
-// Least squares through the origin, t ≈ X c, by Eigen's column-pivoting QR: a
-// term the runs do not determine (a zero or dependent column) gets 0, as in a
-// basic solution, rather than a large value of either sign.
+// Least squares through the origin, t ≈ X c, by Eigen's column-pivoting QR. A
+// column the runs leave at zero determines nothing: its coefficient is 0 (QR's
+// own rank test does not catch an all-zero matrix and would divide by its zero
+// pivot); a dependent column gets 0 from the pivoting, as in a basic solution.
 Eigen::VectorXd least_squares(const Eigen::MatrixXd& x, const Eigen::VectorXd& t) {
-  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(x);
+  std::vector<Eigen::Index> used;
+  for (Eigen::Index k = 0; k < x.cols(); ++k)
+    if (x.col(k).norm() > 0) used.push_back(k);
+  Eigen::VectorXd c = Eigen::VectorXd::Zero(x.cols());
+  if (used.empty()) return c;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(x(Eigen::all, used));
   qr.setThreshold(1e-9);
-  return qr.solve(t);
+  const Eigen::VectorXd u = qr.solve(t);
+  for (std::size_t i = 0; i < used.size(); ++i) c(used[i]) = u(static_cast<Eigen::Index>(i));
+  return c;
 }
 
 // One regressor: seconds = c x.

@@ -5,6 +5,7 @@
 #include "common/core/threads.hpp"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <numeric>
 #include <fstream>
@@ -45,7 +46,29 @@ namespace {
 
 }  // namespace
 
-void collectively(Communicator& world, const std::function<void()>& fn) {
+namespace {
+
+// The communicator the ranks agree on: a duplicate of the world, made by the
+// first agreement (main's, on the command line, which every rank reaches), so
+// that an agreement never matches a collective of the phase on the world or its
+// splits. It shares the world's ledger: its bytes count as the world's did.
+// Never freed (MPI_Finalize does): the process holds one.
+Communicator& agreement(MpiCommunicator& world) {
+  static MpiCommunicator* dup = [&] {
+    MPI_Comm c;
+    GCNLAB_MPI(MPI_Comm_dup(world.native(), &c));
+    return new MpiCommunicator(c, world.ledger(), /*owned=*/true);
+  }();
+  return *dup;
+}
+
+// How long a failed rank waits for the others to reach the agreement before it
+// ends the job: they may be inside a collective of the phase it left.
+constexpr auto kAgreementDeadline = std::chrono::seconds(5);
+
+}  // namespace
+
+void collectively(MpiCommunicator& world, const std::function<void()>& fn) {
   std::string message;
   std::int32_t code = 0;
   try {
@@ -55,14 +78,29 @@ void collectively(Communicator& world, const std::function<void()>& fn) {
   } catch (const std::exception& e) {
     message = e.what(), code = 1;
   }
-  std::int32_t first = code ? world.rank() : world.size();
-  world.allreduce(std::span<std::int32_t>(&first, 1), ReduceOp::min, Category::allreduce);
-  if (first == world.size()) return;
-  if (first == world.rank()) {
+  Communicator& agree = agreement(world);
+  std::int32_t first = code ? agree.rank() : agree.size();
+  {
+    auto pending = agree.iallreduce(std::span<std::int32_t>(&first, 1), ReduceOp::min, Category::allreduce);
+    if (code) {  // the others may be inside a collective this rank left: a deadline, then the whole job ends
+      const auto deadline = std::chrono::steady_clock::now() + kAgreementDeadline;
+      while (!pending.test()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          fmt::print(stderr, "gcnlab: error: {}\n", message);
+          std::fflush(stderr);
+          MPI_Abort(MPI_COMM_WORLD, code);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    pending.wait();
+  }
+  if (first == agree.size()) return;
+  if (first == agree.rank()) {
     fmt::print(stderr, "gcnlab: error: {}\n", message);
     std::fflush(stderr);
   }
-  world.broadcast(std::span<std::int32_t>(&code, 1), first, Category::bcast_dense);  // the reporting rank's status
+  agree.broadcast(std::span<std::int32_t>(&code, 1), first, Category::bcast_dense);  // the reporting rank's status
   throw ReportedError{code};
 }
 
@@ -79,21 +117,48 @@ std::pair<int, int> node_position(const MpiCommunicator& world) {
   return {local, count};
 }
 
-// Test-only fault injection (tests/cli/checkpoint.sh): GCNLAB_INJECT_FAULT=RANK:EPOCH
-// makes that rank throw between the forward and the backward pass of that epoch
-// (TrainConfig::between_passes); the other ranks must end with it.
-std::function<void(int)> injected_fault(int rank) {
-  const char* spec = std::getenv("GCNLAB_INJECT_FAULT");
-  if (!spec) return {};
-  int fault_rank = -1, fault_epoch = -1;
-  GCNLAB_CHECK(std::sscanf(spec, "%d:%d", &fault_rank, &fault_epoch) == 2,
-               "GCNLAB_INJECT_FAULT takes RANK:EPOCH (got '{}')", spec);
-  if (rank != fault_rank) return {};
-  return [fault_rank, fault_epoch](int epoch) {
-    GCNLAB_CHECK(epoch != fault_epoch, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", fault_rank,
-                 epoch);
-  };
-}
+// The setup phases of train, in order; each ends in an agreement before the
+// next one's collectives (start_train).
+constexpr std::array<const char*, 9> kSetupPhases = {"arguments", "checkpoint", "load",   "backend", "strategy",
+                                                     "partition", "weights",    "setup",  "restore"};
+
+// Test-only fault injection (tests/cli/checkpoint.sh, tests/cli/phases.sh):
+// GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank throw between the forward and
+// the backward pass of that epoch (TrainConfig::between_passes), RANK:PHASE at
+// the start of that setup phase; the other ranks must end with it.
+struct InjectedFault {
+  int rank = -1;
+  std::string phase;  // empty: an epoch
+  int epoch = -1;
+
+  static InjectedFault from_environment() {
+    InjectedFault f;
+    const char* spec = std::getenv("GCNLAB_INJECT_FAULT");
+    if (!spec) return f;
+    char what[32] = {};
+    GCNLAB_CHECK(std::sscanf(spec, "%d:%31s", &f.rank, what) == 2,
+                 "GCNLAB_INJECT_FAULT takes RANK:EPOCH or RANK:PHASE (got '{}')", spec);
+    if (std::sscanf(what, "%d", &f.epoch) != 1) {
+      f.phase = what;
+      GCNLAB_CHECK(std::find_if(kSetupPhases.begin(), kSetupPhases.end(), [&](const char* p) { return f.phase == p; }) !=
+                       kSetupPhases.end(),
+                   "GCNLAB_INJECT_FAULT: no setup phase '{}' (one of {})", f.phase, fmt::join(kSetupPhases, ", "));
+    }
+    return f;
+  }
+  // Throws on the chosen rank at the start of `phase`.
+  void at(int rank_now, const char* phase_now) const {
+    GCNLAB_CHECK(rank_now != rank || phase != phase_now, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in setup "
+                 "phase {}", rank, phase);
+  }
+  // The epoch fault of this rank, for TrainConfig::between_passes.
+  std::function<void(int)> between_passes(int rank_now) const {
+    if (rank_now != rank || !phase.empty()) return {};
+    return [r = rank, e0 = epoch](int epoch) {
+      GCNLAB_CHECK(epoch != e0, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", r, epoch);
+    };
+  }
+};
 
 // This process's command line as typed (from /proc/self/cmdline; arguments
 // with spaces quoted). Under mpirun: the gcnlab part, the rank count is config.ranks.
@@ -214,7 +279,7 @@ void print_byte_model(Communicator& world, const Strategy& strategy, Trainer& tr
 
 // --checkpoint: the global state, gathered on every rank, written by rank 0
 // (outside the epoch's timing and byte accounting: Phase::report).
-void save_checkpoint(Communicator& world, const TrainRun& run, Trainer& trainer) {
+void save_checkpoint(MpiCommunicator& world, const TrainRun& run, Trainer& trainer) {
   const auto t0 = std::chrono::steady_clock::now();
   const TrainingState state = trainer.state();
   std::string path;
@@ -277,7 +342,8 @@ struct TrainArgs {
 };
 
 // train's flags: the configurations and outputs into `run`, the rest returned; their checks.
-TrainArgs read_train_args(Args& args, MpiCommunicator& world, int default_epochs, TrainRun& run) {
+TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<int, int> node, int default_epochs,
+                          TrainRun& run) {
   TrainArgs a;
   RunInfo& info = run.info;
   ModelConfig& model = run.model;
@@ -299,14 +365,13 @@ TrainArgs read_train_args(Args& args, MpiCommunicator& world, int default_epochs
   GCNLAB_CHECK(prefetch == "on" || prefetch == "off", "--prefetch takes on or off (got '{}')", prefetch);
   tc.prefetch = prefetch == "on";
   tc.target_acc = args.real("--target-acc", 0);
-  tc.between_passes = injected_fault(world.rank());
   model = read_model_config(args);
   sopts.learn_features = model.learn_features;
   sopts.variant = model.variant;
   sopts.seed = model.seed;
   a.partitioner = args.value("--partitioner");
   info.backend = args.value_or("--backend", "cpu");
-  const auto [local_rank, ranks_on_node] = node_position(world);
+  const auto [local_rank, ranks_on_node] = node;
   a.local_rank = local_rank;
   const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
   const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
@@ -358,38 +423,39 @@ std::optional<Checkpoint> read_resume(const TrainArgs& a, const TrainRun& run) {
   return resume;
 }
 
-// The backend, its communicator, the strategy and the trainer of a run on `data`.
-void make_runtime(TrainRun& run, MpiCommunicator& world, const TrainArgs& a, const Dataset& data) {
+// The backend of the run (rank-local: a CUDA rank picks its device).
+void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
   RunInfo& info = run.info;
   run.backend = make_backend(info.backend, {info.threads, a.local_rank});
   for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
   attach_ledger(*run.backend, world.ledger());
+}
+
+// The backend's communicator, the strategy (its communicators split from the
+// world: collective) and the trainer of a run on `data`.
+void build_strategy(TrainRun& run, MpiCommunicator& world, const TrainArgs& a, const Dataset& data) {
   run.device_world = make_device_communicator(*run.backend, world);
   Communicator& comm = run.comm(world);
   run.strategy = make_strategy(run.strategy_options, {comm, *run.backend});
   // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
-  info.partitioner = a.partitioner ? *a.partitioner : data.shards ? "block" : run.strategy->default_partitioner();
+  run.info.partitioner = a.partitioner ? *a.partitioner : data.shards ? "block" : run.strategy->default_partitioner();
   run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, run.model, run.train);
 }
 
-// The graph this strategy reads, the dataset's description, then the trainer's setup.
-// An in-memory dataset is prepared here (whole graph in this scope only); a
-// prepared directory is read block by block: after setup a rank holds only its shards.
-void set_up(TrainRun& run, const TrainArgs& a, const Dataset& data, const std::optional<Checkpoint>& resume) {
+// The graph this strategy reads (an in-memory dataset is prepared here; a
+// prepared directory is read block by block in setup) and the dataset's
+// description, checked against the checkpoint's.
+RunGraph run_graph(TrainRun& run, const Dataset& data, const std::optional<Checkpoint>& resume) {
   RunInfo& info = run.info;
-  const RunGraph graph = graph_for(data, *run.strategy, info.partitioner, run.model.seed);
+  RunGraph graph = graph_for(data, *run.strategy, info.partitioner, run.model.seed);
   if (data.shards) info.partitioner = data.shards->meta().layout.partitioner;
   info.partition_quality = graph.partition;
   info = describe_dataset(info, data);
   info.model = run.model;
   if (run.checkpoint_dir || resume)  // of the kind the checkpoint recorded, to compare with it
     info.dataset_fingerprint = dataset_fingerprint(data, resume ? resume->identity.value("dataset", nlohmann::json::object()).value("fingerprint", "") : "");
-  const auto dims = run.model.dims(data.features, data.classes);
-  if (resume) check_identity(*resume, checkpoint_identity(info, dims));
-  std::optional<Weights> initial;
-  if (a.weights_in) initial = read_weights(*a.weights_in, dims);
-  run.trainer->setup(data, *graph.graph, initial ? &*initial : nullptr);
-  if (resume) run.trainer->restore(resume->state);
+  if (resume) check_identity(*resume, checkpoint_identity(info, run.model.dims(data.features, data.classes)));
+  return graph;
 }
 
 // The run's description in its results.
@@ -413,17 +479,43 @@ void describe_run(TrainRun& run, const MpiCommunicator& world) {
 TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   TrainRun run;
   TrainArgs a;
+  InjectedFault fault;
   std::optional<Checkpoint> resume;
-  std::optional<Dataset> data_slot;  // the whole dataset: freed once the trainer holds this rank's shards
-  collectively(world, [&] {
-    a = read_train_args(args, world, default_epochs, run);
-    resume = read_resume(a, run);  // before loading: a bad checkpoint fails fast
-    data_slot = load_dataset(a.dataset_spec);
-    if (a.auto_grid) run.strategy_options.grid = auto_grid(*data_slot, run.model, world.size(), a.machine);
-    make_runtime(run, world, a, *data_slot);
+  std::optional<Dataset> data;  // the whole dataset: freed once the trainer holds this rank's shards
+  std::optional<RunGraph> graph;
+  std::optional<Weights> initial;
+  const auto node = node_position(world);  // collective: before any phase can fail on one rank
+  // Each phase is agreed on by every rank before the next one's collectives, so
+  // an error on one rank ends every rank with one line (issue 33).
+  const auto phase = [&](const char* name, const std::function<void()>& fn) {
+    collectively(world, [&] {
+      fault.at(world.rank(), name);
+      fn();
+    });
+  };
+  phase("arguments", [&] {
+    fault = InjectedFault::from_environment();
+    fault.at(world.rank(), "arguments");
+    a = read_train_args(args, world, node, default_epochs, run);
+    run.train.between_passes = fault.between_passes(world.rank());
   });
-  collectively(world, [&] { set_up(run, a, *data_slot, resume); });
-  data_slot.reset();
+  phase("checkpoint", [&] { resume = read_resume(a, run); });  // before loading: a bad checkpoint fails fast
+  phase("load", [&] {
+    data = load_dataset(a.dataset_spec);
+    if (a.auto_grid) run.strategy_options.grid = auto_grid(*data, run.model, world.size(), a.machine);
+  });
+  phase("backend", [&] { open_backend(run, world, a); });
+  phase("strategy", [&] { build_strategy(run, world, a, *data); });
+  phase("partition", [&] { graph = run_graph(run, *data, resume); });
+  phase("weights", [&] {
+    if (a.weights_in) initial = read_weights(*a.weights_in, run.model.dims(data->features, data->classes));
+  });
+  phase("setup", [&] { run.trainer->setup(*data, *graph->graph, initial ? &*initial : nullptr); });
+  graph.reset();
+  data.reset();
+  phase("restore", [&] {
+    if (resume) run.trainer->restore(resume->state);
+  });
   RunInfo& info = run.info;
   if (run.checkpoint_dir) info.checkpoint = {{"dir", *run.checkpoint_dir}, {"every", run.checkpoint_every}};
   if (resume) {

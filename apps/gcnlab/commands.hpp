@@ -32,8 +32,11 @@ struct ReportedError {
 
 // Runs `fn` on every rank and agrees on the outcome: if any rank failed, the
 // lowest failing rank prints its message once and every rank throws
-// ReportedError (so no rank is left waiting in a collective).
-void collectively(Communicator& world, const std::function<void()>& fn);
+// ReportedError (so no rank is left waiting in a collective). The agreement
+// runs on a duplicate of `world`: a rank that failed before a collective of `fn`
+// which the others entered waits for them a few seconds, then prints its message
+// and ends the job (MPI_Abort), so a partial error never hangs.
+void collectively(MpiCommunicator& world, const std::function<void()>& fn);
 
 // A training run set up from the train options: dataset loaded, strategy and
 // trainer set up on every rank (this rank's shards only), no epoch run yet.

@@ -119,8 +119,8 @@ std::pair<int, int> node_position(const MpiCommunicator& world) {
 
 // The setup phases of train, in order; each ends in an agreement before the
 // next one's collectives (start_train).
-constexpr std::array<const char*, 9> kSetupPhases = {"arguments", "checkpoint", "load",   "backend", "strategy",
-                                                     "partition", "weights",    "setup",  "restore"};
+constexpr std::array<const char*, 10> kSetupPhases = {"arguments", "checkpoint", "backend", "admission", "load",
+                                                      "strategy",  "partition",  "weights", "setup",     "restore"};
 
 // Test-only fault injection (tests/cli/checkpoint.sh, tests/cli/phases.sh):
 // GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank throw between the forward and
@@ -423,6 +423,46 @@ std::optional<Checkpoint> read_resume(const TrainArgs& a, const TrainRun& run) {
   return resume;
 }
 
+// 1536 -> "1.5 KiB" (binary units, as the admission messages give them).
+std::string binary_bytes(double b) {
+  constexpr std::array<const char*, 7> units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::size_t u = 0;
+  for (; b >= 1024 && u + 1 < units.size(); ++u) b /= 1024;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+// Admission before loading: what the dataset's facts alone prove a rank
+// needs, refused before anything graph-sized is allocated. Two lower bounds
+// that hold for every strategy: loading an in-memory dataset holds its row
+// offsets, labels and split (and stored features) whole on every rank; training
+// holds each vertex's input features, label and split on some rank, so the
+// fullest of P ranks holds at least 1/P of them. The strategy's exact need
+// (Trainer::admit) is checked again once it holds its blocks.
+void admit_before_loading(const TrainRun& run, const TrainArgs& a, int ranks) {
+  const std::optional<DatasetFacts> facts = dataset_facts(a.dataset_spec);
+  if (!facts || facts->nodes == 0) return;
+  const double n = static_cast<double>(facts->nodes), f = static_cast<double>(facts->features);
+  const double per_vertex = sizeof(std::int64_t) + sizeof(std::int32_t) + sizeof(std::uint8_t);  // offset, label, split
+  double budget = run.train.memory_budget;
+  std::string source = run.train.memory_budget_source;
+  if (!facts->prepared && budget > 0) {
+    const double load = n * (per_vertex + (facts->stored_features ? f * sizeof(float) : 0.0));
+    GCNLAB_CHECK(load <= budget, "{} cannot be loaded here: its {} vertices need at least {} per rank to load (every "
+                 "rank holds the whole graph's row offsets, labels and split{}) but a rank has {} ({}): prepare it as "
+                 "shards (gcnlab prepare --shards) on a machine that holds it, or use a smaller graph",
+                 a.dataset_spec, facts->nodes, binary_bytes(load), facts->stored_features ? " and features" : "",
+                 binary_bytes(budget), source);
+  }
+  if (const auto free = run.backend->free_bytes(); free && (budget <= 0 || static_cast<double>(*free) < budget))
+    budget = static_cast<double>(*free), source = "free device memory";
+  if (budget <= 0) return;
+  const double train = n * (f * sizeof(float) + sizeof(std::int32_t) + sizeof(std::uint8_t)) / ranks;
+  GCNLAB_CHECK(train <= budget, "{} cannot be trained on {} rank(s) here: its {} vertices need at least {} per rank "
+               "(each vertex's {} input features, label and split, spread over the ranks) but a rank has {} ({}): "
+               "use more ranks or a smaller graph",
+               a.dataset_spec, ranks, facts->nodes, binary_bytes(train), facts->features, binary_bytes(budget), source);
+}
+
 // The backend of the run (rank-local: a CUDA rank picks its device).
 void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
   RunInfo& info = run.info;
@@ -500,11 +540,12 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
     run.train.between_passes = fault.between_passes(world.rank());
   });
   phase("checkpoint", [&] { resume = read_resume(a, run); });  // before loading: a bad checkpoint fails fast
+  phase("backend", [&] { open_backend(run, world, a); });
+  phase("admission", [&] { admit_before_loading(run, a, world.size()); });
   phase("load", [&] {
     data = load_dataset(a.dataset_spec);
     if (a.auto_grid) run.strategy_options.grid = auto_grid(*data, run.model, world.size(), a.machine);
   });
-  phase("backend", [&] { open_backend(run, world, a); });
   phase("strategy", [&] { build_strategy(run, world, a, *data); });
   phase("partition", [&] { graph = run_graph(run, *data, resume); });
   phase("weights", [&] {

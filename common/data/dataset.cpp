@@ -170,6 +170,19 @@ void validate(const Dataset& d) {
 
 }  // namespace
 
+std::optional<DatasetFacts> dataset_facts(const std::string& spec_text) {
+  const DatasetSpec spec = parse_dataset_spec(spec_text);
+  if (spec.kind == "sbm") return sbm_facts(spec);
+  if (spec.kind == "rmat") return rmat_facts(spec);
+  if (spec.kind == "edges") return edge_list_facts(spec);
+  if (spec.kind == "gcl" && spec.args.count("path") && is_shard_directory(spec.args.at("path"))) {
+    const ShardMeta m = read_shard_meta(spec.args.at("path"));
+    return DatasetFacts{.nodes = m.nodes, .nnz = m.nnz, .features = m.features, .classes = m.classes,
+                        .stored_features = !m.synthetic_features, .prepared = true};
+  }
+  return std::nullopt;
+}
+
 Dataset load_dataset(const std::string& spec_text) {
   const DatasetSpec spec = parse_dataset_spec(spec_text);
   Dataset d;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <span>
@@ -66,6 +67,24 @@ DatasetSpec parse_dataset_spec(const std::string& spec);
 
 // The default dataset (no --dataset): a synthetic SBM that needs no files.
 inline constexpr const char* kDefaultDataset = "sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1";
+
+// What a SPEC states of its dataset before anything is loaded or generated
+// (admission before loading): from a generator's arguments, an edge list's
+// declared nodes=N, a prepared directory's meta.json. 0 where not known.
+struct DatasetFacts {
+  std::int64_t nodes = 0;
+  std::int64_t nnz = 0;  // of A; exact for a prepared directory, else 0 (not known)
+  std::int64_t features = 0;
+  std::int64_t classes = 0;
+  bool stored_features = false;  // held in memory when loaded (not synthetic)
+  bool prepared = false;         // a prepared directory: each rank reads its own rows (not loaded whole)
+};
+// nullopt: the spec's kind states nothing before loading (planetoid, mtx, ogb, reddit, gcl:FILE).
+// Throws on a malformed spec, as load_dataset would.
+std::optional<DatasetFacts> dataset_facts(const std::string& spec);
+DatasetFacts sbm_facts(const DatasetSpec& spec);        // generators.cpp
+DatasetFacts rmat_facts(const DatasetSpec& spec);       // generators.cpp
+DatasetFacts edge_list_facts(const DatasetSpec& spec);  // edge_list.cpp
 
 // Loads or generates; validates (labels in range, finite features, split
 // vertices labeled) and throws gcnlab::Error naming the problem.

@@ -175,12 +175,38 @@ void read_ogb_csv(const std::string& dir, Dataset& d) {
 
 }  // namespace
 
-Dataset read_edge_list(const DatasetSpec& spec) {
+namespace {
+
+struct EdgeListSpec {
+  std::string path;
+  long long base, nodes;  // nodes: -1 = the largest id + 1
+  std::int64_t features;
+  int classes;
+  std::uint64_t seed;
+  bool directed;
+};
+
+EdgeListSpec edge_list_spec(const DatasetSpec& spec) {
   const SpecArgs a(spec, {"directed", "base", "nodes", "features", "classes", "seed"});
-  const std::string path = a.str("path");
-  const long long base = a.integer("base", 0);
-  GCNLAB_CHECK(base == 0 || base == 1, "edges: base must be 0 or 1");
-  const long long nodes = a.integer("nodes", -1, 1);
+  const EdgeListSpec s{a.str("path"), a.integer("base", 0), a.integer("nodes", -1, 1), a.integer("features", 128, 1),
+                       static_cast<int>(a.integer("classes", 32, 1)), static_cast<std::uint64_t>(a.integer("seed", 1)),
+                       a.integer("directed", 0) != 0};
+  GCNLAB_CHECK(s.base == 0 || s.base == 1, "edges: base must be 0 or 1");
+  return s;
+}
+
+}  // namespace
+
+DatasetFacts edge_list_facts(const DatasetSpec& spec) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  return {.nodes = s.nodes > 0 ? s.nodes : 0, .features = s.features, .classes = s.classes};
+}
+
+Dataset read_edge_list(const DatasetSpec& spec) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  const std::string& path = s.path;
+  const long long base = s.base;
+  const long long nodes = s.nodes;
   std::int64_t n = nodes;
   if (nodes < 0) {  // a first pass finds n
     const EdgeScan scan = read_edges(path, base, -1, [](std::int64_t, std::int64_t) {});
@@ -195,10 +221,9 @@ Dataset read_edge_list(const DatasetSpec& spec) {
   }
   Dataset d;
   d.name = base_name(path);
-  d.directed = a.integer("directed", 0) != 0;
+  d.directed = s.directed;
   d.adj = read_adjacency(path, base, n, !d.directed);
-  add_synthetic_vertex_data(d, a.integer("features", 128, 1), static_cast<int>(a.integer("classes", 32, 1)),
-                            a.integer("seed", 1));
+  add_synthetic_vertex_data(d, s.features, s.classes, s.seed);
   return d;
 }
 

@@ -9,22 +9,79 @@
 
 namespace gcnlab {
 
+namespace {
+
+// The arguments of each generator, read once for the generator and its facts.
+struct SbmSpec {
+  std::int64_t n, degree, f;
+  int k;
+  std::uint64_t seed;
+  double intra, signal, train, val;
+  bool directed;
+};
+
+SbmSpec sbm_spec(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"nodes", "classes", "avg-degree", "features", "seed", "intra", "signal",
+                          "directed", "train", "val"});
+  const SbmSpec s{a.integer("nodes", 20000, 1),
+                  a.integer("avg-degree", 16, 0),
+                  a.integer("features", 64, 1),
+                  static_cast<int>(a.integer("classes", 8, 1)),
+                  static_cast<std::uint64_t>(a.integer("seed", 1)),
+                  a.real("intra", 0.3),
+                  a.real("signal", 0.1),
+                  a.real("train", 0.1),
+                  a.real("val", 0.1),
+                  a.integer("directed", 0) != 0};
+  GCNLAB_CHECK(s.intra >= 0 && s.intra <= 1, "sbm: intra must be in [0, 1]");
+  return s;
+}
+
+struct RmatSpec {
+  int scale;
+  std::int64_t ef, f;
+  int classes;
+  std::uint64_t seed;
+  bool directed;
+  std::int64_t n() const { return std::int64_t{1} << scale; }
+};
+
+RmatSpec rmat_spec(const DatasetSpec& spec) {
+  const SpecArgs a(spec, {"scale", "edge-factor", "features", "classes", "seed", "directed"});
+  const RmatSpec s{static_cast<int>(a.integer("scale", 16, 1)),
+                   a.integer("edge-factor", 16, 1),
+                   a.integer("features", 128, 1),
+                   static_cast<int>(a.integer("classes", 32, 1)),
+                   static_cast<std::uint64_t>(a.integer("seed", 1)),
+                   a.integer("directed", 0) != 0};
+  GCNLAB_CHECK(s.scale <= 40, "rmat: scale {} is too large", s.scale);
+  return s;
+}
+
+}  // namespace
+
+DatasetFacts sbm_facts(const DatasetSpec& spec) {
+  const SbmSpec s = sbm_spec(spec);
+  return {.nodes = s.n, .features = s.f, .classes = s.k};
+}
+
+DatasetFacts rmat_facts(const DatasetSpec& spec) {
+  const RmatSpec s = rmat_spec(spec);
+  return {.nodes = s.n(), .features = s.f, .classes = s.classes};
+}
+
 // sbm:nodes=N,classes=K,avg-degree=D,features=F,seed=S[,intra=0.3,signal=0.1,directed=0,train=0.1,val=0.1]
 // Vertex v belongs to class hash(v) mod K. Each vertex draws D/2 edges; an
 // edge stays inside the class with probability `intra`, else goes to a
 // uniformly random vertex. Features are uniform noise plus a +-signal pattern
 // per class, so structure *and* features carry the label.
 Dataset generate_sbm(const DatasetSpec& spec) {
-  const SpecArgs a(spec, {"nodes", "classes", "avg-degree", "features", "seed", "intra", "signal",
-                          "directed", "train", "val"});
-  const std::int64_t n = a.integer("nodes", 20000, 1);
-  const int k = static_cast<int>(a.integer("classes", 8, 1));
-  const std::int64_t degree = a.integer("avg-degree", 16, 0);
-  const std::int64_t f = a.integer("features", 64, 1);
-  const std::uint64_t seed = a.integer("seed", 1);
-  const double intra = a.real("intra", 0.3);
-  const bool directed = a.integer("directed", 0) != 0;
-  GCNLAB_CHECK(intra >= 0 && intra <= 1, "sbm: intra must be in [0, 1]");
+  const SbmSpec s = sbm_spec(spec);
+  const std::int64_t n = s.n;
+  const int k = s.k;
+  const std::uint64_t seed = s.seed;
+  const double intra = s.intra;
+  const bool directed = s.directed;
 
   Dataset d;
   d.name = "sbm";
@@ -37,7 +94,7 @@ Dataset generate_sbm(const DatasetSpec& spec) {
     members[d.labels[v]].push_back(v);
   }
   // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
-  const std::int64_t per_vertex = directed ? degree : std::max<std::int64_t>(degree / 2, degree > 0);
+  const std::int64_t per_vertex = directed ? s.degree : std::max<std::int64_t>(s.degree / 2, s.degree > 0);
   // Edges are drawn again on each pass of csr_from_edge_passes (never held as a list).
   const std::uint64_t edges = rng::stream(rng::Stream::graph);
   d.adj = csr_from_edge_passes(
@@ -52,11 +109,11 @@ Dataset generate_sbm(const DatasetSpec& spec) {
           }
       },
       !directed);
-  d.features = f;
+  d.features = s.f;
   d.synthetic_features = true;
   d.feature_seed = seed;
-  d.class_signal = static_cast<float>(a.real("signal", 0.1));
-  assign_random_split(d, a.real("train", 0.1), a.real("val", 0.1), seed);
+  d.class_signal = static_cast<float>(s.signal);
+  assign_random_split(d, s.train, s.val, seed);
   return d;
 }
 
@@ -65,14 +122,12 @@ Dataset generate_sbm(const DatasetSpec& spec) {
 // draws; vertex ids are not scrambled, so the raw ordering is as skewed as
 // R-MAT makes it (the "original" column of Plexus' Table 3).
 Dataset generate_rmat(const DatasetSpec& spec) {
-  const SpecArgs a(spec, {"scale", "edge-factor", "features", "classes", "seed", "directed"});
-  const int scale = static_cast<int>(a.integer("scale", 16, 1));
-  GCNLAB_CHECK(scale <= 40, "rmat: scale {} is too large", scale);
-  const std::int64_t ef = a.integer("edge-factor", 16, 1);
-  const std::uint64_t seed = a.integer("seed", 1);
-  const bool directed = a.integer("directed", 0) != 0;
-  const std::int64_t n = std::int64_t{1} << scale;
-  const std::int64_t m = ef * n;
+  const RmatSpec s = rmat_spec(spec);
+  const int scale = s.scale;
+  const std::uint64_t seed = s.seed;
+  const bool directed = s.directed;
+  const std::int64_t n = s.n();
+  const std::int64_t m = s.ef * n;
   constexpr double A = 0.57, B = 0.19, C = 0.19;
   Dataset d;
   d.name = "rmat" + std::to_string(scale);
@@ -95,8 +150,7 @@ Dataset generate_rmat(const DatasetSpec& spec) {
         }
       },
       !directed);
-  add_synthetic_vertex_data(d, a.integer("features", 128, 1),
-                            static_cast<int>(a.integer("classes", 32, 1)), seed);
+  add_synthetic_vertex_data(d, s.f, s.classes, seed);
   return d;
 }
 

@@ -131,10 +131,10 @@ Shard read_shard(const File& in, std::int64_t rows, std::int64_t cols) {
 bool is_shard_directory(const std::string& path) { return fs::is_directory(path) && fs::exists(fs::path(path) / "meta.json"); }
 
 namespace {
-
 constexpr const char* kSchema = "gcnlab.shards/2";
+}  // namespace
 
-ShardMeta read_meta(const std::string& dir) {
+ShardMeta read_shard_meta(const std::string& dir) {
   const std::string path = (fs::path(dir) / "meta.json").string();
   std::ifstream in(path);
   GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
@@ -187,9 +187,7 @@ ShardMeta read_meta(const std::string& dir) {
   return m;
 }
 
-}  // namespace
-
-ShardStore::ShardStore(const std::string& dir) : ShardStore(dir, read_meta(dir)) {}
+ShardStore::ShardStore(const std::string& dir) : ShardStore(dir, read_shard_meta(dir)) {}
 
 ShardStore::ShardStore(const std::string& dir, ShardMeta meta)
     : Graph(meta.nodes, meta.directed, meta.layout), dir_(dir), meta_(std::move(meta)) {

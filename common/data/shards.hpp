@@ -96,6 +96,7 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
 
 // The dataset of a shard directory: metadata only, `shards` set.
 Dataset read_shard_dataset(const std::string& dir);
+ShardMeta read_shard_meta(const std::string& dir);  // DIR/meta.json, checked
 
 bool is_shard_directory(const std::string& path);
 

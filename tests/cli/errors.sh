@@ -125,6 +125,20 @@ expect_error 4 "rank 0 needs 5.8 MiB (analytic: graph 0.2, buffers 1.0, activati
   --hidden 64 --memory-limit 2M
 expect_error 1 "but has 2.0 MiB (--memory-limit)" train --algo serial --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
   --hidden 64 --memory-limit 2M
+# admission before loading (issue 33): from the spec's facts, before anything graph-sized is allocated
+# (was std::bad_alloc); the need per rank and the budget in one sentence, in about a second
+printf '0 1\n1 2\n' >"$WORK/three.edges"
+for spec in rmat:scale=40 "edges:$WORK/three.edges,nodes=1000000000000"; do
+  start=$(date +%s%N)
+  expect_error 2 "vertices need at least" train --algo 1d --dataset "$spec" --memory-limit 8G
+  elapsed=$((($(date +%s%N) - start) / 1000000))
+  [ "$elapsed" -lt 5000 ] || fail "admission of $spec took $elapsed ms"
+  echo "     ($elapsed ms, mpirun included)"
+done
+expect_error 1 "TiB per rank to load (every rank holds the whole graph's row offsets, labels and split) but a rank has 8.0 GiB (--memory-limit)" \
+  train --algo 1d --dataset rmat:scale=40 --memory-limit 8G
+expect_error 2 "cannot be trained on 2 rank(s) here: its 100000000 vertices need at least 24.1 GiB per rank (each vertex's 128 input features" \
+  train --algo 1d --dataset "edges:$WORK/three.edges,nodes=100000000" --memory-limit 8G
 expect_error 2 "--memory-limit 'lots' is not a size" train --algo 1d --dataset "$SMALL" --memory-limit lots
 
 # usage mistakes exit 2 on every rank (one line); --version; every subcommand's --help exits 0

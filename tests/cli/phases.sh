@@ -40,7 +40,7 @@ expect_fault() {
 }
 
 RESUME=(--resume "$WORK/ck" --epochs 3)
-for phase in arguments checkpoint load backend strategy partition setup restore; do
+for phase in arguments checkpoint backend admission load strategy partition setup restore; do
   expect_fault 1d "$phase" "${RESUME[@]}"
 done
 expect_fault 1d weights --weights-in "$WORK/w/initial" --epochs 2

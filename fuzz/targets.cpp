@@ -6,8 +6,13 @@
 // exception type, an allocation over -malloc_limit_mb) is a finding.
 
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <numeric>
+#include <vector>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +21,7 @@
 
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
+#include "common/data/graph.hpp"
 #include "common/data/npz.hpp"
 #include "common/data/pickle.hpp"
 #include "common/data/shards.hpp"
@@ -47,6 +53,62 @@ std::string put(const std::string& name, const std::uint8_t* data, std::size_t s
   return p.string();
 }
 
+// The files of fuzz/fixtures/DIR, sorted (a selector byte picks one).
+std::vector<fs::path> fixture_files(const std::string& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(GCNLAB_FUZZ_FIXTURES) / dir))
+    if (e.is_regular_file() && e.path().filename() != "meta.json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// A fresh copy of fuzz/fixtures/DIR in the scratch directory, with the file the
+// input's first byte selects replaced by the rest of the input (through `write`).
+fs::path fixture_with(const std::string& dir, const std::uint8_t* data, std::size_t size,
+                      const std::function<void(const fs::path&, const std::uint8_t*, std::size_t)>& write) {
+  const std::vector<fs::path> files = fixture_files(dir);
+  const fs::path root = fs::path(GCNLAB_FUZZ_FIXTURES) / dir, copy = scratch() / dir;
+  fs::remove_all(copy);
+  fs::copy(root, copy, fs::copy_options::recursive);
+  if (size == 0) return copy;
+  const fs::path target = copy / fs::relative(files[data[0] % files.size()], root);
+  write(target, data + 1, size - 1);
+  return copy;
+}
+
+void write_gzip(const fs::path& p, const std::uint8_t* data, std::size_t size) {
+  gzFile f = gzopen(p.c_str(), "wb");
+  if (size) gzwrite(f, data, static_cast<unsigned>(size));
+  gzclose(f);
+}
+
+void write_plain(const fs::path& p, const std::uint8_t* data, std::size_t size) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
+                                                             static_cast<std::streamsize>(size));
+}
+
+// Reads every byte a run could read of a prepared directory: each stored
+// version's blocks in both directions, whole and by column ranges, every
+// ordering's vertex list, and the vertex data of every vertex.
+void read_everything(const ShardStore& g) {
+  const std::int64_t n = g.n();
+  const std::int64_t half = n / 2;
+  for (const auto& [r, c] : g.layout().versions) {
+    (void)g.block(Direction::forward, r, 0, n, c, 0, n);
+    (void)g.block(Direction::backward, c, 0, half, r, half, n);
+  }
+  for (int id = 0; id < g.layout().orderings; ++id) (void)g.vertices(id, 0, n);
+  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  (void)g.labels(all);
+  (void)g.split(all);
+  std::vector<float> x(static_cast<std::size_t>(n * g.meta().features));
+  if (!g.meta().synthetic_features) g.features(all, 0, g.meta().features, x.data());
+  const std::vector<Graph::ColumnRange> ranges = {{0, half}, {half, n}};
+  for (int d = 0; d < 2; ++d)  // ordering 0 (throws when only permuted versions are stored)
+    g.column_blocks(d ? Direction::backward : Direction::forward, 0, n, ranges, [](HostCsr) {});
+}
+
 // Walks a parsed pickle the way the Planetoid reader does: arrays, dict entries.
 void walk(const pickle::Ref& r, int depth) {
   if (!r || depth > 8) return;
@@ -73,6 +135,12 @@ void parse(const std::uint8_t* data, std::size_t size) {
   } else if (t == "shards") {  // meta.json of a prepared directory (its shard files absent)
     put("prepared/meta.json", data, size);
     ShardStore store((scratch() / "prepared").string());
+  } else if (t == "shard-files") {  // one binary file of a prepared directory (row offsets, columns, values,
+                                     // orderings, labels, split, features) against its meta.json
+    read_everything(ShardStore(fixture_with("prepared", data, size, write_plain).string()));
+  } else if (t == "ogb-csv") {  // one member of an OGB csv.gz directory, gzipped (odd selectors: written as given)
+    const bool raw = size > 0 && (data[0] & 0x80);
+    load_dataset("ogb:" + fixture_with("ogb", data, size, raw ? write_plain : write_gzip).string());
   } else if (t == "partition") {
     read_partition(put("parts.txt", data, size), 64, 4);
   } else if (t == "npy") {

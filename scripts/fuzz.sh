@@ -18,7 +18,7 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 mkdir -p "$build/findings"
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1
 status=0
-for target in mtx edges pickle gcl shards partition npy npz checkpoint spec; do
+for target in mtx edges pickle gcl shards shard-files ogb-csv partition npy npz checkpoint spec; do
   bin="$build/fuzz_$target"
   if compgen -G "$root/fuzz/regressions/$target/*" >/dev/null; then
     # replayed as a corpus (-runs=0): libFuzzer checks for leaks only there, not on named files

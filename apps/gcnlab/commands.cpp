@@ -1,6 +1,7 @@
 #include "backends/factory.hpp"
 #include "apps/gcnlab/commands.hpp"
 #include "common/core/atomic_file.hpp"
+#include "common/core/fingerprint.hpp"
 #include "common/core/host_memory.hpp"
 #include "common/core/threads.hpp"
 
@@ -10,6 +11,7 @@
 #include <numeric>
 #include <fstream>
 #include <cstdio>
+#include <unistd.h>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -277,17 +279,51 @@ void print_byte_model(Communicator& world, const Strategy& strategy, Trainer& tr
   fmt::print("{}\n", out);
 }
 
+// --learn-features: this rank's block of X (and its moments) written in place
+// into the epoch's staging directory, which rank 0 creates at full size; a block
+// that several ranks hold (replicas) is written by the lowest of them. Returns
+// the staging directory.
+std::string stage_learned_features(MpiCommunicator& world, const TrainRun& run, Trainer& trainer, int epoch) {
+  std::int64_t token = ::getpid();  // rank 0's: the staging directory's name on every rank
+  world.broadcast(std::span<std::int64_t>(&token, 1), 0, Category::bcast_dense);
+  const std::string staging = checkpoint_staging(*run.checkpoint_dir, epoch, token);
+  const FeatureBlock block = trainer.feature_block();
+  Fingerprint signature;
+  signature.add_values(std::span<const std::int64_t>(block.vertices)).add(fmt::format("{}:{}", block.col0, block.cols));
+  const auto mine = static_cast<std::int64_t>(std::stoull(signature.hex().substr(5), nullptr, 16));
+  std::vector<std::int64_t> all(static_cast<std::size_t>(world.size()));
+  world.allgather(std::span<const std::int64_t>(&mine, 1), std::span<std::int64_t>(all), Category::allgather);
+  const bool writes = std::find(all.begin(), all.end(), mine) - all.begin() == world.rank();
+  double area = writes ? static_cast<double>(block.vertices.size()) * static_cast<double>(block.cols) : 0.0;
+  world.allreduce(std::span<double>(&area, 1), ReduceOp::sum, Category::allreduce);
+  const std::int64_t n = run.info.nodes, f = trainer.dims()[0];
+  collectively(world, [&] {
+    GCNLAB_CHECK(area == static_cast<double>(n) * static_cast<double>(f),
+                 "the ranks' blocks of the learned features cover {} of its {} x {} values", area, n, f);
+    if (world.rank() == 0) create_feature_files(staging, n, f, run.model.optimizer == "adam");
+  });
+  collectively(world, [&] {
+    if (writes) write_feature_rows(staging, block);
+  });
+  return staging;
+}
+
 // --checkpoint: the global state, gathered on every rank, written by rank 0
-// (outside the epoch's timing and byte accounting: Phase::report).
+// (outside the epoch's timing and byte accounting: Phase::report); learned
+// features are written by every rank, its own rows.
 void save_checkpoint(MpiCommunicator& world, const TrainRun& run, Trainer& trainer) {
   const auto t0 = std::chrono::steady_clock::now();
+  const Phase previous = world.ledger().phase();
+  world.ledger().set_phase(Phase::report);
   const TrainingState state = trainer.state();
+  const std::string staging = run.model.learn_features ? stage_learned_features(world, run, trainer, state.epoch) : "";
   std::string path;
   collectively(world, [&] {
     if (world.rank() == 0)
       path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
-                              checkpoint_run(run.info));
+                              checkpoint_run(run.info), 2, staging);
   });
+  world.ledger().set_phase(previous);
   log(world, fmt::format("checkpoint: epoch {} -> {} ({:.1f} ms)", state.epoch, path,
                          1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
 }
@@ -399,9 +435,6 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   a.resume_from = args.value("--resume");
   args.finish();
   GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
-  GCNLAB_CHECK(!(run.checkpoint_dir || a.resume_from) || !model.learn_features,
-               "--checkpoint and --resume do not support --learn-features yet (checkpoints hold weights and "
-               "optimiser state, not the n x f learned features)");
   GCNLAB_CHECK(!(a.resume_from && a.weights_in), "--resume and --weights-in both set the weights: give one");
   GCNLAB_CHECK(!a.auto_grid || strategy_info(sopts.algo).caps.perf_model, "--grid auto is for {} (its performance "
                "model)", fmt::join(strategies_with(&StrategyCaps::perf_model), ", "));
@@ -555,7 +588,10 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   graph.reset();
   data.reset();
   phase("restore", [&] {
-    if (resume) run.trainer->restore(resume->state);
+    if (!resume) return;
+    std::optional<FeatureBlock> features;  // this rank's rows of X, whatever layout wrote them
+    if (run.model.learn_features) features = read_feature_rows(*resume, run.trainer->feature_layout());
+    run.trainer->restore(resume->state, features ? &*features : nullptr);
   });
   RunInfo& info = run.info;
   if (run.checkpoint_dir) info.checkpoint = {{"dir", *run.checkpoint_dir}, {"every", run.checkpoint_every}};

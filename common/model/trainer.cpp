@@ -559,7 +559,6 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
 }
 
 TrainingState Trainer::state() {
-  GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
   TrainingState s;
   s.epoch = completed_epochs_;
   s.w = gather(&LayerBuffers::w);
@@ -567,15 +566,43 @@ TrainingState Trainer::state() {
   return s;
 }
 
-void Trainer::restore(const TrainingState& s) {
-  GCNLAB_CHECK(!model_.learn_features, "checkpoints do not hold learned features (--learn-features) yet");
+FeatureBlock Trainer::feature_layout() const {
+  const Layout& in = strategy_.layout(0);
+  FeatureBlock b;
+  b.vertices = in.vertices;
+  b.col0 = in.col0;
+  b.cols = in.cols;
+  return b;
+}
+
+FeatureBlock Trainer::feature_block() const {
+  GCNLAB_ASSERT(model_.learn_features);
+  FeatureBlock b = feature_layout();
+  b.x = buf_.features.download();
+  if (model_.optimizer == "adam") b.m = buf_.feature_m.download(), b.v = buf_.feature_v.download();
+  return b;
+}
+
+void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
   GCNLAB_CHECK(s.epoch >= 0 && s.epoch < train_.epochs, "training resumes at epoch {}: --epochs {} leaves nothing to run",
                s.epoch, train_.epochs);
   const bool adam = model_.optimizer == "adam";
   GCNLAB_CHECK(s.m.empty() == !adam && s.v.empty() == !adam,
                "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", model_.optimizer);
+  GCNLAB_CHECK(!features == !model_.learn_features, "the training state {} learned features, the run {}",
+               features ? "has" : "lacks", model_.learn_features ? "learns them (--learn-features)" : "does not learn them");
   scatter(&LayerBuffers::w, s.w, "W");
   if (adam) scatter(&LayerBuffers::m, s.m, "Adam m of W"), scatter(&LayerBuffers::v, s.v, "Adam v of W");
+  if (features) {
+    const FeatureBlock mine = feature_layout();
+    const std::size_t size = mine.vertices.size() * static_cast<std::size_t>(mine.cols);
+    GCNLAB_CHECK(features->vertices == mine.vertices && features->col0 == mine.col0 && features->cols == mine.cols &&
+                     features->x.size() == size && features->m.size() == (adam ? size : 0) &&
+                     features->v.size() == features->m.size(),
+                 "the learned features restored are not this rank's block of X");
+    buf_.features.upload(features->x);
+    if (adam) buf_.feature_m.upload(features->m), buf_.feature_v.upload(features->v);
+  }
   first_epoch_ = completed_epochs_ = s.epoch;
 }
 

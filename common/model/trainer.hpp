@@ -55,6 +55,16 @@ struct TrainingState {
   Weights w, m, v;  // W_l, and Adam's first and second moments of W_l (empty under SGD)
 };
 
+// One rank's block of the learned input features (--learn-features): the rows
+// of its layout(0) (original vertex ids) x columns [col0, col0 + cols) of the
+// n x f matrix X, with Adam's moments of them. Row-distributed: no rank holds
+// more than its own block (checkpoints write and read them in place).
+struct FeatureBlock {
+  std::vector<std::int64_t> vertices;
+  std::int64_t col0 = 0, cols = 0;
+  std::vector<float> x, m, v;  // vertices.size() x cols, row-major; m, v empty under SGD
+};
+
 // When the validation accuracy first reached TrainConfig::target_acc.
 struct TargetReached {
   double epochs = 0;         // epochs trained (fractional for mini-batches: steps / steps per epoch)
@@ -92,8 +102,14 @@ class Trainer {
 
   // The global state after the epochs run so far (collective).
   TrainingState state();
-  // After setup: continue from `s` (its weights and moments; the next epoch is s.epoch).
-  void restore(const TrainingState& s);
+  // This rank's block of the learned features (--learn-features) after the epochs so far.
+  FeatureBlock feature_block() const;
+  // The rows and columns of X this rank holds (a block with `vertices`, `col0` and `cols` only).
+  FeatureBlock feature_layout() const;
+  // After setup: continue from `s` (its weights and moments; the next epoch is
+  // s.epoch) and, with --learn-features, from `features`, this rank's block of X
+  // (as feature_layout() names it).
+  void restore(const TrainingState& s, const FeatureBlock* features = nullptr);
   const std::vector<std::int64_t>& dims() const { return dims_; }
   bool minibatch() const { return train_.batch_size > 0; }
   int steps_per_epoch() const { return schedule_ ? schedule_->steps_per_epoch() : 1; }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -39,6 +40,23 @@ bool matches_record(const std::string& bytes, const json& entry) {
                                                              : entry.at("fnv1a64").get<std::string>();
   return Fingerprint(Fingerprint::kind_of(recorded)).add(bytes).hex() == recorded;
 }
+
+// The fingerprint of a file of any size, read in pieces (the learned features' n x f files).
+std::string file_fingerprint(const std::string& path, Fingerprint::Kind kind = Fingerprint::Kind::xxh3) {
+  std::ifstream in(path, std::ios::binary);
+  GCNLAB_CHECK(in.good(), "cannot open '{}'", path);
+  Fingerprint f(kind);
+  std::vector<char> piece(1 << 20);
+  while (in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    f.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  return f.hex();
+}
+
+// The learned features' files (--learn-features): X, and Adam's moments of it.
+constexpr std::array<const char*, 3> kFeatureFiles = {"X.npy", "XM.npy", "XV.npy"};
+std::size_t feature_files(bool adam) { return adam ? 3 : 1; }
 
 // The epoch of "epoch-NNNNNN", or -1 for any other name.
 int epoch_of(const std::string& name) {
@@ -112,8 +130,35 @@ json checkpoint_run(const RunInfo& info) {
           {"gcnlab_version", GCNLAB_VERSION}, {"git_sha", GCNLAB_GIT_SHA}};
 }
 
+std::string checkpoint_staging(const std::string& dir, int epoch, std::int64_t token) {
+  return (fs::path(dir) / fmt::format(".{}{:06d}.tmp-{}", kPrefix, epoch, token)).string();
+}
+
+void create_feature_files(const std::string& staging, std::int64_t n, std::int64_t f, bool adam) {
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  GCNLAB_CHECK(!ec, "cannot create '{}' ({})", staging, ec.message());
+  for (std::size_t k = 0; k < feature_files(adam); ++k) create_npy((fs::path(staging) / kFeatureFiles[k]).string(), n, f);
+}
+
+void write_feature_rows(const std::string& staging, const FeatureBlock& b) {
+  const std::vector<float>* parts[] = {&b.x, &b.m, &b.v};
+  for (std::size_t k = 0; k < feature_files(!b.m.empty()); ++k)
+    write_npy_rows((fs::path(staging) / kFeatureFiles[k]).string(), b.vertices, b.col0, b.cols, *parts[k]);
+}
+
+FeatureBlock read_feature_rows(const Checkpoint& c, FeatureBlock layout) {
+  GCNLAB_CHECK(c.learned_features, "checkpoint '{}' holds no learned features (written without --learn-features)",
+               c.path);
+  std::vector<float>* parts[] = {&layout.x, &layout.m, &layout.v};
+  for (std::size_t k = 0; k < feature_files(!c.state.m.empty()); ++k)
+    *parts[k] = read_npy_rows((fs::path(c.path) / kFeatureFiles[k]).string(), layout.vertices, layout.col0, layout.cols);
+  return layout;
+}
+
 std::string write_checkpoint(const std::string& dir, const TrainingState& state, const json& identity,
-                             const json& run, int keep) {
+                             const json& run, int keep, const std::string& staging) {
   GCNLAB_ASSERT(keep >= 1);
   const std::vector<std::int64_t> dims = identity.at("model").at("dims").get<std::vector<std::int64_t>>();
   const std::size_t layers = dims.size() - 1;
@@ -122,11 +167,13 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
   fs::create_directories(dir, ec);
   GCNLAB_CHECK(!ec, "cannot create checkpoint directory '{}' ({})", dir, ec.message());
   const std::string name = fmt::format("{}{:06d}", kPrefix, state.epoch);
-  const std::string tmp = (fs::path(dir) / fmt::format(".{}.tmp-{}", name, ::getpid())).string();
+  const std::string tmp = staging.empty() ? checkpoint_staging(dir, state.epoch, ::getpid()) : staging;
   const std::string final_path = (fs::path(dir) / name).string();
-  fs::remove_all(tmp);
-  fs::create_directory(tmp, ec);
-  GCNLAB_CHECK(!ec, "cannot create '{}' ({})", tmp, ec.message());
+  if (staging.empty()) {
+    fs::remove_all(tmp);
+    fs::create_directory(tmp, ec);
+    GCNLAB_CHECK(!ec, "cannot create '{}' ({})", tmp, ec.message());
+  }
 
   json files = json::object();
   auto put = [&](char kind, const Weights& ws) {
@@ -141,6 +188,12 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
   put('W', state.w);
   put('M', state.m);
   put('V', state.v);
+  if (identity.at("model").value("learn_features", false))  // written in place by every rank
+    for (std::size_t k = 0; k < feature_files(!state.m.empty()); ++k) {
+      const std::string path = (fs::path(tmp) / kFeatureFiles[k]).string();
+      GCNLAB_CHECK(fs::exists(path), "'{}' is missing: learned features are staged by create_feature_files", path);
+      files[kFeatureFiles[k]] = {{"bytes", fs::file_size(path)}, {"fingerprint", file_fingerprint(path)}};
+    }
   const json index = {{"schema", kSchema}, {"epoch", state.epoch}, {"identity", identity},
                       {"run", run},        {"files", files}};
   write_file_atomically((fs::path(tmp) / kIndex).string(), index.dump(1) + "\n");
@@ -210,6 +263,24 @@ Checkpoint read_checkpoint(const std::string& path) {
     };
     take('W', c.state.w);
     if (adam) take('M', c.state.m), take('V', c.state.v);
+    c.learned_features = c.identity.at("model").value("learn_features", false);
+    if (c.learned_features) {  // checked whole here; each rank reads its own rows later (read_feature_rows)
+      const std::int64_t n = c.identity.at("dataset").at("nodes").get<std::int64_t>();
+      for (std::size_t k = 0; k < feature_files(adam); ++k) {
+        const std::string file = kFeatureFiles[k], p = (fs::path(c.path) / file).string();
+        GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
+        GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
+        const auto expected = files.at(file).at("bytes").get<std::uintmax_t>();
+        GCNLAB_CHECK(fs::file_size(p) == expected, "checkpoint file '{}' is {} bytes, {} recorded (truncated?)", p,
+                     fs::file_size(p), expected);
+        const std::string recorded = files.at(file).at("fingerprint").get<std::string>();
+        GCNLAB_CHECK(file_fingerprint(p, Fingerprint::kind_of(recorded)) == recorded,
+                     "checkpoint file '{}' does not match its recorded hash (damaged)", p);
+        const NpyMatrix shape = npy_shape(p);
+        GCNLAB_CHECK(shape.rows == n && shape.cols == dims[0], "'{}' is {} x {}, the model recorded needs {} x {}", p,
+                     shape.rows, shape.cols, n, dims[0]);
+      }
+    }
   } catch (const json::exception& e) {
     fail("'{}' is not a valid checkpoint index ({})", index_path, e.what());
   }

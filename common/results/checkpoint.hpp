@@ -2,11 +2,12 @@
 // Training checkpoints (--checkpoint DIR, --resume DIR): the global weights,
 // Adam's moments, the number of completed epochs and the run's configuration,
 //   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy checkpoint.json
+// (--learn-features: also X.npy XM.npy XV.npy, the n x f learned features, written row-distributed)
 // (--model scalegnn: also WS<k>.npy MS<k>.npy VS<k>.npy, the RMSNorm scale γ of GNN layer k)
 // An epoch directory is written under a temporary name and renamed into place
 // once every file is synced, so DIR only ever holds whole checkpoints; the
 // newest `keep` are kept. checkpoint.json, written last, records each file's
-// size and FNV-1a hash: a damaged file is an error naming it, never a silent
+// size and xxHash fingerprint: a damaged file is an error naming it, never a silent
 // restart from wrong weights. Everything in a checkpoint is defined on the
 // global matrices (TrainingState), so it resumes under any strategy and rank
 // count; what must match is the identity: the dataset and the model.
@@ -24,6 +25,7 @@ namespace gcnlab {
 struct Checkpoint {
   std::string path;         // the epoch directory
   TrainingState state;
+  bool learned_features = false;  // X.npy (XM, XV): n x f, read row by row (read_feature_rows)
   nlohmann::json identity;  // dataset and model: what a resuming run must match
   nlohmann::json run;       // how it was written (algo, grid, ranks, dataset spec, version); informational
 };
@@ -35,9 +37,23 @@ nlohmann::json checkpoint_identity(const RunInfo& info, const std::vector<std::i
 nlohmann::json checkpoint_run(const RunInfo& info);
 
 // Writes DIR/epoch-<E>/ and removes all but the newest `keep` checkpoints of
-// DIR; returns the epoch directory.
+// DIR; returns the epoch directory. `staging`: the temporary directory the
+// learned features were written into (below); empty: one of its own.
 std::string write_checkpoint(const std::string& dir, const TrainingState& state, const nlohmann::json& identity,
-                             const nlohmann::json& run, int keep = 2);
+                             const nlohmann::json& run, int keep = 2, const std::string& staging = "");
+
+// Learned features (--learn-features), row-distributed: X (n x f, original
+// vertex order) and Adam's XM, XV, DIR/epoch-<E>/X.npy ... The epoch's
+// temporary directory is one every rank names alike (`token`: the same on every
+// rank); one rank creates it with the files at full size, every rank that owns
+// a block writes its rows in place, then write_checkpoint (one rank) records
+// them and commits. A resume reads each rank's own rows, for whatever strategy
+// and rank count it runs (read_feature_rows).
+std::string checkpoint_staging(const std::string& dir, int epoch, std::int64_t token);
+void create_feature_files(const std::string& staging, std::int64_t n, std::int64_t f, bool adam);
+void write_feature_rows(const std::string& staging, const FeatureBlock& block);
+// `layout`'s rows and columns (Trainer::feature_layout) of X and its moments.
+FeatureBlock read_feature_rows(const Checkpoint& c, FeatureBlock layout);
 
 // The newest checkpoint in DIR, if any (DIR may not exist).
 std::optional<std::string> latest_checkpoint(const std::string& dir);

@@ -5,7 +5,9 @@
     experiments/sweep.py SWEEP.json --slurm DIR [--gpus-per-node 4] [--cpus-per-task 8] [--time auto] [--account A]
     experiments/sweep.py SWEEP.json --collect --results DIR [--strict]
 
-Locally every run is `mpirun -np P gcnlab train ... --out RUN.json` (with the
+Locally every run is `mpirun -np P BINDING gcnlab train ... --out RUN.json` (BINDING gives
+each rank its threads' cores: --map-by slot:PE=T --bind-to core, or --bind-to none where
+ranks x threads exceed the cores; with the
 OpenMPI settings oversubscribed single-machine runs need), writing one results
 JSON per run into DIR/runs/ and one line per run into DIR/index.jsonl (status
 ok or failed, the error message, the parameters, the file, seconds). A run
@@ -149,6 +151,21 @@ def train_args(run, gcnlab, out, backend=None):
     return args
 
 
+def binding(run, mpirun):
+    """Launch flags that give each rank its threads' cores (gcnlab warns when threads share one):
+    OpenMPI binds a lone rank to one core by default, whatever --threads says."""
+    try:
+        version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    if "Open MPI" not in version and "OpenRTE" not in version:  # mpiexec says OpenRTE
+        return []
+    threads = int(run["flags"].get("threads") or MPI_ENV["OMP_NUM_THREADS"])
+    if run["ranks"] * threads <= len(os.sched_getaffinity(0)):
+        return ["--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+    return ["--bind-to", "none"]  # more threads than cores: time-shared anyway, not all on one core
+
+
 def read_index(path):
     done = {}
     if path.exists():
@@ -189,7 +206,7 @@ def run_local(sweep, runs, results, gcnlab, mpirun):
     for k, run in enumerate(todo):
         out = out_dir / f"{run['id']}.json"
         log = out_dir / f"{run['id']}.log"
-        cmd = [mpirun, "-np", str(run["ranks"])] + train_args(run, gcnlab, out)
+        cmd = [mpirun, "-np", str(run["ranks"])] + binding(run, mpirun) + train_args(run, gcnlab, out)
         t0 = time.time()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         seconds = time.time() - t0

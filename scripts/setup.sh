@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libopenmpi-dev openmpi-bin
-  libmetis-dev libptscotch-dev libfmt-dev catch2 nlohmann-json3-dev libcli11-dev libeigen3-dev libzip-dev libxxhash-dev
+  libmetis-dev libptscotch-dev libfmt-dev catch2 nlohmann-json3-dev libcli11-dev libeigen3-dev libzip-dev libxxhash-dev libhwloc-dev
   libopenblas-dev libopenblas0-openmp zlib1g-dev
   python3-numpy python3-matplotlib python3-pandas python3-jsonschema
   clang libclang-rt-dev  # the fuzz build (scripts/fuzz.sh): libFuzzer, ASan, UBSan

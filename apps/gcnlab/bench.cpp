@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "apps/gcnlab/commands.hpp"
+#include "common/core/threads.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "common/data/dataset.hpp"
 #include "common/core/rng.hpp"
@@ -113,6 +114,11 @@ KernelBench parse_kernel_bench(Args& args, bool shapes) {
   k.warmup = static_cast<int>(args.integer("--warmup", 2, 0));
   k.reps = static_cast<int>(args.integer("--reps", 10, 1));
   args.finish();
+  const CpuPlacement place = cpu_placement();
+  if (const std::string w = binding_warning(k.threads, place); !w.empty()) {
+    fmt::print(stderr, "gcnlab: warning: {}\n", w);
+    fmt::print("bench=warning kind=binding threads={} cores={} cpus={}\n", k.threads, place.cores, place.cpus);
+  }
   return k;
 }
 

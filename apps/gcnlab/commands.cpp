@@ -175,7 +175,8 @@ std::string command_line() {
 }
 
 // Where, when and how the run was made (results "provenance", the same on every rank but rank 0's recorded).
-nlohmann::json provenance(const Communicator& world, int ranks_on_node, const ThreadChoice& threads) {
+nlohmann::json provenance(const Communicator& world, int ranks_on_node, const ThreadChoice& threads,
+                          const CpuPlacement& place) {
   char when[32] = {};
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -186,7 +187,7 @@ nlohmann::json provenance(const Communicator& world, int ranks_on_node, const Th
   MPI_Get_library_version(mpi, &len);
   std::string mpi_version(mpi, static_cast<std::size_t>(len));
   mpi_version = mpi_version.substr(0, mpi_version.find_first_of("\n,"));
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = place.machine_cores;
   const char* job = std::getenv("SLURM_JOB_ID");
   return {{"command_line", command_line()},
           {"timestamp_utc", when},
@@ -197,7 +198,13 @@ nlohmann::json provenance(const Communicator& world, int ranks_on_node, const Th
           {"cores_per_node", cores},
           {"threads_source", threads.source},
           // more threads than cores on the node: timings are of time-shared cores
-          {"oversubscribed", ranks_on_node * threads.threads > cores}};
+          {"oversubscribed", ranks_on_node * threads.threads > cores},
+          // rank 0's binding (hwloc): the cores its threads may run on, and the warning when too few
+          {"binding",
+           {{"cpus", place.cpus},
+            {"cores", place.cores},
+            {"hardware_threads", place.pus},
+            {"warning", binding_warning(threads.threads, place)}}}};
 }
 
 // W<l>.npy per weight layer, then (--model scalegnn) S<k>.npy, the RMSNorm
@@ -414,7 +421,7 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
                                               [](const char* name) { return std::getenv(name); }, affinity_cpus(),
                                               ranks_on_node);
   info.threads = threads.threads;
-  info.provenance = provenance(world, ranks_on_node, threads);
+  info.provenance = provenance(world, ranks_on_node, threads, cpu_placement());
   tc.ranks_per_node = ranks_on_node;
   const auto memory_limit = args.value("--memory-limit");
   if (memory_limit) {
@@ -604,6 +611,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   }
 
   describe_run(run, world);
+  if (const std::string w = info.provenance["binding"]["warning"]; !w.empty()) log(world, "gcnlab: warning: " + w);
   return run;
 }
 

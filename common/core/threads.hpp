@@ -25,8 +25,22 @@ struct ThreadChoice {
 ThreadChoice choose_threads(std::optional<std::int64_t> flag, const std::function<const char*(const char*)>& env,
                             int affinity_cpus, int ranks_on_node);
 
-// CPUs in this process's affinity mask (sched_getaffinity; the hardware's
-// count where the mask cannot be read).
+// Where this process may run, read with hwloc: its binding (the affinity
+// mask an MPI launcher or Slurm set) against the machine's topology.
+struct CpuPlacement {
+  int pus = 1;             // hardware threads in the mask
+  int cores = 1;           // cores with at least one of them in the mask (SMT siblings share one)
+  int machine_cores = 1;   // cores of the whole machine
+  std::string cpus;        // the mask as a list, e.g. "0-3,8"
+};
+CpuPlacement cpu_placement();
+
+// CPUs in this process's affinity mask (cpu_placement().pus).
 int affinity_cpus();
+
+// One line when `threads` exceed the cores this process may run on (they
+// time-share them: an MPI launcher's default binding of a lone rank to one
+// core, srun without --cpus-per-task), naming the fix; empty otherwise.
+std::string binding_warning(int threads, const CpuPlacement& p);
 
 }  // namespace gcnlab

@@ -69,6 +69,7 @@ for e in ok:
     r = json.loads((res / e["file"]).read_text())
     assert r["config"]["algo"] == e["algo"] and r["config"]["ranks"] == e["ranks"], e
     assert len(r["epochs"]) == 2
+    assert r["provenance"]["binding"]["warning"] == "", r["provenance"]["binding"]  # each rank on its own cores
 # the re-run appended only the two failures again
 assert len(lines) == 11 and all(e["status"] == "failed" for e in lines[9:]), lines[9:]
 # Slurm: one job array per rank count (one task per run); nodes = ceil(P / GPUs per node); one rank per GPU

@@ -5,7 +5,12 @@
 #   - a serial training epoch (dropout 0 and 0.5) against the same GCN in
 #     plain PyTorch (experiments/bench_pytorch.py) at the same thread counts
 # Every measurement is one key=value line in OUT/bench.txt; OUT/summary.md is
-# the README's table, computed from those lines.
+# the README's table, computed from those lines. What is compared is
+# interleaved: gcnlab's kernels and the row loop within one bench call, and the
+# epochs as R repetitions of (gcnlab, PyTorch) one after the other, each ratio
+# taken within its repetition and reported as median (min-max). gcnlab adds
+# repetitions until a figure settles and flags one whose spread stays over 10 %
+# (bench=warning); the summary lists them, with the CPU and OpenBLAS core type.
 #
 #   experiments/bench.sh [--dataset SPEC] [--threads T] [--out DIR] [--quick]
 #
@@ -22,12 +27,13 @@ threads=$(nproc)
 out=$root/results/bench
 reps=10
 epochs=5
+rounds=5  # interleaved repetitions of the epoch comparison
 while [ $# -gt 0 ]; do
   case $1 in
     --dataset) dataset=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --quick) reps=3; epochs=2; shift ;;
+    --quick) reps=3; epochs=2; rounds=3; shift ;;
     *) echo "usage: experiments/bench.sh [--dataset SPEC] [--threads T] [--out DIR] [--quick]" >&2; exit 2 ;;
   esac
 done
@@ -55,20 +61,37 @@ for t in "${thread_counts[@]}"; do
   "$gcnlab" bench gemm --dataset "gcl:$gcl" --f 128 --threads "$t" --reps "$reps" | tee -a "$log"
   "$gcnlab" bench elementwise --dataset "gcl:$gcl" --f 128,32 --threads "$t" --reps "$reps" | tee -a "$log"
   for d in 0 0.5; do
-    "$gcnlab" bench epoch --algo serial --dataset "gcl:$gcl" "${model[@]}" --dropout "$d" --threads "$t" | tee -a "$log"
-    if [ $have_torch = 1 ]; then
-      spmm=16,64,128
-      [ "$d" != 0 ] && spmm=""
-      /usr/bin/python3 "$root/experiments/bench_pytorch.py" "$gcl" --threads "$t" --dropout "$d" \
-        --epochs "$epochs" --reps "$reps" --spmm "$spmm" | tee -a "$log"
-    fi
+    for k in $(seq "$rounds"); do  # gcnlab, PyTorch, gcnlab, PyTorch, ...
+      "$gcnlab" bench epoch --algo serial --dataset "gcl:$gcl" "${model[@]}" --dropout "$d" --threads "$t" \
+        | sed "s/$/ round=$k/" | tee -a "$log"
+      if [ $have_torch = 1 ]; then
+        spmm=""
+        [ "$d" = 0 ] && [ "$k" = 1 ] && spmm=16,64,128
+        /usr/bin/python3 "$root/experiments/bench_pytorch.py" "$gcl" --threads "$t" --dropout "$d" \
+          --epochs "$epochs" --reps "$reps" --spmm "$spmm" | sed "s/$/ round=$k/" | tee -a "$log"
+      fi
+    done
   done
 done
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+core=$(/usr/bin/python3 -c "import ctypes; f=ctypes.CDLL('libopenblas.so.0').openblas_get_corename; f.restype=ctypes.c_char_p; print(f().decode())" 2>/dev/null || echo unknown)
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=${OPENBLAS_CORETYPE:-$core} cores=$(nproc)" | tee -a "$log"
 
 /usr/bin/python3 - "$log" "$threads" > "$out/summary.md" <<'EOF'
 import re, sys
-rows = [dict(kv.split("=", 1) for kv in l.split()) for l in open(sys.argv[1]) if l.startswith("bench=")]
+rows, warned = [], []
+for l in open(sys.argv[1]):
+    if not l.startswith("bench="):
+        continue
+    r = dict(kv.split("=", 1) for kv in l.split())
+    if r["bench"] == "warning":  # about the figure before it
+        if rows and r.get("kind") == "unstable":
+            rows[-1]["unstable"] = r["spread"]
+            warned.append(rows[-1])
+        continue
+    rows.append(r)
 T = sys.argv[2]
+host = next((r for r in rows if r["bench"] == "host"), {})
 def get(**want):
     for r in rows:
         if all(r.get(k) == str(v) for k, v in want.items()):
@@ -94,17 +117,45 @@ for k in ("relu_dropout", "dropout_relu_backward", "softmax_xent"):
         a, b = get(bench="elementwise", kernel=k, f=f, threads=1), get(bench="elementwise", kernel=k, f=f, threads=T)
         if a and b and not (k == "softmax_xent" and f == 128) and not (k != "softmax_xent" and f == 32):
             out.append(f"| {k} (n x {f}) | {ms(a):.1f} ms | {ms(b):.1f} ms | {ms(a) / ms(b):.2f}x |")
+def rounds(**want):
+    return [r for r in rows if all(r.get(k) == str(v) for k, v in want.items())]
+def med(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) if xs else float("nan")
+def spread(xs):  # "median (min-max)" of a figure over the interleaved rounds, flagged beyond 10 %
+    if not xs:
+        return "-"
+    m = med(xs)
+    flag = " **unstable**" if (max(xs) - min(xs)) > 0.1 * m else ""
+    return f"{m:.2f} ({min(xs):.2f}-{max(xs):.2f}){flag}"
 for d in ("0", "0.5"):
-    a, b = get(bench="epoch", algo="serial", dropout=d, threads=1), get(bench="epoch", algo="serial", dropout=d, threads=T)
-    out.append(f"| epoch, gcnlab serial, dropout {d} | {ms(a):.0f} ms | {ms(b):.0f} ms | {ms(a) / ms(b):.2f}x |")
-    pa, pb = get(bench="epoch", framework="pytorch", dropout=d, threads=1), get(bench="epoch", framework="pytorch", dropout=d, threads=T)
-    if pa or pb:
-        out.append(f"| epoch, plain PyTorch, dropout {d} | {ms(pa):.0f} ms | {ms(pb):.0f} ms | {ms(pa) / ms(pb):.2f}x |")
-        out.append(f"| PyTorch / gcnlab epoch time, dropout {d} | {ms(pa) / ms(a):.2f}x | {ms(pb) / ms(b):.2f}x | |")
-    shares = [r for r in rows if r["bench"] == "epoch-category" and r["dropout"] == d and r["threads"] == T]
+    g1, gT = rounds(bench="epoch", algo="serial", dropout=d, threads=1), rounds(bench="epoch", algo="serial", dropout=d, threads=T)
+    out.append(f"| epoch ms, gcnlab serial, dropout {d} | {spread([ms(r) for r in g1])} | {spread([ms(r) for r in gT])} | "
+               f"{med([ms(r) for r in g1]) / med([ms(r) for r in gT]):.2f}x |")
+    p1, pT = rounds(bench="epoch", framework="pytorch", dropout=d, threads=1), rounds(bench="epoch", framework="pytorch", dropout=d, threads=T)
+    if p1 or pT:
+        out.append(f"| epoch ms, plain PyTorch, dropout {d} | {spread([ms(r) for r in p1])} | {spread([ms(r) for r in pT])} | |")
+        # ratios within one round: the two ran back to back, under the same load
+        ratio = lambda p, g: [ms(a) / ms(b) for a in p for b in g if a["round"] == b["round"]]
+        out.append(f"| PyTorch / gcnlab epoch time, dropout {d} | {spread(ratio(p1, g1))} | {spread(ratio(pT, gT))} | |")
+    shares = [r for r in rows if r["bench"] == "epoch-category" and r["dropout"] == d and r["threads"] == T and r.get("round") == "1"]
     ew = sum(float(r["mean_ms"]) for r in shares if r["category"] in ("elementwise", "loss"))
-    if shares:
-        out.append(f"| element-wise + loss share of the epoch, dropout {d} | | {100 * ew / ms(b):.1f} % | |")
+    if shares and gT:
+        out.append(f"| element-wise + loss share of the epoch, dropout {d} | | {100 * ew / ms(gT[0]):.1f} % | |")
+out.append("")
+out.append(f"Host: {host.get('cpu', '?').replace('_', ' ')}, OpenBLAS core {host.get('openblas_core', '?')}, "
+           f"{host.get('cores', '?')} cores. Epoch figures: median (min-max) over {len(rounds(bench='epoch', algo='serial', dropout='0', threads=1))} "
+           "interleaved rounds; a ratio is taken within its round.")
+if warned:
+    out.append("")
+    out.append(f"**{len(warned)} figure(s) unstable** (repetitions spread over 10 % around the median; "
+               "the machine was busy — measure again on a quiet one):")
+    for r in warned:
+        what = " ".join(f"{k}={r[k]}" for k in ("bench", "kernel", "op", "algo", "f", "threads", "dropout", "round") if k in r)
+        out.append(f"- {what}: spread {float(r['unstable']):.0%}")
+else:
+    out.append("")
+    out.append("No figure was unstable (every spread within 10 %).")
 print("\n".join(out))
 EOF
 echo

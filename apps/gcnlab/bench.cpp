@@ -33,30 +33,49 @@ namespace {
 
 struct Stats {
   double median = 0, min = 0, max = 0;  // seconds
+  double spread = 0;                    // (q3 - q1) / median: how far the repetitions agree
+  int reps = 0;
 };
+
+// A figure whose repetitions disagree by more than this is flagged (one warning line).
+constexpr double kUnstable = 0.10;
+// Rounds of repetitions are added until every figure's spread is at most this...
+constexpr double kSettled = 0.05;
+// ...or this many rounds have run.
+constexpr int kMaxRounds = 5;
 
 Stats stats_of(std::vector<double> t) {
   std::sort(t.begin(), t.end());
   const std::size_t n = t.size();
-  return {n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t.front(), t.back()};
+  const auto at = [&](double q) {  // linear interpolation between order statistics
+    const double x = q * static_cast<double>(n - 1);
+    const auto i = static_cast<std::size_t>(x);
+    return i + 1 < n ? t[i] + (x - static_cast<double>(i)) * (t[i + 1] - t[i]) : t[i];
+  };
+  const double median = at(0.5);
+  return {median, t.front(), t.back(), median > 0 ? (at(0.75) - at(0.25)) / median : 0.0, static_cast<int>(n)};
 }
 
-// Runs each fn warmup + reps times, interleaved (fn0, fn1, ..., fn0, ...) so
-// that the machine's noise falls on all of them alike; the times of the last reps.
+// Runs each fn `warmup` times, then rounds of `reps` repetitions, interleaved
+// (fn0, fn1, ..., fn0, ...) so that the machine's noise falls on all of them
+// alike, until every fn's spread has settled or kMaxRounds rounds have run.
 std::vector<Stats> time_interleaved(Backend& backend, int warmup, int reps,
                                     const std::vector<std::function<void()>>& fns) {
   std::vector<std::vector<double>> t(fns.size());
-  for (int r = 0; r < warmup + reps; ++r)
-    for (std::size_t i = 0; i < fns.size(); ++i) {
-      backend.sync();
-      const auto t0 = std::chrono::steady_clock::now();
-      fns[i]();
-      backend.sync();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (r >= warmup) t[i].push_back(s);
-    }
-  std::vector<Stats> out;
-  for (auto& ti : t) out.push_back(stats_of(std::move(ti)));
+  std::vector<Stats> out(fns.size());
+  for (int round = 0, total = warmup + reps, r = 0; round < kMaxRounds; ++round, total += reps) {
+    for (; r < total; ++r)
+      for (std::size_t i = 0; i < fns.size(); ++i) {
+        backend.sync();
+        const auto t0 = std::chrono::steady_clock::now();
+        fns[i]();
+        backend.sync();
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (r >= warmup) t[i].push_back(s);
+      }
+    for (std::size_t i = 0; i < fns.size(); ++i) out[i] = stats_of(t[i]);
+    if (std::all_of(out.begin(), out.end(), [](const Stats& s) { return s.spread <= kSettled; })) break;
+  }
   return out;
 }
 
@@ -64,9 +83,18 @@ Stats time_reps(Backend& backend, int warmup, int reps, const std::function<void
   return time_interleaved(backend, warmup, reps, {fn}).front();
 }
 
-std::string timing(const Stats& s, double flops, double bytes) {
-  return fmt::format("median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} gflops={:.2f} gbs={:.2f}", s.median * 1e3,
-                     s.min * 1e3, s.max * 1e3, flops / s.median * 1e-9, bytes / s.median * 1e-9);
+// "median_ms=... spread=... reps=...", and for a figure too unstable to trust a
+// warning: on stderr, and as a bench=warning line after the figure's own.
+std::string timing(const Stats& s, double flops, double bytes, const std::string& what = "") {
+  std::string line = fmt::format("median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} spread={:.3f} reps={} gflops={:.2f} gbs={:.2f}",
+                                 s.median * 1e3, s.min * 1e3, s.max * 1e3, s.spread, s.reps,
+                                 flops / s.median * 1e-9, bytes / s.median * 1e-9);
+  if (s.spread > kUnstable) {
+    fmt::print(stderr, "gcnlab: warning: {} is unstable: its {} repetitions spread {:.0f}% around the median (more than "
+               "{:.0f}%); the machine is busy: measure on a quiet one\n", what, s.reps, 100 * s.spread, 100 * kUnstable);
+    line += fmt::format("\nbench=warning kind=unstable spread={:.3f}", s.spread);
+  }
+  return line;
 }
 
 // "16,64,128"
@@ -173,9 +201,9 @@ void bench_spmm(const KernelBench& k) {
     for (const Csr& b : blocks) bytes += csr_bytes(b);
     for (std::size_t i = 0; i < s.size(); ++i)
       fmt::print("bench=spmm kernel={} backend={} graph={} shape={} rows={} cols={} nnz={} stored_rows={} f={} threads={} "
-                 "reps={} {}\n",
-                 names[i], k.backend_name, data.name, k.shape, rows, n, nnz, stored_rows, f, k.threads, k.reps,
-                 timing(s[i], 2.0 * nnz * f, bytes));
+                 "{}\n",
+                 names[i], k.backend_name, data.name, k.shape, rows, n, nnz, stored_rows, f, k.threads,
+                 timing(s[i], 2.0 * nnz * f, bytes, fmt::format("spmm {} f={}", names[i], f)));
     std::fflush(stdout);
   }
 }
@@ -198,9 +226,9 @@ void bench_gemm(const KernelBench& k) {
     for (const Case& c : cases) {
       const Stats s = time_reps(*backend, k.warmup, k.reps, [&] { backend->gemm(c.a, c.b, 1.f, c.av, c.bv, 0.f, c.c); });
       const double bytes = 4.0 * (c.av.size() + c.bv.size() + c.c.size());
-      fmt::print("bench=gemm backend={} graph={} op={} m={} n={} k={} threads={} reps={} {}\n", k.backend_name,
-                 data.name, c.name, c.c.rows, c.c.cols, c.a == Op::N ? c.av.cols : c.av.rows, k.threads, k.reps,
-                 timing(s, 2.0 * n * f * f, bytes));
+      fmt::print("bench=gemm backend={} graph={} op={} m={} n={} k={} threads={} {}\n", k.backend_name,
+                 data.name, c.name, c.c.rows, c.c.cols, c.a == Op::N ? c.av.cols : c.av.rows, k.threads,
+                 timing(s, 2.0 * n * f * f, bytes, fmt::format("gemm {} f={}", c.name, f)));
       std::fflush(stdout);
     }
   }
@@ -237,8 +265,9 @@ void bench_elementwise(const KernelBench& k) {
     for (const auto& [name, fn] : cases) {
       const Stats s = time_reps(*backend, k.warmup, k.reps, fn);
       const int streams = name == "relu_backward" || name == "dropout_relu_backward" ? 3 : 2;
-      fmt::print("bench=elementwise kernel={} backend={} graph={} n={} f={} threads={} reps={} {}\n", name,
-                 k.backend_name, data.name, n, f, k.threads, k.reps, timing(s, 0.0, 4.0 * streams * n * f));
+      fmt::print("bench=elementwise kernel={} backend={} graph={} n={} f={} threads={} {}\n", name,
+                 k.backend_name, data.name, n, f, k.threads,
+                 timing(s, 0.0, 4.0 * streams * n * f, fmt::format("elementwise {} f={}", name, f)));
       std::fflush(stdout);
     }
   }
@@ -257,8 +286,15 @@ void bench_epoch(Args& args, MpiCommunicator& world) {
   const std::string head = fmt::format("backend={} graph={} algo={} ranks={} threads={} n={} nnz={} dims={} dropout={}",
                                        i.backend, i.dataset_name, i.algo, i.ranks, i.threads, i.nodes, i.nnz,
                                        fmt::join(r.dims, "-"), i.model.dropout);
-  fmt::print("bench=epoch {} epochs={} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f}\n", head, t.size(),
-             s.median * 1e3, s.min * 1e3, s.max * 1e3);
+  const std::size_t slow = results_json(i, r)["summary"]["slow_epochs"].size();
+  fmt::print("bench=epoch {} epochs={} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} spread={:.3f} slow_epochs={}\n", head,
+             t.size(), s.median * 1e3, s.min * 1e3, s.max * 1e3, s.spread, slow);
+  if (s.spread > kUnstable || slow > 0) {
+    fmt::print(stderr, "gcnlab: warning: the {} epoch is unstable: its {} timed epochs spread {:.0f}% around the median "
+               "and {} took more than {}x it; the machine is busy: measure on a quiet one\n", i.algo, t.size(),
+               100 * s.spread, slow, kSlowEpoch);
+    fmt::print("bench=warning kind=unstable spread={:.3f} slow_epochs={}\n", s.spread, slow);
+  }
   // per category: the mean over timed epochs of the slowest rank
   for (int c = 0; c < kNumCategories; ++c) {
     double worst = 0;

@@ -647,6 +647,10 @@ int train(Args& args, MpiCommunicator& world) {
   });
 
   const nlohmann::json j = results_json(info, r);
+  if (const auto& slow = j["summary"]["slow_epochs"]; !slow.empty())
+    log(world, fmt::format("gcnlab: warning: epoch(s) {} took more than {}x the median epoch ({:.2f} ms): a burst of "
+                           "load from outside the run; the epoch time leaves them out (summary.slow_epochs)",
+                           slow.dump(), kSlowEpoch, j["summary"]["epoch_time_median_s"].get<double>() * 1e3));
   log(world, fmt::format("\nper-epoch breakdown over {} timed epoch(s) (time: max/mean over ranks; wire bytes "
                          "received per rank: max/total)\n{}",
                          r.timed_epochs, breakdown_table(r)));

@@ -192,15 +192,36 @@ void balance_and_memory_json(const RunResult& r, json& j) {
                  {"peak_over_analytic_max", ratio.max}};
 }
 
+}  // namespace
+
 // The first epoch is excluded from the mean epoch time when there are several (warm-up).
+// An epoch slower than kSlowEpoch x the median of the timed epochs is a burst
+// from outside the process (a shared machine's neighbours, a cloud VM's steal):
+// listed in slow_epochs and left out of epoch_time_s, which a half-minute burst
+// would otherwise double.
 json summary_json(const RunResult& r) {
+  std::vector<double> timed;
+  for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) timed.push_back(r.epochs[e].time_s);
+  std::vector<double> sorted = timed;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  const double median = m == 0 ? 0.0 : m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
   double epoch_time = 0;
-  int timed = 0;
-  for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) epoch_time += r.epochs[e].time_s, ++timed;
+  int kept = 0;
+  json slow = json::array();
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    if (timed[i] > kSlowEpoch * median) {
+      slow.push_back(r.epochs[i + (r.epochs.size() > 1 ? 1 : 0)].epoch);
+      continue;
+    }
+    epoch_time += timed[i], ++kept;
+  }
   int best = 0;
   for (std::size_t e = 0; e < r.epochs.size(); ++e)
     if (r.epochs[e].val_acc > r.epochs[best].val_acc) best = static_cast<int>(e);
-  return {{"epoch_time_s", timed ? epoch_time / timed : 0.0},
+  return {{"epoch_time_s", kept ? epoch_time / kept : 0.0},
+          {"epoch_time_median_s", median},
+          {"slow_epochs", slow},
           {"setup_time_s", r.setup_time_s},
           {"final_loss", r.epochs.back().loss},
           {"test_acc", r.epochs.back().test_acc},
@@ -212,7 +233,6 @@ json summary_json(const RunResult& r) {
                               : json()}};
 }
 
-}  // namespace
 
 nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
   json j;

@@ -45,6 +45,11 @@ RunInfo describe_dataset(RunInfo info, const Dataset& d);
 nlohmann::json this_machine();
 
 nlohmann::json results_json(const RunInfo& info, const RunResult& r);
+// The run's summary: epoch time (robust to bursts), losses, accuracies, target.
+nlohmann::json summary_json(const RunResult& r);
+// summary.slow_epochs: epochs slower than this many times the median timed epoch
+// (left out of summary.epoch_time_s).
+inline constexpr double kSlowEpoch = 2.0;
 
 // Per-category table: time max/mean over ranks, wire bytes max/total (per epoch).
 std::string breakdown_table(const RunResult& r);

@@ -13,6 +13,7 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/fingerprint.hpp"
 #include "common/results/npy.hpp"
+#include "common/results/results.hpp"
 
 using namespace gcnlab;
 namespace fs = std::filesystem;
@@ -79,4 +80,50 @@ TEST_CASE("fingerprints: XXH3-64 and, for records written before it, FNV-1a 64 (
   CHECK(Fingerprint::kind_of("af63dc4c8601ec8c") == Fingerprint::Kind::fnv1a);
   CHECK(Fingerprint::kind_of("xxh3:2d06800538d394c2") == Fingerprint::Kind::xxh3);
   CHECK(Fingerprint::kind_of("") == Fingerprint::Kind::xxh3);
+}
+
+TEST_CASE("npy row access: rows written in place by several writers read back by others", "[files]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("gcnlab-npy-rows-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "x.npy").string();
+  const std::int64_t n = 7, f = 5;
+  gcnlab::create_npy(path, n, f);
+  // two writers: rows {6, 0, 3} x columns [0, 2), and every row x columns [2, 5)
+  const std::vector<std::int64_t> some = {6, 0, 3}, all = {0, 1, 2, 3, 4, 5, 6};
+  std::vector<float> a, b;
+  for (const std::int64_t v : some)
+    for (std::int64_t c = 0; c < 2; ++c) a.push_back(static_cast<float>(10 * v + c));
+  for (const std::int64_t v : all)
+    for (std::int64_t c = 2; c < 5; ++c) b.push_back(static_cast<float>(10 * v + c));
+  gcnlab::write_npy_rows(path, some, 0, 2, a);
+  gcnlab::write_npy_rows(path, all, 2, 3, b);
+  const gcnlab::NpyMatrix whole = gcnlab::read_npy(path);  // a plain .npy: numpy reads it too
+  REQUIRE(whole.rows == n);
+  REQUIRE(whole.cols == f);
+  for (std::int64_t v = 0; v < n; ++v)
+    for (std::int64_t c = 0; c < f; ++c) {
+      const bool written = c >= 2 || v == 6 || v == 0 || v == 3;
+      CHECK(whole.data[v * f + c] == (written ? static_cast<float>(10 * v + c) : 0.f));
+    }
+  const std::vector<std::int64_t> want = {3, 6};
+  CHECK(gcnlab::read_npy_rows(path, want, 1, 3) == std::vector<float>{31, 32, 33, 61, 62, 63});
+  const std::vector<std::int64_t> beyond = {7};
+  CHECK_THROWS_WITH(gcnlab::read_npy_rows(path, beyond, 0, 1), Catch::Contains("has 7 rows, row 7 is needed"));
+  CHECK_THROWS_WITH(gcnlab::read_npy_rows(path, want, 4, 2), Catch::Contains("has 5 columns, [4, 6) are needed"));
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 4);
+  CHECK_THROWS_WITH(gcnlab::npy_shape(path), Catch::Contains("is truncated"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("summary: an epoch slower than 2x the median is listed and left out of the epoch time", "[files]") {
+  gcnlab::RunResult r;
+  const std::vector<double> times = {9.0, 0.10, 0.12, 0.50, 0.11, 0.30};  // epoch 0 warms up
+  for (std::size_t e = 0; e < times.size(); ++e) r.epochs.push_back({.epoch = static_cast<int>(e), .time_s = times[e]});
+  const nlohmann::json s = gcnlab::summary_json(r);
+  CHECK(s["epoch_time_median_s"].get<double>() == Approx(0.12));
+  CHECK(s["slow_epochs"] == nlohmann::json::array({3, 5}));  // 0.50 and 0.30 > 0.24
+  CHECK(s["epoch_time_s"].get<double>() == Approx((0.10 + 0.12 + 0.11) / 3));
+  r.epochs[3].time_s = r.epochs[5].time_s = 0.2;  // within 2x: all kept
+  CHECK(gcnlab::summary_json(r)["slow_epochs"].empty());
+  CHECK(gcnlab::summary_json(r)["epoch_time_s"].get<double>() == Approx((0.10 + 0.12 + 0.2 + 0.11 + 0.2) / 5));
 }

@@ -48,9 +48,15 @@ gcl=$out/dataset.gcl
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 model=(--layers 3 --hidden 128 --epochs $((epochs + 1)) --no-eval)  # the first epoch is untimed
 
-have_torch=0
-if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; else
+# PyTorch from Debian; PyG in the venv experiments/setup_pyg.sh makes over it (both optional)
+py=/usr/bin/python3
+[ -x "$root/.venv-pyg/bin/python" ] && py=$root/.venv-pyg/bin/python
+have_torch=0 have_pyg=0
+if "$py" -c "import torch" 2>/dev/null; then have_torch=1; else
   echo "bench: PyTorch not installed (apt-get install python3-torch): its rows are skipped" | tee -a "$out/notes.txt"
+fi
+if "$py" -c "import torch_geometric" 2>/dev/null; then have_pyg=1; elif [ $have_torch = 1 ]; then
+  echo "bench: PyTorch Geometric not installed (bash experiments/setup_pyg.sh): its rows are skipped" | tee -a "$out/notes.txt"
 fi
 
 thread_counts=(1)
@@ -67,8 +73,15 @@ for t in "${thread_counts[@]}"; do
       if [ $have_torch = 1 ]; then
         spmm=""
         [ "$d" = 0 ] && [ "$k" = 1 ] && spmm=16,64,128
-        /usr/bin/python3 "$root/experiments/bench_pytorch.py" "$gcl" --threads "$t" --dropout "$d" \
+        "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --threads "$t" --dropout "$d" \
           --epochs "$epochs" --reps "$reps" --spmm "$spmm" | sed "s/$/ round=$k/" | tee -a "$log"
+      fi
+      if [ $have_pyg = 1 ]; then  # GCNConv on a torch.sparse adjacency; on edge_index (slow: dropout 0 only)
+        for fw in pyg-sparse pyg-edge-index; do
+          [ "$fw" = pyg-edge-index ] && [ "$d" != 0 ] && continue
+          "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --framework "$fw" --threads "$t" --dropout "$d" \
+            --epochs "$epochs" --spmm "" | sed "s/$/ round=$k/" | tee -a "$log"
+        done
       fi
     done
   done
@@ -132,12 +145,14 @@ for d in ("0", "0.5"):
     g1, gT = rounds(bench="epoch", algo="serial", dropout=d, threads=1), rounds(bench="epoch", algo="serial", dropout=d, threads=T)
     out.append(f"| epoch ms, gcnlab serial, dropout {d} | {spread([ms(r) for r in g1])} | {spread([ms(r) for r in gT])} | "
                f"{med([ms(r) for r in g1]) / med([ms(r) for r in gT]):.2f}x |")
-    p1, pT = rounds(bench="epoch", framework="pytorch", dropout=d, threads=1), rounds(bench="epoch", framework="pytorch", dropout=d, threads=T)
-    if p1 or pT:
-        out.append(f"| epoch ms, plain PyTorch, dropout {d} | {spread([ms(r) for r in p1])} | {spread([ms(r) for r in pT])} | |")
-        # ratios within one round: the two ran back to back, under the same load
-        ratio = lambda p, g: [ms(a) / ms(b) for a in p for b in g if a["round"] == b["round"]]
-        out.append(f"| PyTorch / gcnlab epoch time, dropout {d} | {spread(ratio(p1, g1))} | {spread(ratio(pT, gT))} | |")
+    # ratios within one round: the programs ran back to back, under the same load
+    ratio = lambda p, g: [ms(a) / ms(b) for a in p for b in g if a["round"] == b["round"]]
+    for fw, name in (("pytorch", "plain PyTorch"), ("pyg-sparse", "PyG GCNConv, torch.sparse adjacency"),
+                     ("pyg-edge-index", "PyG GCNConv, edge_index")):
+        p1, pT = rounds(bench="epoch", framework=fw, dropout=d, threads=1), rounds(bench="epoch", framework=fw, dropout=d, threads=T)
+        if p1 or pT:
+            out.append(f"| epoch ms, {name}, dropout {d} | {spread([ms(r) for r in p1])} | {spread([ms(r) for r in pT])} | |")
+            out.append(f"| {name} / gcnlab epoch time, dropout {d} | {spread(ratio(p1, g1))} | {spread(ratio(pT, gT))} | |")
     shares = [r for r in rows if r["bench"] == "epoch-category" and r["dropout"] == d and r["threads"] == T and r.get("round") == "1"]
     ew = sum(float(r["mean_ms"]) for r in shares if r["category"] in ("elementwise", "loss"))
     if shares and gT:

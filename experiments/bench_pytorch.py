@@ -8,12 +8,19 @@ softmax cross-entropy over the training vertices, Adam) with torch.sparse.mm
 and autograd, timing each epoch. Synthetic features (not stored in the file)
 are drawn at random: timings do not depend on the values.
 
+--framework pyg-sparse | pyg-edge-index trains the same model with PyTorch
+Geometric's GCNConv (normalize=False: Â is given, as above; no bias, no added
+self-loops), as most GNN users would: Âᵀ as a torch.sparse adjacency, or as
+edge_index with edge weights (message passing over edges). GCNConv multiplies
+X W first, then aggregates.
+
 Prints the same `key=value` lines as `gcnlab bench`, so experiments/bench.sh
 can set them side by side:
   bench=spmm kernel=torch.sparse.mm ... f=F threads=T median_ms=...
-  bench=epoch framework=pytorch ... median_ms=...
+  bench=epoch framework=pytorch|pyg-sparse|pyg-edge-index ... median_ms=...
 
-Optional dependency: Debian's python3-torch (apt-get install python3-torch).
+Optional dependencies: Debian's python3-torch (apt-get install python3-torch);
+for PyG, torch_geometric 2.3.1 from PyPI in a venv over it (experiments/setup_pyg.sh).
 """
 
 import argparse
@@ -93,6 +100,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=5, help="timed epochs (after one warm-up)")
     ap.add_argument("--spmm", default="16,64,128", help="widths for the torch.sparse.mm benchmark ('' to skip)")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--framework", choices=["pytorch", "pyg-sparse", "pyg-edge-index"], default="pytorch")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -116,25 +124,49 @@ def main():
     for l in range(args.layers):  # Glorot uniform, as gcnlab
         bound = (6.0 / (dims[l] + dims[l + 1])) ** 0.5
         weights.append(torch.nn.Parameter((torch.rand(dims[l], dims[l + 1]) * 2 - 1) * bound))
+    layers = None
+    if args.framework != "pytorch":
+        from torch_geometric.nn import GCNConv  # torch_geometric 2.3.1 (experiments/setup_pyg.sh)
+        import torch_geometric
+        layers = []
+        for l in range(args.layers):
+            conv = GCNConv(dims[l], dims[l + 1], normalize=False, add_self_loops=False, bias=False)
+            with torch.no_grad():
+                conv.lin.weight.copy_(weights[l].detach().t())
+            layers.append(conv)
+        weights = [p for conv in layers for p in conv.parameters()]
+        if args.framework == "pyg-sparse":
+            graph, weight = a_t, None  # rows: targets (PyG's adj_t)
+        else:  # out[i] += w * x[j] for each edge j -> i of Âᵀ's row i
+            coo = a_t.to_sparse_coo().coalesce()
+            graph, weight = torch.stack([coo.indices()[1], coo.indices()[0]]), coo.values()
     opt = torch.optim.Adam(weights, lr=args.lr)
 
     def epoch():
         opt.zero_grad()
         h = x
-        for l, w in enumerate(weights):
+        for l in range(args.layers):
             if args.dropout > 0:
                 h = torch.nn.functional.dropout(h, args.dropout, training=True)
-            h = torch.sparse.mm(a_t, h) @ w  # (Âᵀ X) W, gcnlab's default order
-            if l + 1 < len(weights):
+            if layers is None:
+                h = torch.sparse.mm(a_t, h) @ weights[l]  # (Âᵀ X) W, gcnlab's default order
+            else:
+                h = layers[l](h, graph, weight)  # GCNConv: Âᵀ (X W)
+            if l + 1 < args.layers:
                 h = torch.relu(h)
         loss = torch.nn.functional.cross_entropy(h[train], y[train])
         loss.backward()
         opt.step()
         return loss
 
-    times = timed(epoch, 1, args.epochs)
-    line("epoch", {"framework": "pytorch", "torch": torch.__version__, **common,
-                   "dims": "-".join(map(str, dims)), "dropout": f"{args.dropout:g}", "epochs": args.epochs}, times)
+    first = float(epoch().detach())  # the warm-up epoch: its loss shows the frameworks train one model
+    times = timed(epoch, 0, args.epochs)
+    versions = {"torch": torch.__version__}
+    if layers is not None:
+        versions["pyg"] = torch_geometric.__version__
+    line("epoch", {"framework": args.framework, **versions, **common,
+                   "dims": "-".join(map(str, dims)), "dropout": f"{args.dropout:g}", "epochs": args.epochs,
+                   "loss0": f"{first:.6f}"}, times)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,14 @@ for t in "${thread_counts[@]}"; do
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 core=$(/usr/bin/python3 -c "import ctypes; f=ctypes.CDLL('libopenblas.so.0').openblas_get_corename; f.restype=ctypes.c_char_p; print(f().decode())" 2>/dev/null || echo unknown)
-echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=${OPENBLAS_CORETYPE:-$core} cores=$(nproc)" | tee -a "$log"
+# the host's memory bandwidth: a STREAM-style triad a = b + s c on 3 x 256 MiB (numpy, one thread, best of 5)
+triad=$(/usr/bin/python3 -c "
+import numpy as np, time
+n = 1 << 25; b = np.ones(n); c = np.ones(n); a = np.empty(n); best = 1e9
+for _ in range(5):
+    t = time.perf_counter(); np.multiply(c, 3.0, out=a); np.add(a, b, out=a); best = min(best, time.perf_counter() - t)
+print(f'{4 * 8 * n / best / 1e9:.1f}')")  # numpy's two passes move 4 arrays of 8-byte values
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=${OPENBLAS_CORETYPE:-$core} cores=$(nproc) triad_gbs=$triad" | tee -a "$log"
 
 /usr/bin/python3 - "$log" "$threads" > "$out/summary.md" <<'EOF'
 import re, sys
@@ -159,7 +166,7 @@ for d in ("0", "0.5"):
         out.append(f"| element-wise + loss share of the epoch, dropout {d} | | {100 * ew / ms(gT[0]):.1f} % | |")
 out.append("")
 out.append(f"Host: {host.get('cpu', '?').replace('_', ' ')}, OpenBLAS core {host.get('openblas_core', '?')}, "
-           f"{host.get('cores', '?')} cores. Epoch figures: median (min-max) over {len(rounds(bench='epoch', algo='serial', dropout='0', threads=1))} "
+           f"{host.get('cores', '?')} cores, STREAM-style triad {host.get('triad_gbs', '?')} GB/s (numpy, 1 thread). Epoch figures: median (min-max) over {len(rounds(bench='epoch', algo='serial', dropout='0', threads=1))} "
            "interleaved rounds; a ratio is taken within its round.")
 if warned:
     out.append("")

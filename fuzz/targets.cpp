@@ -45,11 +45,15 @@ const fs::path& scratch() {
   return dir;
 }
 
+void write_plain(const fs::path& p, const std::uint8_t* data, std::size_t size) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
+                                                             static_cast<std::streamsize>(size));
+}
+
 std::string put(const std::string& name, const std::uint8_t* data, std::size_t size) {
   const fs::path p = scratch() / name;
   fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                             static_cast<std::streamsize>(size));
+  write_plain(p, data, size);
   return p.string();
 }
 
@@ -80,11 +84,6 @@ void write_gzip(const fs::path& p, const std::uint8_t* data, std::size_t size) {
   gzFile f = gzopen(p.c_str(), "wb");
   if (size) gzwrite(f, data, static_cast<unsigned>(size));
   gzclose(f);
-}
-
-void write_plain(const fs::path& p, const std::uint8_t* data, std::size_t size) {
-  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                             static_cast<std::streamsize>(size));
 }
 
 // Reads every byte a run could read of a prepared directory: each stored

@@ -46,26 +46,32 @@ done
 "$GCNLAB" train --algo serial "${MODEL[@]}" --resume "$WORK/at-fault" --out "$WORK/serial.json" \
   2>"$WORK/log" || { cat "$WORK/log"; fail "resume under serial"; }
 
-"$PYTHON" - "$WORK" <<'PY' || fail "resumed runs"
+# check_resumed PREFIX NAME...: WORK/PREFIXfull.json's uninterrupted epochs against each resumed run
+# WORK/PREFIX<NAME>.json (the 4-rank 1d checkpoint of epoch 4): epochs 4-7 and where they resumed from;
+# the first NAME equal bitwise, the others within the equivalence tolerance (relative 1e-4)
+check_resumed() {
+  "$PYTHON" - "$WORK" "$@" <<'PY'
 import json, sys
-work = sys.argv[1]
-full = {e["epoch"]: e["loss"] for e in json.load(open(f"{work}/full.json"))["epochs"]}
+work, prefix, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+full = {e["epoch"]: e["loss"] for e in json.load(open(f"{work}/{prefix}full.json"))["epochs"]}
 ok = True
-for name, exact in [("resumed", True), ("plexus", False), ("serial", False)]:
-    r = json.load(open(f"{work}/{name}.json"))
+for name in names:
+    exact = name == names[0]
+    r = json.load(open(f"{work}/{prefix}{name}.json"))
     epochs = [e["epoch"] for e in r["epochs"]]
     rf = r["config"]["resumed_from"]
     if epochs != [4, 5, 6, 7] or rf["epoch"] != 4 or rf["run"]["algo"] != "1d" or rf["run"]["ranks"] != 4:
         print(f"{name}: epochs {epochs}, resumed_from {rf}"); ok = False
-    for e in r["epochs"]:
-        a, b = e["loss"], full[e["epoch"]]
-        good = a == b if exact else abs(a - b) <= 1e-4 * abs(b)
-        if not good:
-            print(f"{name}: epoch {e['epoch']} loss {a!r}, uninterrupted {b!r}"); ok = False
-    print(f"{name:8s} ({r['config']['algo']} on {r['config']['ranks']} rank(s)): epochs {epochs}, "
-          f"final loss {r['epochs'][-1]['loss']:.9f} vs {full[7]:.9f} ({'bitwise' if exact else 'rel 1e-4'})")
+    worst = max(abs(e["loss"] - full[e["epoch"]]) / abs(full[e["epoch"]]) for e in r["epochs"])
+    if (worst != 0) if exact else (worst > 1e-4):
+        print(f"{name}: loss off by {worst:.3g} (relative)"); ok = False
+    print(f"{prefix}{name:8s} ({r['config']['algo']} on {r['config']['ranks']} rank(s), grid {r['config']['grid']}): "
+          f"final loss {r['epochs'][-1]['loss']:.9f} vs {full[7]:.9f}, largest relative difference {worst:.2g} "
+          f"({'bitwise' if exact else 'rel 1e-4'})")
 sys.exit(0 if ok else 1)
 PY
+}
+check_resumed "" resumed plexus serial || fail "resumed runs"
 
 # --- learned features (--learn-features): X and its Adam moments written row-distributed (each rank its
 # rows of X.npy); the faulted run resumes bitwise on the same layout, and under other strategies and rank
@@ -89,23 +95,7 @@ done
   --out "$WORK/lf-2d.json" 2>"$WORK/log" || { cat "$WORK/log"; fail "lf resume under 2d"; }
 "$GCNLAB" train --algo serial "${LF[@]}" --resume "$WORK/lf-at-fault" --out "$WORK/lf-serial.json" \
   2>"$WORK/log" || { cat "$WORK/log"; fail "lf resume under serial"; }
-"$PYTHON" - "$WORK" <<'PY' || fail "learned features: resumed runs"
-import json, sys
-work = sys.argv[1]
-full = {e["epoch"]: e["loss"] for e in json.load(open(f"{work}/lf-full.json"))["epochs"]}
-ok = True
-for name, exact in [("resumed", True), ("plexus", False), ("2d", False), ("serial", False)]:
-    r = json.load(open(f"{work}/lf-{name}.json"))
-    epochs = [e["epoch"] for e in r["epochs"]]
-    if epochs != [4, 5, 6, 7]:
-        print(f"{name}: epochs {epochs}"); ok = False
-    worst = max(abs(e["loss"] - full[e["epoch"]]) / full[e["epoch"]] for e in r["epochs"])
-    if (worst != 0) if exact else (worst > 1e-4):  # a resume without X restored differs by ~5e-3
-        print(f"{name}: loss off by {worst:.3g} (relative)"); ok = False
-    print(f"learned features, {name:8s} ({r['config']['algo']} on {r['config']['ranks']} rank(s), grid "
-          f"{r['config']['grid']}): largest relative loss difference {worst:.2g}")
-sys.exit(0 if ok else 1)
-PY
+check_resumed lf- resumed plexus 2d serial || fail "learned features: resumed runs"  # a resume without X: ~5e-3
 expect_error 2 "its model learn_features is true, this run's is false" train --algo 1d --dataset "$DATA" --epochs 9 \
   --hidden 16 "${COMMON[@]}" --resume "$WORK/lf-at-fault"
 truncate -s -4 "$WORK/lf-at-fault/epoch-000004/XM.npy"

@@ -13,15 +13,18 @@ namespace gcnlab::cpu {
 
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 registers (GCC/Clang vector
-// extension, so the code is the same on every x86 and Arm target).
-typedef float Vec __attribute__((vector_size(64)));
-constexpr int kLanes = 16;
+// One SIMD register of floats (GCC/Clang vector extension, so the code is the
+// same on every target): 16 on AVX-512, 8 on AVX2 and below. A 64-byte vector
+// on AVX2 is two registers the compiler spills once the accumulators fill the
+// sixteen, which made the kernel slower than the plain row loop there.
 #ifdef __AVX512F__
+constexpr int kLanes = 16;
 constexpr int kMaxVecs = 8;  // 8 accumulators of 32 registers
 #else
-constexpr int kMaxVecs = 4;  // 8 of 16 registers
+constexpr int kLanes = 8;
+constexpr int kMaxVecs = 8;  // 8 accumulators of 16 registers
 #endif
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 constexpr int kPrefetch = 12;  // nonzeros ahead whose X rows are prefetched
 
 inline Vec load(const float* p) {
@@ -30,14 +33,14 @@ inline Vec load(const float* p) {
   return v;
 }
 inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
-// A store that bypasses the caches (p 64-byte aligned): an output row written
-// once is not read for ownership first, which saves a third of Y's traffic.
+// A store that bypasses the caches (p aligned to the vector): an output row
+// written once is not read for ownership first, which saves a third of Y's
+// traffic.
 inline void stream(float* p, Vec v) {
 #if defined(__AVX512F__)
   _mm512_stream_ps(p, reinterpret_cast<__m512>(v));
 #elif defined(__AVX__)
-  _mm256_stream_ps(p, _mm256_loadu_ps(reinterpret_cast<const float*>(&v)));
-  _mm256_stream_ps(p + 8, _mm256_loadu_ps(reinterpret_cast<const float*>(&v) + 8));
+  _mm256_stream_ps(p, reinterpret_cast<__m256>(v));
 #else
   store(p, v);
 #endif
@@ -53,13 +56,13 @@ struct Rows {
   std::int64_t out_row(std::int64_t s) const { return ids ? ids[s] : s; }
 };
 
-// Y[i, j0 : j0 + 16V) for the stored rows [s0, s1); and beta on the rows a
+// Y[i, j0 : j0 + kLanes V) for the stored rows [s0, s1); and beta on the rows a
 // compressed block skips in [gap0, the last stored row's successor or gap1).
 template <int V>
 void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
              const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta) {
-  constexpr bool kPaired = V <= 4;  // two chains per vector for narrow segments
-  const bool aligned = reinterpret_cast<std::uintptr_t>(y) % 64 == 0 && ldy % kLanes == 0;
+  constexpr bool kPaired = 2 * V <= kMaxVecs;  // two chains per vector for narrow segments
+  const bool aligned = reinterpret_cast<std::uintptr_t>(y) % sizeof(Vec) == 0 && ldy % kLanes == 0;
   const std::int64_t k_last = a.nnz - 1;
   auto scale_rows = [&](std::int64_t r0, std::int64_t r1) {
     if (beta == 1.f) return;
@@ -80,7 +83,7 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
     const std::int64_t k1 = a.rowptr[s + 1];
     auto prefetch = [&](std::int64_t kk) {
       const float* p = x + static_cast<std::int64_t>(a.col[std::min(kk + kPrefetch, k_last)]) * ldx;
-      for (int v = 0; v < V; ++v) __builtin_prefetch(p + v * kLanes);
+      for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(p + j);  // one per 64-byte line
     };
     if constexpr (kPaired) {
       for (; k + 1 < k1; k += 2) {
@@ -113,7 +116,7 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
   _mm_sfence();  // order the streamed stores before the caller's next step
 }
 
-// Columns [j0, j0 + w) with w < 16: a plain loop.
+// Columns [j0, j0 + w) with w < kLanes: a plain loop.
 void remainder(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
                const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta, int w) {
   auto finish = [&](float* yr, const float* acc) {
@@ -181,7 +184,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
     chunks = static_cast<int>(std::clamp<std::int64_t>((rows.nnz + rows.stored) / kProgressNnz, chunks, 1 << 14));
   const std::vector<std::int64_t> bounds = balanced_chunks(rows, chunks);
   // Column segments: full register blocks, then the widest block of what is
-  // left, then a plain-loop remainder under 16 floats.
+  // left, then a plain-loop remainder under one vector.
   const std::int64_t full = f / (kLanes * kMaxVecs), rest_vecs = f % (kLanes * kMaxVecs) / kLanes;
   const int tail = static_cast<int>(f % kLanes);
 

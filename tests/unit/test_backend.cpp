@@ -81,8 +81,9 @@ std::vector<double> spmm_naive(const HostCsr& h, const std::vector<float>& x, st
 }  // namespace
 
 TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[backend][spmm]") {
-  // Widths around each specialisation boundary (16-float vectors, the 8- or
-  // 4-vector register block, the plain-loop remainder), matrices large enough
+  // Widths around each specialisation boundary (16-float vectors on AVX-512,
+  // 8-float ones on AVX2, the 8-vector register block, paired chains up to 4
+  // vectors, the plain-loop remainder), matrices large enough
   // for many thread chunks, hub rows, empty rows, hypersparse blocks stored with
   // compressed rows, beta 0 / 1 / other, contiguous and strided (unaligned) views.
   auto be = cpu_backend();
@@ -105,7 +106,7 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
   for (const HostCsr* h : {&dense_rows, &hyper})
     for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
       const Csr a = upload(*be, *h, storage);
-      for (std::int64_t f : {1, 7, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 112, 127, 128, 129, 143, 144, 200, 256, 300})
+      for (std::int64_t f : {1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 56, 63, 64, 65, 72, 112, 127, 128, 129, 143, 144, 200, 256, 300})
         for (std::int64_t pad : {0, 3}) {  // pad: views into wider matrices, rows not 64-byte aligned
           const std::int64_t ldx = f + pad, ldy = f + pad;
           const auto x = random_vector(cols * ldx, 11), y0 = random_vector(rows * ldy, 12);

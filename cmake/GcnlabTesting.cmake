@@ -1,7 +1,7 @@
 # Test registration helpers (after heFFTe's heffte_add_mpi_test).
 #
 # The OpenMPI environment for oversubscribed single-machine runs lives here,
-# in each test's ENVIRONMENT, not in users' shells (DESIGN.md "Machine facts").
+# in each test's ENVIRONMENT, not in users' shells (docs/testing.md: the OpenMPI settings).
 set(GCNLAB_TEST_ENV
   OMPI_ALLOW_RUN_AS_ROOT=1
   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

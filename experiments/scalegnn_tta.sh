@@ -23,7 +23,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 gcnlab=${GCNLAB:-$root/build/gcnlab}
-data_dir=${GCNLAB_DATA_DIR:-$root/../shared/datasets}
+data_dir=${GCNLAB_DATA_DIR:-}  # the directory that holds planetoid/ (Cora); without it, SBM only
 seeds="1 2 3"
 models="gcn scalegnn"
 out=$root/results/scalegnn
@@ -45,7 +45,7 @@ export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_NUM_THREADS=1 
 
 # name | dataset spec | model options | target | epochs | batch sizes
 workloads=()
-if [ -f "$data_dir/planetoid/ind.cora.graph" ]; then
+if [ -n "$data_dir" ] && [ -f "$data_dir/planetoid/ind.cora.graph" ]; then
   workloads+=("cora|planetoid:$data_dir/planetoid/cora|--layers 2 --hidden 16 --dropout 0.5 --lr 0.01 --weight-decay 5e-4 --weight-decay-layers first|0.75|100|512 1024")
 else
   echo "scalegnn_tta: no Cora under $data_dir/planetoid (set GCNLAB_DATA_DIR): SBM only" >&2

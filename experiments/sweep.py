@@ -95,6 +95,13 @@ def load_sweep(path, registry):
     sweep.setdefault("algorithm_options", {})
     if sweep["grids"] not in ("default", "all", "auto"):
         raise SystemExit(f"sweep: error: grids must be default, all or auto (got '{sweep['grids']}')")
+    # "$GCNLAB_DATA_DIR/planetoid/cora": real data wherever this machine keeps it
+    datasets = [os.path.expandvars(d) for d in sweep["datasets"]]
+    for given, d in zip(sweep["datasets"], datasets):
+        if "$" in d:
+            raise SystemExit(f"sweep: error: dataset '{given}' names an environment variable that is not set "
+                             "(GCNLAB_DATA_DIR: the directory that holds planetoid/ and mtx/)")
+    sweep["datasets"] = datasets
     for algo in sweep["algorithms"]:
         if algo not in registry:
             print(f"sweep: warning: unknown algorithm '{algo}' (gcnlab will report it)", file=sys.stderr)

@@ -193,6 +193,39 @@ def legend_outside(ax, **kw):
     return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0, **kw)
 
 
+def rank_panels(bars, runs, panel_height=2.6):
+    """One axes per rank count (two per row), sized for the widest panel's bars,
+    so that a figure of many strategies stays readable at a page's width.
+    Returns the figure and [(axes, P, that P's bars in the given order)]."""
+    ps = sorted({b["ranks"] for b in bars})
+    cols = min(2, len(ps))
+    rows = -(-len(ps) // cols)
+    widest = max(sum(b["ranks"] == p for b in bars) for p in ps)
+    fig, axes = plt.subplots(rows, cols, squeeze=False,
+                             figsize=(cols * (0.3 * widest + 1.3) + 1.6, rows * panel_height + 0.6))
+    for ax in axes.flat[len(ps):]:
+        ax.set_visible(False)
+    panels = []
+    for ax, p in zip(axes.flat, ps):
+        ax.set_title(f"{rank_label(runs)} = {p}")
+        panels.append((ax, p, [b for b in bars if b["ranks"] == p]))
+    return fig, panels
+
+
+def panel_legend(fig, panels, **kw):
+    """One legend for all panels, right of them."""
+    handles = {}
+    for ax, _, _ in panels:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    return fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.95),
+                      frameon=False, **kw)
+
+
+def algo_ticks(ax, x, panel):
+    ax.set_xticks(x, [b["algo"] for b in panel], rotation=50, ha="right", rotation_mode="anchor")
+
+
 def epoch_time(run):
     return run["summary"]["epoch_time_s"]
 

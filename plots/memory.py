@@ -15,14 +15,20 @@ def make(runs, out, name="memory"):
             mem = best[(algo, p)]["memory"]
             bars.append({"algo": algo, "ranks": p, "peak_bytes_max": mem["peak_bytes_max"],
                          "host_peak_bytes_max": mem.get("host_peak_bytes_max", 0.0)})
-        fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(bars) + 2), 4.2))
-        x = np.arange(len(bars))
-        ax.bar(x - 0.2, [b["peak_bytes_max"] / common.MIB for b in bars], 0.4, label="backend allocations")
-        ax.bar(x + 0.2, [b["host_peak_bytes_max"] / common.MIB for b in bars], 0.4, label="process peak (RSS)")
-        ax.set_xticks(x, [f"{b['algo']}\nP={b['ranks']}" for b in bars], rotation=90)
-        ax.set_ylabel("peak memory per rank, max over ranks [MiB]")
-        ax.set_title(common.title("Memory", rs))
-        common.legend_outside(ax)
+        # one panel per rank count, its strategies smallest first
+        bars.sort(key=lambda b: (b["ranks"], b["peak_bytes_max"], b["algo"]))
+        fig, panels = common.rank_panels(bars, rs)
+        for ax, p, panel in panels:
+            x = np.arange(len(panel))
+            ax.bar(x - 0.2, [b["peak_bytes_max"] / common.MIB for b in panel], 0.4, label="backend allocations",
+                   color="C0")
+            ax.bar(x + 0.2, [b["host_peak_bytes_max"] / common.MIB for b in panel], 0.4,
+                   label="process peak (RSS)", color="C1")
+            common.algo_ticks(ax, x, panel)
+            ax.set_ylabel("MiB per rank, max over ranks")
+        common.panel_legend(fig, panels)
+        fig.suptitle(common.title("Peak memory per rank, one panel per rank count, smallest first", rs))
+        fig.tight_layout()
         paths += common.save(fig, out, f"{name}-{dataset}")
         data.append({"dataset": dataset, "bars": bars})
     return data, paths

@@ -50,14 +50,33 @@ def summary_rows(runs):
                          "epoch_ms": t * 1e3,
                          "speedup": common.epoch_time(serial) / t if serial else None,
                          "mib": wire_max(run) / common.MIB,
-                         "others": ", ".join(f"{a} {tt * 1e3:.1f}" for tt, a in sorted(cands) if a != algo)})
+                         "others": [(a, tt) for tt, a in sorted(cands) if a != algo]})
     return rows
 
 
-def table(headers, rows):
+class Raw(str):
+    """A table cell that is already HTML (a link)."""
+
+
+def cell(c):
+    return c if isinstance(c, Raw) else html.escape(str(c))
+
+
+def anchor(dataset, algo, p):
+    """The id of a strategy's first run at P in the table of all runs."""
+    return "run-" + "-".join(str(x) for x in (dataset, algo, p)).replace(".", "_").replace(":", "_")
+
+
+def link(dataset, algo, p, text=None):
+    return Raw(f'<a href="#{anchor(dataset, algo, p)}">{html.escape(text or algo)}</a>')
+
+
+def table(headers, rows, ids=None):
     out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>"]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+    for i, r in enumerate(rows):
+        rid = ids[i] if ids else None
+        attr = f' id="{rid}"' if rid else ""
+        out.append(f"<tr{attr}>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>")
     return "\n".join(out) + "</table>"
 
 
@@ -80,33 +99,46 @@ def main():
     parts.append("<h2>Summary: fastest algorithm per rank count</h2>")
     parts.append(table(["dataset", "P", "fastest", "grid", "epoch ms", "speedup vs serial", "MiB recv / rank / epoch",
                         "others (epoch ms)"],
-                       [[r["dataset"], r["ranks"], r["best"], r["grid"], f"{r['epoch_ms']:.2f}",
-                         f"{r['speedup']:.2f}x" if r["speedup"] else "—", f"{r['mib']:.2f}", r["others"]] for r in srows]))
+                       [[r["dataset"], r["ranks"], link(r["dataset"], r["best"], r["ranks"]), r["grid"],
+                         f"{r['epoch_ms']:.2f}", f"{r['speedup']:.2f}x" if r["speedup"] else "—", f"{r['mib']:.2f}",
+                         Raw(", ".join(link(r["dataset"], a, r["ranks"]) + f" {t * 1e3:.1f}" for a, t in r["others"]))]
+                        for r in srows]))
+    parts.append("<p>Each strategy links to its runs in the table of all runs below.</p>")
     for heading, make in FIGURES:
         _, paths = make(runs, figdir)
         pngs = [p for p in paths if p.suffix == ".png"]
         if pngs:
             parts.append(f"<h2>{html.escape(heading)}</h2>")
-            parts += [f'<p><img src="{p.relative_to(out.parent)}" style="max-width:100%"></p>' for p in pngs]
+            parts += [f'<p><img src="{p.relative_to(out.parent)}" alt="{html.escape(heading)}: {p.stem}" '
+                      'style="max-width:100%"></p>' for p in pngs]
     _, paths = predicted.make(folder, figdir, runs=runs)
     pngs = [p for p in paths if p.suffix == ".png"]
     if pngs:
         parts.append("<h2>Performance model: predicted vs measured</h2>")
-        parts += [f'<p><img src="{p.relative_to(out.parent)}" style="max-width:60%"></p>' for p in pngs]
+        parts += [f'<p><img src="{p.relative_to(out.parent)}" alt="predicted vs measured: {p.stem}" '
+                  'style="max-width:60%"></p>' for p in pngs]
     csv = out.parent / "runs.csv"
     common.dataframe(runs).to_csv(csv, index=False)
     parts.append("<h2>All runs</h2>")
     parts.append(f'<p>One row per run, every breakdown category: <a href="{csv.name}">{csv.name}</a> '
                  "(pandas: <code>plots/common.py dataframe()</code>).</p>")
-    rows = []
+    rows, ids, seen = [], [], set()
     for r in sorted(runs, key=lambda r: (r["dataset"]["name"], common.algo_key(r["config"]["algo"]), r["config"]["ranks"])):
         c = r["config"]
+        key = anchor(r["dataset"]["name"], c["algo"], c["ranks"])
+        ids.append(None if key in seen else key)
+        seen.add(key)
+        try:
+            href = Path(r["_file"]).resolve().relative_to(out.parent.resolve())
+            file_cell = Raw(f'<a href="{html.escape(str(href))}">{html.escape(Path(r["_file"]).name)}</a>')
+        except ValueError:  # results outside the report's folder
+            file_cell = Path(r["_file"]).name
         rows.append([r["dataset"]["name"], c["algo"], c["ranks"], "x".join(map(str, c["grid"])),
                      f"{common.epoch_time(r) * 1e3:.2f}", f"{r['summary']['final_loss']:.5f}",
                      f"{100 * r['summary']['test_acc']:.2f}", f"{wire_max(r) / common.MIB:.2f}",
-                     f"{r['load_balance']['nnz_max_over_mean']:.3f}", Path(r["_file"]).name])
+                     f"{r['load_balance']['nnz_max_over_mean']:.3f}", file_cell])
     parts.append(table(["dataset", "algo", "P", "grid", "epoch ms", "final loss", "test acc %", "MiB recv / rank",
-                        "nnz max/mean", "file"], rows))
+                        "nnz max/mean", "file"], rows, ids))
     failed = common.failures(folder)
     if failed:
         parts.append(f"<h2>Failed runs ({len(failed)})</h2>")
@@ -114,7 +146,7 @@ def main():
                            [[f["algo"], f["ranks"], f.get("grid") or "", f.get("error") or ""] for f in failed]))
     style = ("<style>body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;font-size:13px}"
              "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}</style>")
-    out.write_text("<!doctype html><html><head><meta charset='utf-8'><title>gcnlab report</title>" + style +
+    out.write_text("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>gcnlab report</title>" + style +
                    "</head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
     print(f"report: {out}")
     return 0

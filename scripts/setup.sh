@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev libopenblas0-openmp zlib1g-dev
   python3-numpy python3-matplotlib python3-pandas python3-jsonschema
   clang libclang-rt-dev  # the fuzz build (scripts/fuzz.sh): libFuzzer, ASan, UBSan
+  chromium tidy fonts-dejavu-core  # the report check (tests/cli/report.sh): headless Chromium, HTML Tidy
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, runs the whole suite.
-# Set GCNLAB_DATA_DIR=../shared/datasets (CI does) to include the real-data tests.
+# Set GCNLAB_DATA_DIR to a directory holding planetoid/ (Cora, CiteSeer) and mtx/ (CI does)
+# to include the real-data tests; without it they are skipped with a printed reason.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"

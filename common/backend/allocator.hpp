@@ -1,7 +1,7 @@
 #pragma once
 // Memory owned by a backend: host memory for the CPU backend, device memory
 // (cudaMalloc) for the CUDA backend. Tracks current and peak bytes so that
-// every run can report the peak memory per rank (DESIGN.md principle 5).
+// every run can report the peak memory per rank (docs/design.md principle 5).
 
 #include <algorithm>
 #include <cstddef>

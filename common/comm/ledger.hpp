@@ -1,6 +1,6 @@
 #pragma once
 // The accounting of one rank: time, payload bytes, wire bytes and calls per
-// breakdown category (DESIGN.md "Breakdown categories"), kept separately per
+// breakdown category (docs/design.md "Breakdown categories"), kept separately per
 // phase so that one-off setup traffic never pollutes the per-epoch numbers.
 //
 // Communication is recorded by the Communicator wrapper (every collective goes
@@ -51,7 +51,7 @@ struct Tally {
   double hidden_s = 0;
   // Bytes a transport moved beyond wire_bytes to use a collective it has:
   // NCCL pads uneven all-gather / reduce-scatter blocks to the largest one.
-  // wire_bytes stays the convention's (DESIGN.md), equal on every transport.
+  // wire_bytes stays the convention's (docs/design.md), equal on every transport.
   double padding_bytes = 0;
 
   Tally& operator+=(const Tally& o) {

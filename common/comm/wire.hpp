@@ -1,5 +1,5 @@
 #pragma once
-// The byte-counting convention (DESIGN.md "Wire bytes per call"): bytes
+// The byte-counting convention (docs/design.md "Wire bytes per call"): bytes
 // *received* by one rank under ring/pipelined collectives. The Communicator
 // records these for every call and every strategy's analytic model uses the
 // same functions, so "measured == model" compares like with like. It is the

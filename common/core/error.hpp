@@ -1,7 +1,7 @@
 #pragma once
 // Errors: one exception type carrying a user-facing message, and the always-on
 // check macro. `main` catches gcnlab::Error, prints "gcnlab: error: <what>" once
-// and aborts the job (DESIGN.md principle 6).
+// and aborts the job (docs/design.md principle 6).
 
 #include <stdexcept>
 #include <string>

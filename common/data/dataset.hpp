@@ -2,7 +2,7 @@
 // A graph learning dataset as read or generated, before distribution: the raw
 // adjacency A (no self-loops, values ignored), vertex features, labels and the
 // train/val/test split. Loaders live next to this file; `load_dataset` picks
-// one from a SPEC string (DESIGN.md "Dataset SPEC forms").
+// one from a SPEC string (docs/running.md "Datasets").
 
 #include <cstdint>
 #include <map>

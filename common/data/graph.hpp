@@ -1,5 +1,5 @@
 #pragma once
-// The normalised adjacency every strategy distributes (DESIGN.md "The model"):
+// The normalised adjacency every strategy distributes (docs/design.md "The model"):
 //   Â = D^-1/2 (A + I) D^-1/2,  D = diag(row sums of A + I),
 // self-loops added once (A carries none). A GCN layer computes Z = Âᵀ H W
 // (CAGNET's notation), so the forward pass multiplies by Âᵀ and the backward

@@ -1,5 +1,5 @@
 #pragma once
-// Model and training hyper-parameters (DESIGN.md "The model (defaults)").
+// Model and training hyper-parameters (docs/design.md "The model (defaults)").
 
 #include <cstdint>
 #include <functional>

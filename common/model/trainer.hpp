@@ -1,5 +1,5 @@
 #pragma once
-// The GCN model, written once (DESIGN.md principle 1). The trainer owns the
+// The GCN model, written once (docs/design.md principle 1). The trainer owns the
 // activations, weights and optimiser state in the strategy's layouts and runs
 //   forward   X_l = dropout(H_l);  Z_l = Âᵀ X_l W_l  (strategy);  H_{l+1} = ReLU(Z_l)
 //   loss      masked softmax cross-entropy over the global training vertices

@@ -1,5 +1,5 @@
 #pragma once
-// The results JSON (schema gcnlab.run/1, DESIGN.md; JSON Schema in
+// The results JSON (schema gcnlab.run/1, docs/results.md; JSON Schema in
 // common/results/run.schema.json) and the human breakdown table.
 
 #include <optional>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every bad input gives one "gcnlab: error: ..." line naming the problem and a
-# non-zero exit, within a timeout, on 1 and on 4 ranks (DESIGN.md principle 6).
+# non-zero exit, within a timeout, on 1 and on 4 ranks (docs/design.md principle 6).
 source "$(dirname "$0")/lib.sh"
 
 mtx() { printf '%s' "$2" > "$WORK/$1"; echo "$WORK/$1"; }

@@ -1,4 +1,4 @@
-// Every strategy computes the same model as `serial` (DESIGN.md testing
+// Every strategy computes the same model as `serial` (docs/testing.md
 // contract): per-epoch loss within 1e-4 relative over >= 5 epochs and the
 // final weights, with dropout off and on, on graphs whose n and feature
 // widths no grid dimension divides, undirected and directed, for every grid

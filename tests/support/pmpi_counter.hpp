@@ -3,7 +3,7 @@
 // Communicator and its Ledger: pmpi_counter.cpp defines the MPI collectives and
 // point-to-point calls gcnlab uses (the MPI profiling interface), counts each
 // call's bytes from its own arguments (counts, datatype sizes, communicator
-// size and rank) under the wire convention of DESIGN.md, and forwards to PMPI_*.
+// size and rank) under the wire convention of docs/design.md, and forwards to PMPI_*.
 // It is linked into the test binaries only; the Ledger's per-category bytes are
 // checked against it (tests/mpi/test_pmpi.cpp), so a volume that the
 // Communicator mis-records, or records under the wrong category, fails.

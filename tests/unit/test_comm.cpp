@@ -1,4 +1,4 @@
-// The communicator's accounting (DESIGN.md wire-byte convention) and the
+// The communicator's accounting (docs/design.md wire-byte convention) and the
 // process grid's groups. Run at 1, 3 and 4 ranks.
 
 #include <catch2/catch.hpp>

@@ -49,6 +49,11 @@ def chromium():
     return None
 
 
+# The sanitizer build's test environment preloads a library into every
+# process; the browser and Tidy are not ours and run without it.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS")}
+
+
 def browser_args(extra):
     return [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
             "--virtual-time-budget=10000", "--hide-scrollbars"] + extra
@@ -64,7 +69,7 @@ def main():
     findings = []
     report = os.path.abspath(a.report)
 
-    r = subprocess.run(["tidy", "-q", "-e", report], capture_output=True, text=True)
+    r = subprocess.run(["tidy", "-q", "-e", report], capture_output=True, text=True, env=CLEAN_ENV)
     if r.returncode != 0:
         findings.append("valid: HTML Tidy: " + (r.stderr.strip() or f"exit {r.returncode}"))
     else:
@@ -75,7 +80,8 @@ def main():
         probe = f.name
     try:
         out = subprocess.run(browser_args([f"--window-size={FRAME_WIDTH + 40},1000", "--dump-dom",
-                                           "file://" + probe]), capture_output=True, text=True, timeout=120).stdout
+                                           "file://" + probe]), capture_output=True, text=True, timeout=120,
+                             env=CLEAN_ENV).stdout
     finally:
         os.unlink(probe)
     m = re.search(r'<pre id="out">(.*?)</pre>', out, flags=re.S)
@@ -102,7 +108,7 @@ def main():
 
     if a.screenshot:
         subprocess.run(browser_args([f"--window-size={FRAME_WIDTH},1600", f"--screenshot={os.path.abspath(a.screenshot)}",
-                                     "file://" + report]), capture_output=True, timeout=120)
+                                     "file://" + report]), capture_output=True, timeout=120, env=CLEAN_ENV)
         print(f"screenshot: {a.screenshot}")
     for x in findings:
         print("FAIL:", x)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/core/error.hpp"
+#include "common/core/json.hpp"
 
 namespace gcnlab::planning {
 
@@ -113,7 +114,7 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     MachineProfile m;
     m.name = j.at("name").get<std::string>();
     m.source = j.value("source", "");
-    m.gpus_per_node = j.at("gpus_per_node").get<int>();
+    m.gpus_per_node = json_get<int>(j.at("gpus_per_node"));
     m.intra_bandwidth = j.at("intra_bandwidth").get<double>();
     m.inter_bandwidth = j.at("inter_bandwidth").get<double>();
     m.k_flops = j.at("k_flops").get<double>();

@@ -605,7 +605,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   if (resume) {
     info.resumed_from = {{"path", resume->path}, {"epoch", resume->state.epoch}, {"run", resume->run}};
     log(world, fmt::format("resuming at epoch {} from {} (written by {} on {} rank(s))", resume->state.epoch,
-                           resume->path, resume->run.value("algo", "?"), resume->run.value("ranks", 0)));
+                           resume->path, resume->run.value("algo", "?"), resume->run.value("ranks", nlohmann::json("?")).dump()));
   } else if (run.checkpoint_dir && std::filesystem::exists(*run.checkpoint_dir)) {
     log(world, fmt::format("no checkpoint in {}: starting at epoch 0", *run.checkpoint_dir));
   }
@@ -855,7 +855,15 @@ int compare(Args& args, MpiCommunicator& world) {
       }
     }
   });
-  if (world.rank() == 0) fmt::print("{}", comparison_table(runs));
+  std::string table;
+  collectively(world, [&] {
+    try {
+      table = comparison_table(runs);
+    } catch (const nlohmann::json::exception& e) {
+      fail("a results file lacks a field compare reads ({})", e.what());
+    }
+  });
+  if (world.rank() == 0) fmt::print("{}", table);
   if (csv) {
     collectively(world, [&] {
       if (world.rank() == 0) write_file_atomically(*csv, runs_csv(runs, files));

@@ -10,6 +10,7 @@
 //       predicted vs measured epoch time of runs, Spearman rank correlation (Plexus Fig. 5)
 
 #include <fstream>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "apps/gcnlab/commands.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/core/atomic_file.hpp"
+#include "common/core/json.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
 #include "planning/perf_model.hpp"
@@ -52,41 +54,46 @@ Observation observation(const std::string& file) {
   try {
     Observation o;
     o.label = file;
-    o.algo = j["config"]["algo"].get<std::string>();
-    GCNLAB_CHECK(j["config"]["minibatch"].is_null(), "'{}' is a mini-batch run; the models describe full-graph epochs",
-                 file);
-    const auto& d = j["dataset"];
-    o.problem.n = d["nodes"].get<std::int64_t>();
-    o.problem.nnz = d["nnz"].get<std::int64_t>() + o.problem.n;  // Â = A + I
-    o.problem.dims = j["config"]["model"]["dims"].get<std::vector<std::int64_t>>();
-    o.problem.learn_features = j["config"]["model"].value("learn_features", false);
-    o.run_grid = j["config"]["grid"].get<std::vector<int>>();
+    o.algo = j.at("config").at("algo").get<std::string>();
+    GCNLAB_CHECK(j.at("config").value("minibatch", nlohmann::json()).is_null(),
+                 "'{}' is a mini-batch run; the models describe full-graph epochs", file);
+    const auto& d = j.at("dataset");
+    o.problem.n = json_get<std::int64_t>(d.at("nodes"));
+    const auto nnz = json_get<std::int64_t>(d.at("nnz"));
+    GCNLAB_CHECK(o.problem.n >= 1 && nnz >= 0 && nnz <= std::numeric_limits<std::int64_t>::max() - o.problem.n,
+                 "'{}': {} vertices, {} edges", file, o.problem.n, nnz);
+    o.problem.nnz = nnz + o.problem.n;  // Â = A + I
+    o.problem.dims = json_get<std::vector<std::int64_t>>(j.at("config").at("model").at("dims"));
+    o.problem.learn_features = j.at("config").at("model").value("learn_features", false);
+    o.run_grid = json_get<std::vector<int>>(j.at("config").at("grid"));
     if (strategy_info(o.algo).caps.perf_model) {
       const auto& grid = o.run_grid;
       GCNLAB_CHECK(grid.size() == 3, "'{}': grid is not X x Y x Z", file);
       o.grid = {grid[0], grid[1], grid[2]};
     }
-    if (j.contains("provenance")) o.ranks_per_node = j["provenance"].value("ranks_per_node", 0);
-    for (const auto& [name, c] : j["breakdown"].items()) {
+    if (j.contains("provenance"))
+      o.ranks_per_node = json_get<int>(j.at("provenance").value("ranks_per_node", nlohmann::json(0)));
+    for (const auto& [name, c] : j.at("breakdown").items()) {
       const auto cat = category_from_string(name);
-      if (cat == Category::spmm) o.spmm_s = c["time_max_s"].get<double>();
-      if (cat == Category::gemm) o.gemm_s = c["time_max_s"].get<double>();
+      if (cat == Category::spmm) o.spmm_s = c.at("time_max_s").get<double>();
+      if (cat == Category::gemm) o.gemm_s = c.at("time_max_s").get<double>();
     }
-    o.epoch_s = j["summary"]["epoch_time_s"].get<double>();
+    o.epoch_s = j.at("summary").at("epoch_time_s").get<double>();
     o.work = planning::epoch_work(o.problem, o.algo);
     double nnz_sum = 0;
-    for (const auto& r : j["per_rank"]) nnz_sum += r["nnz_local"].get<double>();
-    const double mean = nnz_sum / static_cast<double>(j["per_rank"].size());
-    for (const auto& r : j["per_rank"]) {
+    for (const auto& r : j.at("per_rank")) nnz_sum += r.at("nnz_local").get<double>();
+    const double mean = nnz_sum / static_cast<double>(j.at("per_rank").size());
+    for (const auto& r : j.at("per_rank")) {
       planning::RankLoad load;
-      load.share = mean > 0 ? r["nnz_local"].get<double>() / mean : 1;
+      load.share = mean > 0 ? r.at("nnz_local").get<double>() / mean : 1;
       double comm = 0;
-      for (const auto& [name, t] : r["time_s"].items())
+      for (const auto& [name, t] : r.at("time_s").items())
         if (const auto cat = category_from_string(name); cat && is_communication(*cat)) comm += t.get<double>();
       if (r.contains("model_link_bytes")) {
-        load.link = {r["model_link_bytes"]["intra"].get<double>(), r["model_link_bytes"]["inter_weighted"].get<double>()};
+        const auto& link = r.at("model_link_bytes");
+        load.link = {link.at("intra").get<double>(), link.at("inter_weighted").get<double>()};
       } else {  // written before the link split: one node
-        for (const auto& [name, b] : r["model_wire_bytes"].items()) load.link.intra += b.get<double>();
+        for (const auto& [name, b] : r.at("model_wire_bytes").items()) load.link.intra += b.get<double>();
       }
       if (comm > o.comm_s) o.comm_s = comm, o.comm_rank = static_cast<int>(o.ranks.size());
       o.ranks.push_back(load);

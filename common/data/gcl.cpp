@@ -11,11 +11,13 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
+#include "common/core/json.hpp"
 #include "common/data/dataset.hpp"
 
 namespace gcnlab {
@@ -32,6 +34,11 @@ void write_array(std::ofstream& out, const std::vector<T>& v) {
 template <class T>
 std::vector<T> read_array(std::ifstream& in, std::int64_t n, const std::string& path, const char* what) {
   GCNLAB_CHECK(n >= 0, "'{}': negative size for {}", path, what);
+  const auto here = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto left = static_cast<std::int64_t>(in.tellg() - here);
+  in.seekg(here);
+  GCNLAB_CHECK(n <= left / static_cast<std::int64_t>(sizeof(T)), "'{}' is truncated (in {})", path, what);
   std::vector<T> v(n);
   in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
   GCNLAB_CHECK(in.gcount() == static_cast<std::streamsize>(n * sizeof(T)), "'{}' is truncated (in {})", path, what);
@@ -86,14 +93,19 @@ Dataset read_gcl(const std::string& path) {
   Dataset d;
   try {
     d.name = h.at("name").get<std::string>();
-    const auto n = h.at("nodes").get<std::int64_t>();
-    const auto nnz = h.at("nnz").get<std::int64_t>();
-    d.features = h.at("features").get<std::int64_t>();
-    d.classes = h.at("classes").get<int>();
+    const auto n = json_get<std::int64_t>(h.at("nodes"));
+    const auto nnz = json_get<std::int64_t>(h.at("nnz"));
+    d.features = json_get<std::int64_t>(h.at("features"));
+    d.classes = json_get<int>(h.at("classes"));
     d.directed = h.at("directed").get<bool>();
     d.synthetic_features = h.at("synthetic_features").get<bool>();
-    d.feature_seed = h.at("feature_seed").get<std::uint64_t>();
-    d.class_signal = h.at("class_signal").get<float>();
+    d.feature_seed = json_get<std::uint64_t>(h.at("feature_seed"));
+    d.class_signal = json_get<float>(h.at("class_signal"));
+    // Bounds under which n + 1 and n * features fit an int64 (the arrays' lengths).
+    constexpr std::int64_t kMaxNodes = std::int64_t{1} << 40;
+    GCNLAB_CHECK(n >= 1 && n <= kMaxNodes && nnz >= 0 && d.features >= 1 &&
+                     d.features <= std::numeric_limits<std::int64_t>::max() / (4 * n),
+                 "'{}': malformed header ({} vertices, {} edges, {} features)", path, n, nnz, d.features);
     d.adj.rows = d.adj.cols = n;
     d.adj.rowptr = read_array<std::int64_t>(in, n + 1, path, "row pointers");
     d.adj.col = read_array<std::int64_t>(in, nnz, path, "column ids");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/blocks.hpp"
 #include "common/core/error.hpp"
+#include "common/core/json.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
 
@@ -114,7 +116,7 @@ Shard read_shard(const File& in, std::int64_t rows, std::int64_t cols) {
   const std::int64_t nnz = h[2];
   GCNLAB_CHECK(s.rows == rows && s.cols == cols, "'{}' is a {} x {} shard, expected {} x {}", in.path(), s.rows, s.cols,
                rows, cols);
-  GCNLAB_CHECK(nnz >= 0 && in.size() == 24 + 8 * (rows + 1) + 8 * nnz,
+  GCNLAB_CHECK(nnz >= 0 && nnz <= in.size() / 8 && in.size() == 24 + 8 * (rows + 1) + 8 * nnz,
                "'{}' is truncated or corrupt ({} bytes for {} rows and {} nonzeros)", in.path(), in.size(), rows, nnz);
   s.rowptr = in.array<std::int64_t>(24, rows + 1, "row pointers");
   GCNLAB_CHECK(s.rowptr.front() == 0 && s.rowptr.back() == nnz, "'{}': row pointers do not span {} entries", in.path(), nnz);
@@ -145,30 +147,41 @@ ShardMeta read_shard_meta(const std::string& dir) {
     GCNLAB_CHECK(schema != "gcnlab.shards/1", "'{}' was prepared by an older gcnlab (schema {}); run gcnlab prepare again",
                  dir, schema);
     GCNLAB_CHECK(schema == kSchema, "'{}' is not a gcnlab shard directory", dir);
-    m.name = j.at("name");
+    m.name = json_get<std::string>(j.at("name"));
     m.spec = j.value("spec", "");
     m.fingerprint = j.value("fingerprint", "");
-    m.nodes = j.at("nodes");
-    m.nnz = j.at("nnz");
-    m.features = j.at("features");
-    m.classes = j.at("classes");
-    m.shards = j.at("shards");
-    m.directed = j.at("directed");
-    m.synthetic_features = j.at("synthetic_features");
-    m.feature_seed = j.at("feature_seed");
-    m.class_signal = j.at("class_signal");
-    m.split_counts = j.at("split_counts").get<std::array<std::int64_t, 4>>();
+    get_to(j.at("nodes"), m.nodes);
+    get_to(j.at("nnz"), m.nnz);
+    get_to(j.at("features"), m.features);
+    get_to(j.at("classes"), m.classes);
+    get_to(j.at("shards"), m.shards);
+    get_to(j.at("directed"), m.directed);
+    get_to(j.at("synthetic_features"), m.synthetic_features);
+    get_to(j.at("feature_seed"), m.feature_seed);
+    get_to(j.at("class_signal"), m.class_signal);
+    get_to(j.at("split_counts"), m.split_counts);
     const auto& l = j.at("layout");
-    m.layout.partitioner = l.at("partitioner");
-    m.layout.parts = l.at("parts");
-    m.layout.blocks = l.at("blocks").get<std::vector<std::int64_t>>();
-    m.layout.permutation = l.at("permutation");
-    m.layout.seed = l.at("seed");
-    m.layout.orderings = l.at("orderings");
-    m.layout.versions = l.at("versions").get<std::vector<std::array<int, 2>>>();
+    get_to(l.at("partitioner"), m.layout.partitioner);
+    get_to(l.at("parts"), m.layout.parts);
+    get_to(l.at("blocks"), m.layout.blocks);
+    get_to(l.at("permutation"), m.layout.permutation);
+    get_to(l.at("seed"), m.layout.seed);
+    get_to(l.at("orderings"), m.layout.orderings);
+    get_to(l.at("versions"), m.layout.versions);
     const auto& info = j.at("info");
-    m.info = {m.nodes,          m.nnz,           m.nnz + m.nodes,       info.at("edges_undirected"),
-              info.at("degree_min"), info.at("degree_max"), info.at("degree_mean"), info.at("isolated")};
+    // Bounds under which every size derived below (8 n, 4 n f, nnz + n) fits an int64.
+    constexpr std::int64_t kMaxNodes = std::int64_t{1} << 40, kMax = std::numeric_limits<std::int64_t>::max();
+    GCNLAB_CHECK(m.nodes >= 1 && m.nodes <= kMaxNodes && m.nnz >= 0 && m.nnz <= kMax - m.nodes && m.features >= 1 &&
+                     m.features <= kMax / (4 * m.nodes),
+                 "'{}': {} vertices, {} edges, {} features", path, m.nodes, m.nnz, m.features);
+    m.info = {m.nodes,
+              m.nnz,
+              m.nnz + m.nodes,
+              json_get<std::int64_t>(info.at("edges_undirected")),
+              json_get<std::int64_t>(info.at("degree_min")),
+              json_get<std::int64_t>(info.at("degree_max")),
+              json_get<double>(info.at("degree_mean")),
+              json_get<std::int64_t>(info.at("isolated"))};
     m.partition = j.value("partition", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     fail("'{}' is not a valid shard description ({})", path, e.what());
@@ -212,7 +225,8 @@ ShardStore::ShardStore(const std::string& dir, ShardMeta meta)
         GCNLAB_CHECK(shard.size() >= 24, "'{}' is truncated (no header)", shard.path());
         const auto h = shard.array<std::int64_t>(0, 3, "header");
         const BlockRange rows = block_range(n, meta_.shards, i), cols = block_range(n, meta_.shards, j);
-        GCNLAB_CHECK(h[0] == rows.count && h[1] == cols.count && h[2] >= 0 && shard.size() == 24 + 8 * (h[0] + 1) + 8 * h[2],
+        GCNLAB_CHECK(h[0] == rows.count && h[1] == cols.count && h[2] >= 0 && h[2] <= shard.size() / 8 &&
+                         shard.size() == 24 + 8 * (h[0] + 1) + 8 * h[2],
                      "'{}' is truncated or corrupt ({} bytes; a {} x {} shard was expected)", shard.path(),
                      shard.size(), rows.count, cols.count);
       }

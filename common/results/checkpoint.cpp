@@ -13,6 +13,7 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/error.hpp"
 #include "common/core/fingerprint.hpp"
+#include "common/core/json.hpp"
 #include "common/results/npy.hpp"
 #include "gcnlab_config.hpp"
 
@@ -234,10 +235,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     index = json::parse(file_bytes(index_path));
     GCNLAB_CHECK(index.value("schema", "") == kSchema, "'{}' is not a gcnlab checkpoint (schema {})", index_path,
                  kSchema);
-    c.state.epoch = index.at("epoch").get<int>();
+    c.state.epoch = json_get<int>(index.at("epoch"));
     c.identity = index.at("identity");
     c.run = index.value("run", json::object());
-    const auto dims = c.identity.at("model").at("dims").get<std::vector<std::int64_t>>();
+    const auto dims = json_get<std::vector<std::int64_t>>(c.identity.at("model").at("dims"));
     const bool adam = c.identity.at("model").at("optimizer").get<std::string>() == "adam";
     GCNLAB_CHECK(dims.size() >= 2 && c.state.epoch >= 0, "'{}': malformed model dims or epoch", index_path);
     const json& files = index.at("files");
@@ -249,7 +250,7 @@ Checkpoint read_checkpoint(const std::string& path) {
         GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
         GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
         const std::string bytes = file_bytes(p);
-        const auto expected = files.at(file).at("bytes").get<std::size_t>();
+        const auto expected = json_get<std::size_t>(files.at(file).at("bytes"));
         GCNLAB_CHECK(bytes.size() == expected, "checkpoint file '{}' is {} bytes, {} recorded (truncated?)", p,
                      bytes.size(), expected);
         GCNLAB_CHECK(matches_record(bytes, files.at(file)),
@@ -265,12 +266,12 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (adam) take('M', c.state.m), take('V', c.state.v);
     c.learned_features = c.identity.at("model").value("learn_features", false);
     if (c.learned_features) {  // checked whole here; each rank reads its own rows later (read_feature_rows)
-      const std::int64_t n = c.identity.at("dataset").at("nodes").get<std::int64_t>();
+      const std::int64_t n = json_get<std::int64_t>(c.identity.at("dataset").at("nodes"));
       for (std::size_t k = 0; k < feature_files(adam); ++k) {
         const std::string file = kFeatureFiles[k], p = (fs::path(c.path) / file).string();
         GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
         GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
-        const auto expected = files.at(file).at("bytes").get<std::uintmax_t>();
+        const auto expected = json_get<std::uintmax_t>(files.at(file).at("bytes"));
         GCNLAB_CHECK(fs::file_size(p) == expected, "checkpoint file '{}' is {} bytes, {} recorded (truncated?)", p,
                      fs::file_size(p), expected);
         const std::string recorded = files.at(file).at("fingerprint").get<std::string>();

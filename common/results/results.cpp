@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/comm/ledger.hpp"
+#include "common/core/json.hpp"
 #include "gcnlab_config.hpp"
 
 namespace gcnlab {
@@ -284,8 +285,13 @@ std::string breakdown_table(const RunResult& r) {
 }
 
 std::string comparison_table(const std::vector<nlohmann::json>& runs) {
+  // A category a run did not record (an older gcnlab, a strategy without it) reads 0.
+  auto category = [](const nlohmann::json& j, const std::string& name, const char* field) {
+    return j.at("breakdown").value(name, nlohmann::json::object()).value(field, 0.0);
+  };
   auto label = [](const nlohmann::json& j) {
-    return fmt::format("{} P={}", j["config"]["algo"].get<std::string>(), j["config"]["ranks"].get<int>());
+    const auto& config = j.at("config");
+    return fmt::format("{} P={}", config.at("algo").get<std::string>(), json_get<int>(config.at("ranks")));
   };
   std::string out = fmt::format("{:<26}", "");
   for (const auto& j : runs) out += fmt::format(" {:>14}", label(j));
@@ -295,26 +301,32 @@ std::string comparison_table(const std::vector<nlohmann::json>& runs) {
     for (const auto& j : runs) out += fmt::format(" {:>14}", value(j));
     out += "\n";
   };
-  row("epoch time ms", [](const nlohmann::json& j) { return fmt::format("{:.2f}", j["summary"]["epoch_time_s"].get<double>() * 1e3); });
-  row("final loss", [](const nlohmann::json& j) { return fmt::format("{:.5f}", j["summary"]["final_loss"].get<double>()); });
-  row("test acc %", [](const nlohmann::json& j) { return fmt::format("{:.2f}", 100 * j["summary"]["test_acc"].get<double>()); });
+  row("epoch time ms", [](const nlohmann::json& j) {
+    return fmt::format("{:.2f}", j.at("summary").at("epoch_time_s").get<double>() * 1e3);
+  });
+  row("final loss", [](const nlohmann::json& j) {
+    return fmt::format("{:.5f}", j.at("summary").at("final_loss").get<double>());
+  });
+  row("test acc %", [](const nlohmann::json& j) {
+    return fmt::format("{:.2f}", 100 * j.at("summary").at("test_acc").get<double>());
+  });
   row("peak MiB / rank (max)", [](const nlohmann::json& j) {
-    return fmt::format("{:.1f}", j["memory"]["peak_bytes_max"].get<double>() / (1 << 20));
+    return fmt::format("{:.1f}", j.at("memory").at("peak_bytes_max").get<double>() / (1 << 20));
   });
   row("host peak MiB / rank", [](const nlohmann::json& j) {
-    return fmt::format("{:.1f}", j["memory"].value("host_peak_bytes_max", 0.0) / (1 << 20));
+    return fmt::format("{:.1f}", j.at("memory").value("host_peak_bytes_max", 0.0) / (1 << 20));
   });
   for (int c = 0; c < kNumCategories; ++c) {
     const std::string name(to_string(static_cast<Category>(c)));
     bool any = false;
-    for (const auto& j : runs) any |= j["breakdown"][name]["time_max_s"].get<double>() > 0;
+    for (const auto& j : runs) any |= category(j, name, "time_max_s") > 0;
     if (!any) continue;
     row(name + " ms (max)", [&](const nlohmann::json& j) {
-      return fmt::format("{:.2f}", j["breakdown"][name]["time_max_s"].get<double>() * 1e3);
+      return fmt::format("{:.2f}", category(j, name, "time_max_s") * 1e3);
     });
     if (is_communication(static_cast<Category>(c)))
       row(name + " KiB (max)", [&](const nlohmann::json& j) {
-        return fmt::format("{:.1f}", j["breakdown"][name]["wire_bytes_max"].get<double>() / 1024);
+        return fmt::format("{:.1f}", category(j, name, "wire_bytes_max") / 1024);
       });
   }
   return out;

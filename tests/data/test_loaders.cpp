@@ -19,6 +19,7 @@
 #include "common/data/graph.hpp"
 #include "common/data/npz.hpp"
 #include "common/data/pickle.hpp"
+#include "common/data/shards.hpp"
 #include "common/results/npy.hpp"
 #include "tests/support/harness.hpp"
 
@@ -544,4 +545,24 @@ TEST_CASE("fuzz regressions: inputs that crashed a parser are clear errors", "[d
   std::string messages;
   for (const std::string& name : npz.names()) messages += error_message([&] { npz.read<double>(name); }) + "\n";
   CHECK_THAT(messages, Catch::Contains("npz/error-inside-inflate' member"));
+  // Numbers out of their field's range in JSON we read (common/core/json.hpp): once undefined
+  // behaviour (2.56e67 as an int64, 1e40 as an int) or silently another value (2^32 + 1 shards read as 1).
+  auto manifest = [&](const std::string& file) {
+    const fs::path d = temp_dir() / ("manifest-" + file);
+    fs::create_directories(d);
+    fs::copy_file(dir + "shards/" + file, d / "meta.json", fs::copy_options::overwrite_existing);
+    return error_message([&] { read_shard_meta(d.string()); });
+  };
+  CHECK_THAT(manifest("nodes-float-out-of-range.json"), Catch::Contains("expected an integer in") &&
+                                                            Catch::Contains("got 2.56e+67"));
+  CHECK_THAT(manifest("shards-wider-than-int.json"), Catch::Contains("got 4294967297"));
+  CHECK_THAT(manifest("versions-float.json"), Catch::Contains("got 0.5"));
+  CHECK_THAT(manifest("class-signal-beyond-float.json"), Catch::Contains("a number of magnitude at most"));
+  CHECK_THAT(manifest("nodes-overflow-8n.json"), Catch::Contains("4611686018427387904 vertices"));
+  CHECK_THAT(error_message([&] { read_gcl(dir + "gcl/nodes-float-out-of-range.gcl"); }),
+             Catch::Contains("malformed header") && Catch::Contains("got 2.56e+67"));
+  CHECK_THAT(error_message([&] { read_gcl(dir + "gcl/nodes-int64-max.gcl"); }),
+             Catch::Contains("9223372036854775807 vertices"));
+  CHECK_THAT(error_message([&] { read_gcl(dir + "gcl/features-overflow.gcl"); }),
+             Catch::Contains("2305843009213693952 features"));
 }

@@ -59,15 +59,25 @@ void check_all_grids(const std::string& algo, const std::vector<std::string>& pa
   }
 }
 
-}  // namespace
-
-TEST_CASE("every registered full-graph strategy matches serial on every grid it accepts", "[equivalence]") {
-  // From the registry: a new strategy is covered without a test edit.
+// From the registry: a new strategy is covered without a test edit. Two test cases, one-axis
+// grids and the rest, so that ctest can run them as parts of about equal time (tests/CMakeLists.txt).
+void check_registered(bool (*select)(const StrategyInfo&)) {
   for (const StrategyInfo& s : strategies()) {
-    if (!s.caps.full_graph || !distributed(s.name)) continue;  // scalegnn-4d: test_scalegnn.cpp (B = N)
+    if (!s.caps.full_graph || !distributed(s.name) || !select(s)) continue;  // scalegnn-4d: test_scalegnn.cpp
     INFO("strategy " << s.name);
     check_all_grids(s.name);
   }
+}
+
+}  // namespace
+
+TEST_CASE("every registered block-row (one-axis grid) strategy matches serial on every grid it accepts",
+          "[equivalence][rows]") {
+  check_registered([](const StrategyInfo& s) { return s.grid_axes == 1; });
+}
+TEST_CASE("every registered strategy on a grid of two or more axes matches serial on every grid it accepts",
+          "[equivalence][grids]") {
+  check_registered([](const StrategyInfo& s) { return s.grid_axes > 1; });
 }
 TEST_CASE("sa-1d matches serial with every partitioner", "[equivalence][sa-1d]") {
   check_all_grids("sa-1d", {"block", "block-nnz", "random", "metis", "metis-nnz", "volume"});

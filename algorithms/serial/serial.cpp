@@ -11,6 +11,7 @@ SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContex
       ledger_(ctx.world.ledger()),
       variant_(opts.variant),
       keep_host_(opts.batch_size > 0),
+      learn_features_(opts.learn_features),
       dp_groups_(opts.dp_groups) {
   GCNLAB_CHECK(dp_groups_ >= 1 && (dp_groups_ == 1 || keep_host_),
                "--dp-groups D (the serial oracle of scalegnn-4d's D data-parallel groups) needs --batch-size");
@@ -48,6 +49,10 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   }
   sampled_ = false;
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
+  keep_aggregate_ = !keep_host_ && !learn_features_ && kinds_[0] != LayerKind::linear &&
+                    orders_[0] == ProductOrder::aggregate_first;
+  aggregate_0_ = keep_aggregate_ ? Dense(backend_, n_, dims[0]) : Dense();
+  aggregated_input_ = nullptr;
 }
 
 namespace {
@@ -94,7 +99,8 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
   m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
-  m.buffers = bytes_of<float>(std::max(n_, work_.rows()) * *std::max_element(dims_.begin(), dims_.end()));
+  m.buffers = bytes_of<float>(std::max(n_, work_.rows()) * *std::max_element(dims_.begin(), dims_.end())) +
+              bytes_of<float>(aggregate_0_.rows() * aggregate_0_.cols());
   return m;
 }
 
@@ -104,10 +110,12 @@ void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
     backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
     return;
   }
+  const bool keep = l == 0 && keep_aggregate_;
   forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
     auto s = ledger_.time(Category::spmm);
     backend_.spmm(sampled_ ? sample_t_ : a_hat_t_, in, out, 0.f);
-  }, x, w, z, work_.data());
+  }, x, w, z, keep ? aggregate_0_.data() : work_.data());
+  if (keep) aggregated_input_ = x.data;
 }
 
 void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
@@ -116,6 +124,11 @@ void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View
     auto s = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
     if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
+    return;
+  }
+  if (l == 0 && !dx && keep_aggregate_ && x.data == aggregated_input_) {  // dW_0 = T_0ᵀ G_0 (see serial.hpp)
+    auto s = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, ConstView{aggregate_0_.data(), n_, dims_[0], dims_[0]}, g, 0.f, dw);
     return;
   }
   {

@@ -3,6 +3,10 @@
 // is one SpMM and GEMMs, written as plainly as possible.
 //   forward   T = Âᵀ X,  Z = T W
 //   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
+// Layer 0 of a full-graph run with fixed input features needs no dX, and with
+// the aggregate-first order its forward has T_0 = Âᵀ X_0 in hand: it keeps
+// T_0 and its backward is dW_0 = T_0ᵀ G_0, one SpMM fewer per epoch (what
+// autograd does for (Âᵀ X) W; dW_0 = (Âᵀ X)ᵀ G = Xᵀ (Â G) rounded otherwise).
 // With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
 // induced, rescaled subgraph (common/data/sampling.hpp) is cut out of the
 // whole Âᵀ, kept on the host for that, and multiplied the same way. With
@@ -55,7 +59,11 @@ class SerialStrategy final : public Strategy {
   bool directed_ = false;
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
   Dense work_;           // n x max f
+  bool keep_aggregate_ = false;             // layer 0 keeps T_0 for its dW (setup; see the top)
+  Dense aggregate_0_;                       // T_0 = Âᵀ X_0 of the last forward, n x f_0
+  const float* aggregated_input_ = nullptr; // the X_0 it was computed from
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
+  bool learn_features_;  // layer 0 computes dX
   int dp_groups_;        // --dp-groups: the groups whose samples a step unites
   HostCsr host_t_, host_;
   bool sampled_ = false;

@@ -60,7 +60,8 @@ double bytes_of(std::int64_t count) {
 // The order of a layer's forward product (--order). (ÂᵀX)W aggregates at width
 // f_l, Âᵀ(XW) at f_{l+1}: cheaper in SpMM flops and, for the communicating
 // strategies, in bytes when f_{l+1} < f_l. The backward pass is the same for
-// both (U = Â G at f_{l+1}; dW = Xᵀ U; dX = U Wᵀ).
+// both (U = Â G at f_{l+1}; dW = Xᵀ U; dX = U Wᵀ), except that `serial` takes
+// layer 0's dW from the forward's ÂᵀX when no dX is needed (serial.hpp).
 enum class ProductOrder { aggregate_first, transform_first };
 std::string to_string(ProductOrder o);
 

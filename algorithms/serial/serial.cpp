@@ -49,9 +49,9 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   }
   sampled_ = false;
   work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
-  keep_aggregate_ = !keep_host_ && !learn_features_ && kinds_[0] != LayerKind::linear &&
-                    orders_[0] == ProductOrder::aggregate_first;
-  aggregate_0_ = keep_aggregate_ ? Dense(backend_, n_, dims[0]) : Dense();
+  const bool keep_aggregate = !keep_host_ && !learn_features_ && kinds_[0] != LayerKind::linear &&
+                              orders_[0] == ProductOrder::aggregate_first;
+  aggregate_0_ = keep_aggregate ? Dense(backend_, n_, dims[0]) : Dense();
   aggregated_input_ = nullptr;
 }
 
@@ -110,7 +110,7 @@ void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
     backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
     return;
   }
-  const bool keep = l == 0 && keep_aggregate_;
+  const bool keep = l == 0 && keeps_aggregate();
   forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
     auto s = ledger_.time(Category::spmm);
     backend_.spmm(sampled_ ? sample_t_ : a_hat_t_, in, out, 0.f);
@@ -126,7 +126,7 @@ void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View
     if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
     return;
   }
-  if (l == 0 && !dx && keep_aggregate_ && x.data == aggregated_input_) {  // dW_0 = T_0ᵀ G_0 (see serial.hpp)
+  if (l == 0 && !dx && keeps_aggregate() && x.data == aggregated_input_) {  // dW_0 = T_0ᵀ G_0 (see serial.hpp)
     auto s = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::N, 1.f, ConstView{aggregate_0_.data(), n_, dims_[0], dims_[0]}, g, 0.f, dw);
     return;

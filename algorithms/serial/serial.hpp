@@ -47,6 +47,8 @@ class SerialStrategy final : public Strategy {
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
 
  private:
+  bool keeps_aggregate() const { return aggregate_0_.rows() > 0; }  // layer 0 keeps T_0 (see the top)
+
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
@@ -59,8 +61,7 @@ class SerialStrategy final : public Strategy {
   bool directed_ = false;
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
   Dense work_;           // n x max f
-  bool keep_aggregate_ = false;             // layer 0 keeps T_0 for its dW (setup; see the top)
-  Dense aggregate_0_;                       // T_0 = Âᵀ X_0 of the last forward, n x f_0
+  Dense aggregate_0_;                       // T_0 = Âᵀ X_0 of the last forward, n x f_0 (empty: not kept)
   const float* aggregated_input_ = nullptr; // the X_0 it was computed from
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
   bool learn_features_;  // layer 0 computes dX

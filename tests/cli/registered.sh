@@ -33,6 +33,7 @@ assert runs, "no Catch2 test binary is registered"
 bad = 0
 for binary, regs in sorted(runs.items()):
     everything = set(cases(binary, []))
+    assert everything, f"{binary} lists no test case"  # a binary that fails to list would pass vacuously
     covered = set()
     for _, args in regs:
         covered |= set(cases(binary, args))
@@ -56,6 +57,7 @@ assert parts, "no strategies_<part>_np<n> test is registered"
 whole_filter = ["~[slow]~[determinism]"]
 for (binary, np), regs in sorted(parts.items()):
     whole = cases(binary, whole_filter)
+    assert whole, f"{binary} {whole_filter} selects no test case"
     seen = collections.Counter(c for _, args in regs for c in cases(binary, args))
     twice = sorted(c for c, k in seen.items() if k > 1)
     lost = sorted(set(whole) - set(seen))

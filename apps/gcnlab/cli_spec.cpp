@@ -121,7 +121,13 @@ Options run_options() {
                               "after the last; the newest two are kept"},
       {"--checkpoint-every", "K", "default 10"},
       {"--resume", "DIR|auto", "continue from a checkpoint (DIR or its newest epoch-N) under any strategy and rank "
-                               "count; auto: from --checkpoint DIR if it holds one, else from epoch 0"},
+                               "count; auto: from --checkpoint DIR if it holds one, else from epoch 0; a checkpoint "
+                               "of the last epoch: nothing to run, exit 0 (the results put in place if missing)"},
+      {"--stop-signal", "SIG", "a signal that stops the run cleanly besides SIGTERM and SIGUSR1 (USR2, INT, HUP, "
+                               "URG): at the next epoch boundary a checkpoint (with --checkpoint), the results so far, "
+                               "exit status 75"},
+      {"--stop-grace", "SECONDS", "after a stop signal, the longest wait for the ranks to stop before the job ends "
+                                  "itself without a checkpoint (default 60; 0: no limit)"},
       {"--config", "RUN.json", "re-run a recorded run: its command line (results provenance) first, then the "
                                "options given here, which override it"},
   };

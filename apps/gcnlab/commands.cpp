@@ -3,6 +3,7 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/fingerprint.hpp"
 #include "common/core/host_memory.hpp"
+#include "common/core/stop_signal.hpp"
 #include "common/core/threads.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <cstdio>
 #include <unistd.h>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -124,40 +126,52 @@ std::pair<int, int> node_position(const MpiCommunicator& world) {
 constexpr std::array<const char*, 10> kSetupPhases = {"arguments", "checkpoint", "backend", "admission", "load",
                                                       "strategy",  "partition",  "weights", "setup",     "restore"};
 
-// Test-only fault injection (tests/cli/checkpoint.sh, tests/cli/phases.sh):
-// GCNLAB_INJECT_FAULT=RANK:EPOCH makes that rank throw between the forward and
-// the backward pass of that epoch (TrainConfig::between_passes), RANK:PHASE at
-// the start of that setup phase; the other ranks must end with it.
-struct InjectedFault {
+// Test-only injections (tests/cli/checkpoint.sh, phases.sh, stop.sh): on one rank,
+//   GCNLAB_INJECT_FAULT=RANK:WHERE       throws (the other ranks must end with it);
+//   GCNLAB_INJECT_SIGNAL=RANK:WHERE:SIG  raises SIG, as if the scheduler had sent it to that rank;
+// WHERE is an epoch (between its forward and backward pass, TrainConfig::between_passes),
+// a setup phase (at its start) or, for a signal, `checkpoint` (inside the first checkpoint write).
+struct Injection {
+  const char* variable = "";
   int rank = -1;
-  std::string phase;  // empty: an epoch
+  std::string where;  // a setup phase or "checkpoint"; empty: an epoch
   int epoch = -1;
+  int signal = 0;  // 0: a fault
 
-  static InjectedFault from_environment() {
-    InjectedFault f;
-    const char* spec = std::getenv("GCNLAB_INJECT_FAULT");
+  static Injection from_environment(const char* variable) {
+    Injection f;
+    f.variable = variable;
+    const char* spec = std::getenv(variable);
     if (!spec) return f;
-    char what[32] = {};
-    GCNLAB_CHECK(std::sscanf(spec, "%d:%31s", &f.rank, what) == 2,
-                 "GCNLAB_INJECT_FAULT takes RANK:EPOCH or RANK:PHASE (got '{}')", spec);
+    const bool signal = std::string_view(variable) == "GCNLAB_INJECT_SIGNAL";
+    char what[32] = {}, sig[16] = {};
+    GCNLAB_CHECK(std::sscanf(spec, "%d:%31[^:]:%15s", &f.rank, what, sig) == (signal ? 3 : 2),
+                 "{} takes RANK:EPOCH or RANK:PHASE{} (got '{}')", variable, signal ? " and :SIGNAL" : "", spec);
+    if (signal) f.signal = stop::parse(sig);
     if (std::sscanf(what, "%d", &f.epoch) != 1) {
-      f.phase = what;
-      GCNLAB_CHECK(std::find_if(kSetupPhases.begin(), kSetupPhases.end(), [&](const char* p) { return f.phase == p; }) !=
-                       kSetupPhases.end(),
-                   "GCNLAB_INJECT_FAULT: no setup phase '{}' (one of {})", f.phase, fmt::join(kSetupPhases, ", "));
+      f.where = what;
+      GCNLAB_CHECK(std::find(kSetupPhases.begin(), kSetupPhases.end(), f.where) != kSetupPhases.end() ||
+                       (signal && f.where == "checkpoint"),
+                   "{}: no setup phase '{}' (one of {}{})", variable, f.where, fmt::join(kSetupPhases, ", "),
+                   signal ? ", or checkpoint" : "");
     }
     return f;
   }
-  // Throws on the chosen rank at the start of `phase`.
-  void at(int rank_now, const char* phase_now) const {
-    GCNLAB_CHECK(rank_now != rank || phase != phase_now, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in setup "
-                 "phase {}", rank, phase);
+  void fire(int rank_now, const std::string& where_now) const {
+    if (signal) std::raise(signal);
+    else fail("injected fault ({}) on rank {} in {}", variable, rank_now, where_now);
   }
-  // The epoch fault of this rank, for TrainConfig::between_passes.
-  std::function<void(int)> between_passes(int rank_now) const {
-    if (rank_now != rank || !phase.empty()) return {};
-    return [r = rank, e0 = epoch](int epoch) {
-      GCNLAB_CHECK(epoch != e0, "injected fault (GCNLAB_INJECT_FAULT) on rank {} in epoch {}", r, epoch);
+  // At the start of setup phase `phase` (or in the checkpoint write).
+  void at(int rank_now, std::string_view place) const {
+    if (rank_now == rank && where == place)
+      fire(rank_now, place == "checkpoint" ? std::string(place) : fmt::format("setup phase {}", place));
+  }
+  // This rank's epoch injection, for TrainConfig::between_passes (`then`: another one to run first).
+  std::function<void(int)> between_passes(int rank_now, std::function<void(int)> then = {}) const {
+    if (rank_now != rank || !where.empty()) return then;
+    return [*this, rank_now, then](int epoch) {
+      if (then) then(epoch);
+      if (epoch == this->epoch) fire(rank_now, fmt::format("epoch {}", epoch));
     };
   }
 };
@@ -316,23 +330,58 @@ std::string stage_learned_features(MpiCommunicator& world, const TrainRun& run, 
 }
 
 // --checkpoint: the global state, gathered on every rank, written by rank 0
-// (outside the epoch's timing and byte accounting: Phase::report); learned
-// features are written by every rank, its own rows.
-void save_checkpoint(MpiCommunicator& world, const TrainRun& run, Trainer& trainer) {
+// (outside the epoch's timing and byte accounting: Phase::report) with the
+// run's history and, at the last epoch, its `results`; learned features are
+// written by every rank, its own rows. Returns the epoch directory (every rank).
+std::string save_checkpoint(MpiCommunicator& world, TrainRun& run, Trainer& trainer,
+                            const nlohmann::json& results = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
   const Phase previous = world.ledger().phase();
   world.ledger().set_phase(Phase::report);
   const TrainingState state = trainer.state();
-  const std::string staging = run.model.learn_features ? stage_learned_features(world, run, trainer, state.epoch) : "";
-  std::string path;
-  collectively(world, [&] {
-    if (world.rank() == 0)
-      path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
-                              checkpoint_run(run.info), 2, staging);
-  });
+  std::string staging, path;
+  try {
+    if (run.model.learn_features) staging = stage_learned_features(world, run, trainer, state.epoch);
+    collectively(world, [&] {
+      if (run.injection) run.injection("checkpoint");
+      if (world.rank() == 0)
+        path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
+                                checkpoint_run(run.info), 2, staging, {history_json(run.history), results});
+    });
+  } catch (...) {  // a failed write leaves no staging directory (write_checkpoint removes its own)
+    std::error_code ec;
+    if (world.rank() == 0 && !staging.empty()) std::filesystem::remove_all(staging, ec);
+    throw;
+  }
   world.ledger().set_phase(previous);
-  log(world, fmt::format("checkpoint: epoch {} -> {} ({:.1f} ms)", state.epoch, path,
-                         1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.checkpoint_seconds = std::max(run.checkpoint_seconds, seconds);
+  path = checkpoint_path(*run.checkpoint_dir, state.epoch);
+  log(world, fmt::format("checkpoint: epoch {} -> {} ({:.1f} ms)", state.epoch, path, 1e3 * seconds));
+  return path;
+}
+
+// The agreement at an epoch boundary: one allreduce(max) outside the epoch's
+// accounting (Phase::report) of the stop signal any rank caught and of the
+// epoch's times and wire bytes, which become the history's record (max over
+// ranks). Returns the agreed signal (0: go on); `e` becomes the record.
+int agree_at_boundary(MpiCommunicator& world, EpochMetrics& e) {
+  const Phase previous = world.ledger().phase();
+  world.ledger().set_phase(Phase::report);
+  std::array<double, 3 + kNumCategories> v{};
+  v[0] = stop::requested(), v[1] = e.time_s, v[2] = e.eval_time_s;
+  std::copy(e.wire_bytes.begin(), e.wire_bytes.end(), v.begin() + 3);
+  world.allreduce(std::span<double>(v), ReduceOp::max, Category::allreduce);
+  e.time_s = v[1], e.eval_time_s = v[2];
+  std::copy(v.begin() + 3, v.end(), e.wire_bytes.begin());
+  world.ledger().set_phase(previous);
+  return static_cast<int>(v[0]);
+}
+
+// The stop signal any rank caught (collective, Phase::report): after a checkpoint write.
+int agree_on_stop(MpiCommunicator& world) {
+  EpochMetrics none;
+  return agree_at_boundary(world, none);
 }
 
 }  // namespace
@@ -382,6 +431,7 @@ struct TrainArgs {
   bool auto_grid = false;  // --grid auto
   std::optional<std::string> partitioner, weights_in, resume_from;
   int local_rank = 0;  // on the node
+  int stop_signal = 0, stop_grace = 60;  // --stop-signal (0: SIGTERM and SIGUSR1 only), --stop-grace
 };
 
 // train's flags: the configurations and outputs into `run`, the rest returned; their checks.
@@ -440,6 +490,9 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   const auto every = static_cast<int>(args.integer("--checkpoint-every", 0, 1));  // 0: not given
   if (every) run.checkpoint_every = every;
   a.resume_from = args.value("--resume");
+  const auto stop_signal = args.value("--stop-signal");
+  a.stop_signal = stop_signal ? stop::parse(*stop_signal) : 0;
+  a.stop_grace = static_cast<int>(args.integer("--stop-grace", 60, 0));
   args.finish();
   GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
   GCNLAB_CHECK(!(a.resume_from && a.weights_in), "--resume and --weights-in both set the weights: give one");
@@ -457,10 +510,49 @@ std::optional<Checkpoint> read_resume(const TrainArgs& a, const TrainRun& run) {
   const auto path = *a.resume_from == "auto" ? latest_checkpoint(*run.checkpoint_dir) : a.resume_from;
   std::optional<Checkpoint> resume;
   if (path) resume = read_checkpoint(*path);  // before loading: a bad checkpoint fails fast
-  GCNLAB_CHECK(!resume || resume->state.epoch < run.train.epochs,
-               "checkpoint '{}' is at epoch {}: --epochs {} leaves nothing to run", resume ? resume->path : "",
-               resume ? resume->state.epoch : 0, run.train.epochs);
+  GCNLAB_CHECK(!resume || resume->state.epoch <= run.train.epochs,
+               "checkpoint '{}' is at epoch {}, past --epochs {}: nothing to run (give --epochs {} or more)",
+               resume ? resume->path : "", resume ? resume->state.epoch : 0, run.train.epochs,
+               resume ? resume->state.epoch : 0);
   return resume;
+}
+
+// The history a checkpoint records (history.json).
+RunHistory history_of(const Checkpoint& c) {
+  try {
+    return history_from_json(c.history);
+  } catch (const nlohmann::json::exception& e) {
+    fail("'{}/history.json' is not a run history ({})", c.path, e.what());
+  }
+}
+
+// A results file that holds a run's complete results (not one a stop left: status "stopped").
+bool complete_results(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.good()) return false;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("schema", "") == "gcnlab.run/1" && j.value("status", "complete") == "complete";
+}
+
+// --resume on a checkpoint of the last epoch: a requeued job that had already
+// finished (or a sweep's rerun). Nothing to train; --out is left as it is when
+// it holds the complete results, else written from the checkpoint's record of
+// them. One line on rank 0.
+void finish_finished(const TrainRun& run, const Checkpoint& c, const MpiCommunicator& world) {
+  if (world.rank() != 0) return;
+  std::string what = "no --out";
+  if (run.out && complete_results(*run.out)) {
+    what = fmt::format("its results {} left as they are", *run.out);
+  } else if (run.out) {
+    GCNLAB_CHECK(!c.results.is_null(), "the run already finished (checkpoint '{}' is at epoch {} of --epochs {}) but "
+                 "'{}' does not hold its results and the checkpoint does not record them (written before gcnlab "
+                 "recorded them): rerun without --resume to get them", c.path, c.state.epoch, run.train.epochs, *run.out);
+    write_file_atomically(*run.out, c.results.dump(1) + "\n");
+    what = fmt::format("its results written to {} from the checkpoint", *run.out);
+  }
+  fmt::print(stderr, "gcnlab: the run already finished: checkpoint {} is at epoch {} of --epochs {}; {}; nothing to "
+             "train\n", c.path, c.state.epoch, run.train.epochs, what);
+  std::fflush(stderr);
 }
 
 // 1536 -> "1.5 KiB" (binary units, as the admission messages give them).
@@ -559,7 +651,7 @@ void describe_run(TrainRun& run, const MpiCommunicator& world) {
 TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   TrainRun run;
   TrainArgs a;
-  InjectedFault fault;
+  Injection fault, signal;  // test-only: GCNLAB_INJECT_FAULT, GCNLAB_INJECT_SIGNAL
   std::optional<Checkpoint> resume;
   std::optional<Dataset> data;  // the whole dataset: freed once the trainer holds this rank's shards
   std::optional<RunGraph> graph;
@@ -570,16 +662,35 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   const auto phase = [&](const char* name, const std::function<void()>& fn) {
     collectively(world, [&] {
       fault.at(world.rank(), name);
+      signal.at(world.rank(), name);
       fn();
     });
   };
   phase("arguments", [&] {
-    fault = InjectedFault::from_environment();
+    fault = Injection::from_environment("GCNLAB_INJECT_FAULT");
     fault.at(world.rank(), "arguments");
     a = read_train_args(args, world, node, default_epochs, run);
-    run.train.between_passes = fault.between_passes(world.rank());
+    signal = Injection::from_environment("GCNLAB_INJECT_SIGNAL");
+    run.train.between_passes = signal.between_passes(world.rank(), fault.between_passes(world.rank()));
+    run.injection = [signal, rank = world.rank()](std::string_view place) { signal.at(rank, place); };
+    // From here a scheduler's signal stops the run at an epoch boundary (common/core/stop_signal.hpp).
+    stop::install(a.stop_signal, a.stop_grace);
   });
-  phase("checkpoint", [&] { resume = read_resume(a, run); });  // before loading: a bad checkpoint fails fast
+  phase("checkpoint", [&] {  // before loading: a bad checkpoint fails fast
+    resume = read_resume(a, run);
+    if (resume && resume->state.epoch == run.train.epochs) {  // the run is finished: its model must be this one
+      RunInfo probe;
+      probe.model = run.model;
+      const auto dims = resume->identity.at("model").at("dims").get<std::vector<std::int64_t>>();
+      check_identity(*resume, {{"model", checkpoint_identity(probe, dims).at("model")}});
+      run.finished = true;
+    }
+    run.history = resume && !resume->history.is_null() ? history_of(*resume) : RunHistory{};
+  });
+  if (run.finished) {
+    collectively(world, [&] { finish_finished(run, *resume, world); });
+    return run;
+  }
   phase("backend", [&] { open_backend(run, world, a); });
   phase("admission", [&] { admit_before_loading(run, a, world.size()); });
   phase("load", [&] {
@@ -611,12 +722,22 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   }
 
   describe_run(run, world);
+  run.history.begin(resume ? resume->state.epoch : 0,
+                    {{"started_utc", info.provenance.value("timestamp_utc", "")},
+                     {"algo", info.algo},
+                     {"grid", info.grid},
+                     {"ranks", info.ranks},
+                     {"threads", info.threads},
+                     {"backend", info.backend},
+                     {"git_sha", GCNLAB_GIT_SHA},
+                     {"slurm_job_id", info.provenance.value("slurm_job_id", nlohmann::json())}});
   if (const std::string w = info.provenance["binding"]["warning"]; !w.empty()) log(world, "gcnlab: warning: " + w);
   return run;
 }
 
 int train(Args& args, MpiCommunicator& world) {
   TrainRun run = start_train(args, world);
+  if (run.finished) return 0;
   const RunInfo& info = run.info;
   const auto& out = run.out;
   const auto& weights_out = run.weights_out;
@@ -638,14 +759,41 @@ int train(Args& args, MpiCommunicator& world) {
     return 0;
   }
 
-  const RunResult r = trainer->train([&](const EpochMetrics& e) {
+  // At every epoch boundary the ranks agree on a stop signal (common/core/stop_signal.hpp) and record the
+  // epoch in the run's history; a periodic checkpoint is written there, and on a stop one at that epoch.
+  // The last epoch's checkpoint is written after the results, which it records.
+  const int epochs = info.train.epochs;
+  int stopped_by = 0;
+  std::string stop_checkpoint;  // the checkpoint a stop resumes from
+  const RunResult segment = trainer->train([&](const EpochMetrics& mine) {
+    EpochMetrics e = mine;
+    int signal = agree_at_boundary(world, e);
+    run.history.add(e);
     log(world, fmt::format("epoch {:4d}  loss {:.6f}  train {:.4f}  val {:.4f}  test {:.4f}  time {:.2f} ms",
                            e.epoch, e.loss, e.train_acc, e.val_acc, e.test_acc, e.time_s * 1e3));
     const int done = e.epoch + 1;
-    if (run.checkpoint_dir && (done % run.checkpoint_every == 0 || done == info.train.epochs))
+    if (done == epochs) return true;
+    const bool periodic = run.checkpoint_dir && done % run.checkpoint_every == 0;
+    if (periodic) {
       save_checkpoint(world, run, *trainer);
+      if (!signal) signal = agree_on_stop(world);  // one that arrived while it was written
+    }
+    if (!signal) return true;
+    if (run.checkpoint_dir) stop_checkpoint = periodic ? checkpoint_path(*run.checkpoint_dir, done)
+                                                       : save_checkpoint(world, run, *trainer);
+    stopped_by = signal;
+    return false;
   });
-
+  RunResult r = segment;  // the results: every epoch of the history, the timing of this segment's
+  r.segment_start = run.history.epochs.size() - segment.epochs.size();
+  r.epochs = run.history.epochs;
+  run.info.segments = run.history.segments;
+  if (run.checkpoint_dir && run.checkpoint_seconds > 0) run.info.checkpoint["write_seconds_max"] = run.checkpoint_seconds;
+  if (stopped_by)
+    run.info.stopped = {{"signal", stop::name(stopped_by)},
+                        {"epochs_completed", r.epochs.back().epoch + 1},
+                        {"checkpoint", stop_checkpoint.empty() ? nlohmann::json() : nlohmann::json(stop_checkpoint)},
+                        {"exit_status", stop::kStoppedExit}};
   const nlohmann::json j = results_json(info, r);
   if (const auto& slow = j["summary"]["slow_epochs"]; !slow.empty())
     log(world, fmt::format("gcnlab: warning: epoch(s) {} took more than {}x the median epoch ({:.2f} ms): a burst of "
@@ -663,17 +811,28 @@ int train(Args& args, MpiCommunicator& world) {
                          j["memory"]["analytic_bytes_max"].get<double>() / (1 << 20),
                          j["memory"]["peak_over_analytic_max"].get<double>(),
                          j["memory"]["host_peak_bytes_max"].get<double>() / (1 << 20)));
+  if (!stopped_by && run.checkpoint_dir) save_checkpoint(world, run, *trainer, j);
+  bool kept = false;  // a stop never replaces complete results
   collectively(world, [&] {
     if (world.rank() != 0) return;
-    if (out) {
-      write_file_atomically(*out, j.dump(1) + "\n");
-    }
-    if (weights_out) {
-      write_weights(*weights_out + "/initial", r.dims, r.initial_weights);
+    if (out && !(stopped_by && (kept = complete_results(*out)))) write_file_atomically(*out, j.dump(1) + "\n");
+    if (weights_out && !stopped_by) {
+      write_weights(*weights_out + "/initial", r.dims, segment.initial_weights);
       write_weights(*weights_out + "/final", r.dims, r.final_weights);
     }
   });
-  return 0;
+  if (!stopped_by) return 0;
+  const std::string results = !out ? "no --out" : kept ? fmt::format("{} kept (it holds complete results)", *out)
+                                                       : fmt::format("results so far in {} (status \"stopped\")", *out);
+  log(world, stop_checkpoint.empty()
+                 ? fmt::format("gcnlab: stopped by {} after {} of {} epochs, without --checkpoint: the run cannot "
+                               "resume; {}; exit status {}",
+                               stop::name(stopped_by), r.epochs.back().epoch + 1, epochs, results, stop::kStoppedExit)
+                 : fmt::format("gcnlab: stopped by {} after {} of {} epochs: checkpoint {}; resume with --resume auto "
+                               "--checkpoint {} (or --resume {}); {}; exit status {}",
+                               stop::name(stopped_by), r.epochs.back().epoch + 1, epochs, stop_checkpoint,
+                               *run.checkpoint_dir, stop_checkpoint, results, stop::kStoppedExit));
+  return stop::kStoppedExit;
 }
 
 int info(Args& args, MpiCommunicator& world) {

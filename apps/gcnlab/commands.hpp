@@ -16,6 +16,7 @@
 #include "common/comm/mpi_communicator.hpp"
 #include "common/model/strategy.hpp"
 #include "common/model/trainer.hpp"
+#include "common/results/history.hpp"
 #include "common/results/results.hpp"
 
 namespace gcnlab {
@@ -49,6 +50,14 @@ struct TrainRun {
   std::optional<std::string> out, weights_out;
   std::optional<std::string> checkpoint_dir;  // --checkpoint: written every `checkpoint_every` epochs and at the end
   int checkpoint_every = 10;
+  double checkpoint_seconds = 0;  // the longest checkpoint write so far (results config.checkpoint)
+  // The run's segments and epochs so far: a resumed run's starts with its checkpoint's.
+  RunHistory history;
+  // --resume on a checkpoint of the last epoch: nothing to train (start_train
+  // has said so and put the results in place); train exits 0.
+  bool finished = false;
+  // Test-only (GCNLAB_INJECT_SIGNAL=RANK:checkpoint:SIG): called at a named place of the run.
+  std::function<void(std::string_view)> injection;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
   std::unique_ptr<Strategy> strategy;

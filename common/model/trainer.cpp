@@ -392,24 +392,23 @@ std::array<double, kMetrics> Trainer::minibatch_epoch(int epoch, std::vector<dou
   return sums;
 }
 
-RunResult Trainer::train(const std::function<void(const EpochMetrics&)>& on_epoch) {
+RunResult Trainer::train(const std::function<bool(const EpochMetrics&)>& on_epoch) {
   RunResult r;
   r.dims = dims_;
   r.setup_time_s = setup_time_s_;
   r.initial_weights = gather_weights();
   const int E = train_.epochs;
   const int first_timed = E - first_epoch_ > 1 ? first_epoch_ + 1 : first_epoch_;  // the first epoch run warms up
-  r.timed_epochs = E - first_timed;
   CategoryTallies timed{};  // summed over the timed epochs
-  std::vector<double> epoch_time(E - first_epoch_), eval_time(E - first_epoch_);
+  std::vector<double> epoch_time, eval_time;
   model_sum_ = {};
   model_epochs_ = 0;
   for (int e = first_epoch_; e < E; ++e) {
-    const std::size_t i = static_cast<std::size_t>(e - first_epoch_);
     EpochMetrics em = run_epoch(e, e >= first_timed, timed);
-    epoch_time[i] = em.time_s, eval_time[i] = em.eval_time_s;
+    epoch_time.push_back(em.time_s), eval_time.push_back(em.eval_time_s);
     r.epochs.push_back(em);
-    if (on_epoch) on_epoch(em);
+    r.timed_epochs += e >= first_timed;
+    if (on_epoch && !on_epoch(em)) break;  // stopped: every rank's callback agreed
   }
 
   // --- report: times as max over ranks, per-rank tallies gathered everywhere
@@ -454,6 +453,7 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   }
   completed_epochs_ = e + 1;
   CategoryTallies tallies = ledger_.take(Phase::epoch);
+  for (int c = 0; c < kNumCategories; ++c) em.wire_bytes[c] = tallies[c].wire_bytes;
 
   if ((model_.dropout > 0 && train_.eval_each_epoch) || minibatch()) {  // mini-batches: accuracy of the full graph
     ledger_.set_phase(Phase::eval);
@@ -563,6 +563,10 @@ TrainingState Trainer::state() {
   s.epoch = completed_epochs_;
   s.w = gather(&LayerBuffers::w);
   if (model_.optimizer == "adam") s.m = gather(&LayerBuffers::m), s.v = gather(&LayerBuffers::v);
+  std::array<double, 2> seconds = {train_seconds_, target_ ? target_->train_seconds : 0.0};
+  world_.allreduce(std::span<double>(seconds), ReduceOp::max, Category::allreduce);
+  s.train_seconds = seconds[0];
+  if (target_) s.target = TargetReached{target_->epochs, seconds[1], target_->val_acc};
   return s;
 }
 
@@ -604,6 +608,8 @@ void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
     if (adam) buf_.feature_m.upload(features->m), buf_.feature_v.upload(features->v);
   }
   first_epoch_ = completed_epochs_ = s.epoch;
+  train_seconds_ = s.train_seconds;
+  target_ = s.target;
 }
 
 std::vector<std::pair<int, bool>> Trainer::parameters() const {

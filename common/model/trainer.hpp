@@ -21,10 +21,12 @@
 // (Strategy::sum_over_columns, sum_over_rows, reshard); backward
 //   G_l = RMSNorm'(ReLU'(dropout'(dX_l+1))),  dX_l = strategy's dX_l + reshard(dX_l+1).
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <vector>
 
+#include "common/comm/ledger.hpp"
 #include "common/model/strategy.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
@@ -40,11 +42,22 @@ struct EpochMetrics {
   double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
   double time_s = 0;       // max over ranks
   double eval_time_s = 0;  // max over ranks (0 when no eval pass)
+  // Wire bytes this rank received per category in the epoch (Phase::epoch);
+  // the results' history records their max over ranks.
+  std::array<double, kNumCategories> wire_bytes{};
+  int segment = 0;  // the run segment (start or resume) it ran in: the results' history
 };
 
 // The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model
 // scalegnn) the RMSNorm scale γ of every GNN layer, 1 x hidden each.
 using Weights = std::vector<std::vector<float>>;
+
+// When the validation accuracy first reached TrainConfig::target_acc.
+struct TargetReached {
+  double epochs = 0;         // epochs trained (fractional for mini-batches: steps / steps per epoch)
+  double train_seconds = 0;  // training time up to then (evaluation passes excluded), max over ranks
+  double val_acc = 0;
+};
 
 // What training continues from (a checkpoint, common/results/checkpoint.hpp):
 // defined on the global matrices, so it does not depend on the strategy or
@@ -53,6 +66,10 @@ using Weights = std::vector<std::vector<float>>;
 struct TrainingState {
   int epoch = 0;    // completed epochs: the next one is `epoch`, its Adam step epoch + 1
   Weights w, m, v;  // W_l, and Adam's first and second moments of W_l (empty under SGD)
+  // Progress so far, carried across a resume: training seconds (evaluation
+  // excluded, max over ranks) and when --target-acc was first reached.
+  double train_seconds = 0;
+  std::optional<TargetReached> target;
 };
 
 // One rank's block of the learned input features (--learn-features): the rows
@@ -65,18 +82,14 @@ struct FeatureBlock {
   std::vector<float> x, m, v;  // vertices.size() x cols, row-major; m, v empty under SGD
 };
 
-// When the validation accuracy first reached TrainConfig::target_acc.
-struct TargetReached {
-  double epochs = 0;         // epochs trained (fractional for mini-batches: steps / steps per epoch)
-  double train_seconds = 0;  // training time up to then (evaluation passes excluded), max over ranks
-  double val_acc = 0;
-};
-
 struct RunResult {
   std::vector<std::int64_t> dims;
   int steps_per_epoch = 1;  // 1: full-graph epochs
   std::optional<TargetReached> target;
   std::vector<EpochMetrics> epochs;
+  // Where this segment's epochs begin in `epochs`: the train command puts a
+  // resumed run's earlier epochs (its checkpoint's history) before them.
+  std::size_t segment_start = 0;
   int timed_epochs = 0;  // epochs averaged in the breakdown (the first is excluded when E > 1)
   std::vector<RankReport> ranks;
   Weights initial_weights, final_weights;
@@ -98,7 +111,10 @@ class Trainer {
 
   // Runs the epochs left: from 0, or from the restored state's epoch, to epochs - 1.
   // Full-graph epochs, or steps_per_epoch() mini-batch steps each (batch_size > 0).
-  RunResult train(const std::function<void(const EpochMetrics&)>& on_epoch = {});
+  // `on_epoch` runs after each epoch on every rank (with this rank's times and
+  // bytes); returning false stops training there (every rank must agree: a
+  // stop signal, common/core/stop_signal.hpp) and the result holds the epochs run.
+  RunResult train(const std::function<bool(const EpochMetrics&)>& on_epoch = {});
 
   // The global state after the epochs run so far (collective).
   TrainingState state();

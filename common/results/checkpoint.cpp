@@ -131,6 +131,10 @@ json checkpoint_run(const RunInfo& info) {
           {"gcnlab_version", GCNLAB_VERSION}, {"git_sha", GCNLAB_GIT_SHA}};
 }
 
+std::string checkpoint_path(const std::string& dir, int epoch) {
+  return (fs::path(dir) / fmt::format("{}{:06d}", kPrefix, epoch)).string();
+}
+
 std::string checkpoint_staging(const std::string& dir, int epoch, std::int64_t token) {
   return (fs::path(dir) / fmt::format(".{}{:06d}.tmp-{}", kPrefix, epoch, token)).string();
 }
@@ -158,19 +162,53 @@ FeatureBlock read_feature_rows(const Checkpoint& c, FeatureBlock layout) {
   return layout;
 }
 
-std::string write_checkpoint(const std::string& dir, const TrainingState& state, const json& identity,
-                             const json& run, int keep, const std::string& staging) {
-  GCNLAB_ASSERT(keep >= 1);
+namespace {
+
+// The training progress of a state (checkpoint.json "progress").
+json progress_json(const TrainingState& s) {
+  json target;
+  if (s.target)
+    target = {{"epochs", s.target->epochs}, {"train_seconds", s.target->train_seconds}, {"val_acc", s.target->val_acc}};
+  return {{"train_seconds", s.train_seconds}, {"target", target}};
+}
+
+void read_progress(const json& p, TrainingState& s) {
+  s.train_seconds = json_get<double>(p.at("train_seconds"));
+  if (const json& t = p.at("target"); !t.is_null())
+    s.target = TargetReached{json_get<double>(t.at("epochs")), json_get<double>(t.at("train_seconds")),
+                             json_get<double>(t.at("val_acc"))};
+}
+
+// A JSON record of the checkpoint, written into `tmp` and listed in `files`.
+void put_record(const std::string& tmp, const char* file, const json& doc, json& files) {
+  const std::string text = doc.dump(1) + "\n";
+  write_file_atomically((fs::path(tmp) / file).string(), text);
+  files[file] = {{"bytes", text.size()}, {"fingerprint", Fingerprint().add(text).hex()}};
+}
+
+// A listed JSON record, checked against its size and hash; null when not listed.
+json take_record(const std::string& dir, const char* file, const json& files) {
+  if (!files.contains(file)) return nullptr;
+  const std::string p = (fs::path(dir) / file).string();
+  GCNLAB_CHECK(fs::exists(p), "checkpoint file '{}' is missing", p);
+  const std::string bytes = file_bytes(p);
+  GCNLAB_CHECK(bytes.size() == json_get<std::size_t>(files.at(file).at("bytes")) && matches_record(bytes, files.at(file)),
+               "checkpoint file '{}' does not match its recorded size and hash (damaged)", p);
+  return json::parse(bytes);
+}
+
+constexpr const char* kHistory = "history.json";
+constexpr const char* kResults = "results.json";
+
+std::string write_checkpoint_files(const std::string& dir, const TrainingState& state, const json& identity,
+                                   const json& run, int keep, const std::string& tmp, bool fresh,
+                                   const CheckpointRecords& records) {
   const std::vector<std::int64_t> dims = identity.at("model").at("dims").get<std::vector<std::int64_t>>();
   const std::size_t layers = dims.size() - 1;
   GCNLAB_ASSERT(state.w.size() == layers + scales_of(identity.at("model"), layers));
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  GCNLAB_CHECK(!ec, "cannot create checkpoint directory '{}' ({})", dir, ec.message());
-  const std::string name = fmt::format("{}{:06d}", kPrefix, state.epoch);
-  const std::string tmp = staging.empty() ? checkpoint_staging(dir, state.epoch, ::getpid()) : staging;
-  const std::string final_path = (fs::path(dir) / name).string();
-  if (staging.empty()) {
+  const std::string final_path = checkpoint_path(dir, state.epoch);
+  if (fresh) {
     fs::remove_all(tmp);
     fs::create_directory(tmp, ec);
     GCNLAB_CHECK(!ec, "cannot create '{}' ({})", tmp, ec.message());
@@ -195,8 +233,10 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
       GCNLAB_CHECK(fs::exists(path), "'{}' is missing: learned features are staged by create_feature_files", path);
       files[kFeatureFiles[k]] = {{"bytes", fs::file_size(path)}, {"fingerprint", file_fingerprint(path)}};
     }
-  const json index = {{"schema", kSchema}, {"epoch", state.epoch}, {"identity", identity},
-                      {"run", run},        {"files", files}};
+  if (!records.history.is_null()) put_record(tmp, kHistory, records.history, files);
+  if (!records.results.is_null()) put_record(tmp, kResults, records.results, files);
+  const json index = {{"schema", kSchema}, {"epoch", state.epoch}, {"identity", identity}, {"run", run},
+                      {"progress", progress_json(state)}, {"files", files}};
   write_file_atomically((fs::path(tmp) / kIndex).string(), index.dump(1) + "\n");
   commit_directory(tmp, final_path);
 
@@ -209,6 +249,23 @@ std::string write_checkpoint(const std::string& dir, const TrainingState& state,
       fs::remove_all(entry.path(), ec);
   }
   return final_path;
+}
+
+}  // namespace
+
+std::string write_checkpoint(const std::string& dir, const TrainingState& state, const json& identity,
+                             const json& run, int keep, const std::string& staging, const CheckpointRecords& records) {
+  GCNLAB_ASSERT(keep >= 1);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  GCNLAB_CHECK(!ec, "cannot create checkpoint directory '{}' ({})", dir, ec.message());
+  const std::string tmp = staging.empty() ? checkpoint_staging(dir, state.epoch, ::getpid()) : staging;
+  try {
+    return write_checkpoint_files(dir, state, identity, run, keep, tmp, staging.empty(), records);
+  } catch (...) {  // a full disk, a quota: no debris beside the checkpoints that stay whole
+    fs::remove_all(tmp, ec);
+    throw;
+  }
 }
 
 std::optional<std::string> latest_checkpoint(const std::string& dir) {
@@ -264,6 +321,9 @@ Checkpoint read_checkpoint(const std::string& path) {
     };
     take('W', c.state.w);
     if (adam) take('M', c.state.m), take('V', c.state.v);
+    if (index.contains("progress")) read_progress(index.at("progress"), c.state);  // absent: written before it
+    c.history = take_record(c.path, kHistory, files);
+    c.results = take_record(c.path, kResults, files);
     c.learned_features = c.identity.at("model").value("learn_features", false);
     if (c.learned_features) {  // checked whole here; each rank reads its own rows later (read_feature_rows)
       const std::int64_t n = json_get<std::int64_t>(c.identity.at("dataset").at("nodes"));

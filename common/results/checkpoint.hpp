@@ -1,7 +1,7 @@
 #pragma once
 // Training checkpoints (--checkpoint DIR, --resume DIR): the global weights,
 // Adam's moments, the number of completed epochs and the run's configuration,
-//   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy checkpoint.json
+//   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy history.json [results.json] checkpoint.json
 // (--learn-features: also X.npy XM.npy XV.npy, the n x f learned features, written row-distributed)
 // (--model scalegnn: also WS<k>.npy MS<k>.npy VS<k>.npy, the RMSNorm scale γ of GNN layer k)
 // An epoch directory is written under a temporary name and renamed into place
@@ -28,6 +28,10 @@ struct Checkpoint {
   bool learned_features = false;  // X.npy (XM, XV): n x f, read row by row (read_feature_rows)
   nlohmann::json identity;  // dataset and model: what a resuming run must match
   nlohmann::json run;       // how it was written (algo, grid, ranks, dataset spec, version); informational
+  // history.json: the run's segments and epochs so far (common/results/history.hpp);
+  // null in checkpoints written before it. results.json: the results document
+  // of the run that wrote its last epoch (null in the others).
+  nlohmann::json history, results;
 };
 
 // The dataset (name, size, features, classes) and the model (dims and every
@@ -36,11 +40,25 @@ nlohmann::json checkpoint_identity(const RunInfo& info, const std::vector<std::i
 // How a run was configured (recorded, not checked).
 nlohmann::json checkpoint_run(const RunInfo& info);
 
+// What a checkpoint records beside the state: the run's history and, for the
+// checkpoint of its last epoch, its results (so that a requeued job that
+// finished can write them again without training).
+struct CheckpointRecords {
+  nlohmann::json history;  // null: none (tests)
+  nlohmann::json results;  // null: not the last epoch
+};
+
 // Writes DIR/epoch-<E>/ and removes all but the newest `keep` checkpoints of
 // DIR; returns the epoch directory. `staging`: the temporary directory the
-// learned features were written into (below); empty: one of its own.
+// learned features were written into (below); empty: one of its own. A write
+// that fails removes its staging directory; a successful one removes what
+// killed runs left behind.
 std::string write_checkpoint(const std::string& dir, const TrainingState& state, const nlohmann::json& identity,
-                             const nlohmann::json& run, int keep = 2, const std::string& staging = "");
+                             const nlohmann::json& run, int keep = 2, const std::string& staging = "",
+                             const CheckpointRecords& records = {});
+
+// DIR/epoch-<E>: where write_checkpoint puts the checkpoint of epoch E.
+std::string checkpoint_path(const std::string& dir, int epoch);
 
 // Learned features (--learn-features), row-distributed: X (n x f, original
 // vertex order) and Adam's XM, XV, DIR/epoch-<E>/X.npy ... The epoch's

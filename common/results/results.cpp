@@ -12,6 +12,7 @@
 
 #include "common/comm/ledger.hpp"
 #include "common/core/json.hpp"
+#include "common/results/history.hpp"
 #include "gcnlab_config.hpp"
 
 namespace gcnlab {
@@ -106,14 +107,7 @@ json config_json(const RunInfo& info, const RunResult& r) {
 
 json epochs_json(const RunResult& r) {
   json epochs = json::array();
-  for (const auto& e : r.epochs)
-    epochs.push_back({{"epoch", e.epoch},
-                      {"loss", e.loss},
-                      {"train_acc", e.train_acc},
-                      {"val_acc", e.val_acc},
-                      {"test_acc", e.test_acc},
-                      {"time_s", e.time_s},
-                      {"eval_time_s", e.eval_time_s}});
+  for (const auto& e : r.epochs) epochs.push_back(epoch_json(e));
   return epochs;
 }
 
@@ -201,8 +195,10 @@ void balance_and_memory_json(const RunResult& r, json& j) {
 // listed in slow_epochs and left out of epoch_time_s, which a half-minute burst
 // would otherwise double.
 json summary_json(const RunResult& r) {
+  // The times of this segment (the breakdown's): its first epoch warms up when it ran several.
+  const std::size_t first = r.segment_start + (r.epochs.size() - r.segment_start > 1 ? 1 : 0);
   std::vector<double> timed;
-  for (std::size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) timed.push_back(r.epochs[e].time_s);
+  for (std::size_t e = first; e < r.epochs.size(); ++e) timed.push_back(r.epochs[e].time_s);
   std::vector<double> sorted = timed;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t m = sorted.size();
@@ -212,7 +208,7 @@ json summary_json(const RunResult& r) {
   json slow = json::array();
   for (std::size_t i = 0; i < timed.size(); ++i) {
     if (timed[i] > kSlowEpoch * median) {
-      slow.push_back(r.epochs[i + (r.epochs.size() > 1 ? 1 : 0)].epoch);
+      slow.push_back(r.epochs[first + i].epoch);
       continue;
     }
     epoch_time += timed[i], ++kept;
@@ -247,6 +243,9 @@ nlohmann::json results_json(const RunInfo& info, const RunResult& r) {
                   {"nnz", info.nnz},           {"features", info.features}, {"classes", info.classes},
                   {"train", info.n_train},     {"val", info.n_val},         {"test", info.n_test},
                   {"directed", info.directed}};
+  j["status"] = info.stopped.is_null() ? "complete" : "stopped";
+  j["stopped"] = info.stopped;
+  j["segments"] = info.segments;
   j["epochs"] = epochs_json(r);
   j["breakdown"] = breakdown_json(r);
   j["per_rank"] = per_rank_json(r);

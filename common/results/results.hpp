@@ -37,6 +37,12 @@ struct RunInfo {
   nlohmann::json checkpoint;    // {"dir", "every"} with --checkpoint, else null
   nlohmann::json resumed_from;  // {"path", "epoch", "run"} with --resume, else null
   nlohmann::json provenance;    // command line, UTC time, versions, Slurm job, ranks and cores per node (train)
+  // The run's segments (common/results/history.hpp): the first start and each
+  // resume; the results' epochs are those of all of them (RunResult::segment_start).
+  nlohmann::json segments = nlohmann::json::array();
+  // null: the run completed its epochs; else how it stopped on a signal
+  // ({"signal", "epochs_completed", "checkpoint", "exit_status"}), results "status": "stopped".
+  nlohmann::json stopped;
 };
 
 RunInfo describe_dataset(RunInfo info, const Dataset& d);
@@ -45,7 +51,8 @@ RunInfo describe_dataset(RunInfo info, const Dataset& d);
 nlohmann::json this_machine();
 
 nlohmann::json results_json(const RunInfo& info, const RunResult& r);
-// The run's summary: epoch time (robust to bursts), losses, accuracies, target.
+// The run's summary: epoch time (robust to bursts) of the current segment's
+// epochs (from r.segment_start), losses, accuracies and target of all of them.
 nlohmann::json summary_json(const RunResult& r);
 // summary.slow_epochs: epochs slower than this many times the median timed epoch
 // (left out of summary.epoch_time_s).

@@ -1,0 +1,84 @@
+#include "common/core/stop_signal.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <csignal>
+#include <cstring>
+#include <string_view>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab::stop {
+
+namespace {
+
+volatile std::sig_atomic_t g_requested = 0;
+int g_grace_s = 0;
+
+constexpr std::string_view kGraceMessage =
+    "gcnlab: error: the run did not stop within --stop-grace seconds of the stop signal (a rank is held in a "
+    "collective or a long step): ending the job without a checkpoint; resume from the last one\n";
+
+void on_alarm(int) {
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kGraceMessage.data(), kGraceMessage.size());
+  ::_exit(kAbortedExit);
+}
+
+void on_stop(int sig) {
+  if (g_requested != 0) {  // the second signal: what it would have done without us
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_requested = sig;
+  if (g_grace_s > 0) ::alarm(static_cast<unsigned>(g_grace_s));
+}
+
+void catch_signal(int sig, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // reads, writes and waits continue: the loop looks at the flag at its boundary
+  GCNLAB_CHECK(::sigaction(sig, &sa, nullptr) == 0, "cannot catch {} ({})", name(sig), std::strerror(errno));
+}
+
+struct Named {
+  const char* name;
+  int signal;
+};
+// The signals a scheduler can be asked to send that a process may catch.
+constexpr std::array<Named, 6> kSignals = {{{"TERM", SIGTERM},
+                                            {"USR1", SIGUSR1},
+                                            {"USR2", SIGUSR2},
+                                            {"INT", SIGINT},
+                                            {"HUP", SIGHUP},
+                                            {"URG", SIGURG}}};
+
+}  // namespace
+
+void install(int extra, int grace_s) {
+  g_grace_s = grace_s;
+  catch_signal(SIGTERM, on_stop);
+  catch_signal(SIGUSR1, on_stop);
+  if (extra) catch_signal(extra, on_stop);
+  catch_signal(SIGALRM, on_alarm);
+}
+
+int requested() { return g_requested; }
+
+int parse(const std::string& text) {
+  std::string_view s = text;
+  if (s.rfind("SIG", 0) == 0) s.remove_prefix(3);
+  for (const Named& n : kSignals)
+    if (s == n.name || s == std::to_string(n.signal)) return n.signal;
+  fail("--stop-signal takes one of TERM, USR1, USR2, INT, HUP, URG (or its number; got '{}')", text);
+}
+
+std::string name(int signal) {
+  for (const Named& n : kSignals)
+    if (n.signal == signal) return std::string("SIG") + n.name;
+  return "signal " + std::to_string(signal);
+}
+
+}  // namespace gcnlab::stop

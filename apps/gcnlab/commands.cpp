@@ -130,11 +130,11 @@ constexpr std::array<const char*, 10> kSetupPhases = {"arguments", "checkpoint",
 //   GCNLAB_INJECT_FAULT=RANK:WHERE       throws (the other ranks must end with it);
 //   GCNLAB_INJECT_SIGNAL=RANK:WHERE:SIG  raises SIG, as if the scheduler had sent it to that rank;
 // WHERE is an epoch (between its forward and backward pass, TrainConfig::between_passes),
-// a setup phase (at its start) or, for a signal, `checkpoint` (inside the first checkpoint write).
+// a setup phase (at its start) or, for a signal, `checkpoint-write` (inside the first checkpoint write).
 struct Injection {
   const char* variable = "";
   int rank = -1;
-  std::string where;  // a setup phase or "checkpoint"; empty: an epoch
+  std::string where;  // a setup phase or "checkpoint-write"; empty: an epoch
   int epoch = -1;
   int signal = 0;  // 0: a fault
 
@@ -151,9 +151,9 @@ struct Injection {
     if (std::sscanf(what, "%d", &f.epoch) != 1) {
       f.where = what;
       GCNLAB_CHECK(std::find(kSetupPhases.begin(), kSetupPhases.end(), f.where) != kSetupPhases.end() ||
-                       (signal && f.where == "checkpoint"),
+                       (signal && f.where == "checkpoint-write"),
                    "{}: no setup phase '{}' (one of {}{})", variable, f.where, fmt::join(kSetupPhases, ", "),
-                   signal ? ", or checkpoint" : "");
+                   signal ? ", or checkpoint-write" : "");
     }
     return f;
   }
@@ -161,10 +161,9 @@ struct Injection {
     if (signal) std::raise(signal);
     else fail("injected fault ({}) on rank {} in {}", variable, rank_now, where_now);
   }
-  // At the start of setup phase `phase` (or in the checkpoint write).
+  // At the start of setup phase `place` (or in the checkpoint write).
   void at(int rank_now, std::string_view place) const {
-    if (rank_now == rank && where == place)
-      fire(rank_now, place == "checkpoint" ? std::string(place) : fmt::format("setup phase {}", place));
+    if (rank_now == rank && where == place) fire(rank_now, fmt::format("setup phase {}", place));
   }
   // This rank's epoch injection, for TrainConfig::between_passes (`then`: another one to run first).
   std::function<void(int)> between_passes(int rank_now, std::function<void(int)> then = {}) const {
@@ -343,7 +342,7 @@ std::string save_checkpoint(MpiCommunicator& world, TrainRun& run, Trainer& trai
   try {
     if (run.model.learn_features) staging = stage_learned_features(world, run, trainer, state.epoch);
     collectively(world, [&] {
-      if (run.injection) run.injection("checkpoint");
+      if (run.injection) run.injection("checkpoint-write");
       if (world.rank() == 0)
         path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
                                 checkpoint_run(run.info), 2, staging, {history_json(run.history), results});

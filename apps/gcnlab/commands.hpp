@@ -56,7 +56,7 @@ struct TrainRun {
   // --resume on a checkpoint of the last epoch: nothing to train (start_train
   // has said so and put the results in place); train exits 0.
   bool finished = false;
-  // Test-only (GCNLAB_INJECT_SIGNAL=RANK:checkpoint:SIG): called at a named place of the run.
+  // Test-only (GCNLAB_INJECT_SIGNAL=RANK:checkpoint-write:SIG): called at a named place of the run.
   std::function<void(std::string_view)> injection;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda

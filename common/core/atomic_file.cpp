@@ -1,6 +1,7 @@
 #include "common/core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +30,23 @@ void sync_parent(const std::string& path) {
   sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
 }
 
+// "<path>.tmp-<pid>" files that killed writers of `path` left beside it: those
+// whose process no longer runs on this host (a live writer keeps its own).
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  const std::string prefix = p.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, std::ios::openmode mode)
@@ -48,12 +66,13 @@ void AtomicFile::commit() {
   out_.flush();
   const bool written = out_.good();
   out_.close();
-  GCNLAB_CHECK(written && !out_.fail(), "error writing '{}'", path_);
+  GCNLAB_CHECK(written && !out_.fail(), "error writing '{}' ({})", path_, std::strerror(errno));
   GCNLAB_CHECK(sync_path(tmp_, O_RDONLY), "cannot sync '{}' ({})", path_, std::strerror(errno));
   GCNLAB_CHECK(std::rename(tmp_.c_str(), path_.c_str()) == 0, "cannot move '{}' into place ({})", path_,
                std::strerror(errno));
   committed_ = true;
   sync_parent(path_);
+  remove_stale_temporaries(path_);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

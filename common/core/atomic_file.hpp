@@ -4,7 +4,8 @@
 // fsyncs it, renames it over the destination and fsyncs the directory. A run
 // that fails or is killed before commit() leaves the previous file (if any)
 // untouched and no partial one under the final name; the destructor removes
-// an uncommitted temporary.
+// an uncommitted temporary, and a commit removes the temporaries of `path`
+// that killed writers left (their process no longer runs here).
 //
 //   AtomicFile f(path, std::ios::binary);
 //   f.stream().write(...);

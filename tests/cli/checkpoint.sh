@@ -47,8 +47,9 @@ done
   2>"$WORK/log" || { cat "$WORK/log"; fail "resume under serial"; }
 
 # check_resumed PREFIX NAME...: WORK/PREFIXfull.json's uninterrupted epochs against each resumed run
-# WORK/PREFIX<NAME>.json (the 4-rank 1d checkpoint of epoch 4): epochs 4-7 and where they resumed from;
-# the first NAME equal bitwise, the others within the equivalence tolerance (relative 1e-4)
+# WORK/PREFIX<NAME>.json (the 4-rank 1d checkpoint of epoch 4): its results hold the whole history, epochs
+# 0-3 of segment 0 (1d on 4 ranks, from the checkpoint) and 4-7 of segment 1 (this run), and where it
+# resumed from; the first NAME equal bitwise, the others within the equivalence tolerance (relative 1e-4)
 check_resumed() {
   "$PYTHON" - "$WORK" "$@" <<'PY'
 import json, sys
@@ -58,10 +59,12 @@ ok = True
 for name in names:
     exact = name == names[0]
     r = json.load(open(f"{work}/{prefix}{name}.json"))
-    epochs = [e["epoch"] for e in r["epochs"]]
+    epochs = [(e["epoch"], e["segment"]) for e in r["epochs"]]
     rf = r["config"]["resumed_from"]
-    if epochs != [4, 5, 6, 7] or rf["epoch"] != 4 or rf["run"]["algo"] != "1d" or rf["run"]["ranks"] != 4:
-        print(f"{name}: epochs {epochs}, resumed_from {rf}"); ok = False
+    seg = [(s["segment"], s["first_epoch"], s["algo"], s["ranks"]) for s in r["segments"]]
+    if epochs != [(e, int(e >= 4)) for e in range(8)] or rf["epoch"] != 4 or rf["run"]["algo"] != "1d" or \
+            rf["run"]["ranks"] != 4 or seg != [(0, 0, "1d", 4), (1, 4, r["config"]["algo"], r["config"]["ranks"])]:
+        print(f"{name}: epochs {epochs}, segments {seg}, resumed_from {rf}"); ok = False
     worst = max(abs(e["loss"] - full[e["epoch"]]) / abs(full[e["epoch"]]) for e in r["epochs"])
     if (worst != 0) if exact else (worst > 1e-4):
         print(f"{name}: loss off by {worst:.3g} (relative)"); ok = False
@@ -82,7 +85,7 @@ LF=(--dataset "$DATA" --epochs 8 --hidden 16 "${COMMON[@]}" --learn-features)
 GCNLAB_INJECT_FAULT=2:5 timeout 60 "$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${LF[@]}" --checkpoint "$WORK/lf-ck" \
   --checkpoint-every 2 --resume auto >/dev/null 2>"$WORK/fault.log"
 [ "$(ls "$WORK/lf-ck/epoch-000004")" = "$(printf '%s\n' M0.npy M1.npy M2.npy V0.npy V1.npy V2.npy W0.npy W1.npy W2.npy \
-  X.npy XM.npy XV.npy checkpoint.json)" ] || { ls "$WORK/lf-ck/epoch-000004"; fail "learned features: checkpoint files"; }
+  X.npy XM.npy XV.npy checkpoint.json history.json)" ] || { ls "$WORK/lf-ck/epoch-000004"; fail "learned features: checkpoint files"; }
 cp -r "$WORK/lf-ck" "$WORK/lf-at-fault"
 "$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${LF[@]}" --checkpoint "$WORK/lf-ck" --checkpoint-every 2 --resume auto \
   --out "$WORK/lf-resumed.json" --weights-out "$WORK/lf-resumed-w" 2>"$WORK/log" || { cat "$WORK/log"; fail "lf resume"; }
@@ -111,7 +114,8 @@ expect_error 2 "its model lr is" train --algo 1d --dataset "$DATA" --epochs 9 --
   --resume "$WORK/ck" --out "$WORK/out.json"
 expect_error 2 "its dataset fingerprint is" train --algo 1d --dataset "${DATA/seed=5/seed=6}" --epochs 9 --hidden 16 \
   "${COMMON[@]}" --resume "$WORK/ck" --out "$WORK/out.json"
-expect_error 2 "is at epoch 8: --epochs 8 leaves nothing to run" train --algo 1d "${MODEL[@]}" --resume "$WORK/ck"
+expect_error 2 "is at epoch 8, past --epochs 6: nothing to run" train --algo 1d --dataset "$DATA" --epochs 6 \
+  --hidden 16 "${COMMON[@]}" --resume "$WORK/ck"
 expect_error 2 "--checkpoint-every needs --checkpoint DIR" train --algo 1d "${MODEL[@]}" --checkpoint-every 2
 expect_error 2 "--resume auto needs --checkpoint DIR" train --algo 1d "${MODEL[@]}" --resume auto
 GCNLAB_INJECT_FAULT=soon expect_error 1 "GCNLAB_INJECT_FAULT takes RANK:EPOCH" train --algo serial "${MODEL[@]}"

@@ -12,6 +12,7 @@
 #  - a checkpoint write that fails on a full disk leaves no staging directory and the previous checkpoint whole;
 #    a killed writer's temporary file is removed by the next write of the same file.
 source "$(dirname "$0")/lib.sh"
+SCHEMA="$GCNLAB_SOURCE_DIR/common/results/run.schema.json"
 DATA="sbm:nodes=3000,classes=6,avg-degree=10,features=32,seed=7"
 EPOCHS=300
 MODEL=(--dataset "$DATA" --epochs "$EPOCHS" --hidden 32 --dropout 0.5 --seed 3)
@@ -32,9 +33,10 @@ check_stopped() {
   [ "$rc" -eq 75 ] || { cat "$log"; fail "$name: exit status $rc, not 75"; return; }
   [ "$(grep -c 'gcnlab: stopped by' "$log")" -eq 1 ] || { cat "$log"; fail "$name: not one stop line"; return; }
   [ "$(grep -c 'gcnlab: error' "$log")" -eq 0 ] || { cat "$log"; fail "$name: an error line"; return; }
-  "$PYTHON" - "$WORK/$name.json" "$dir" <<'PY' || fail "$name: stopped results or checkpoint"
-import json, os, sys
+  "$PYTHON" - "$WORK/$name.json" "$dir" "$SCHEMA" <<'PY' || fail "$name: stopped results or checkpoint"
+import json, os, sys, jsonschema
 r, ck = json.load(open(sys.argv[1])), sys.argv[2]
+jsonschema.validate(r, json.load(open(sys.argv[3])))
 k = r["stopped"]["epochs_completed"]
 assert r["status"] == "stopped" and r["stopped"]["exit_status"] == 75, r["stopped"]
 assert [e["epoch"] for e in r["epochs"]] == list(range(k)), [e["epoch"] for e in r["epochs"]]
@@ -51,9 +53,10 @@ PY
 # check_whole NAME REF: WORK/NAME.json complete, every epoch once, losses bitwise those of WORK/REF.json,
 # and at least two segments; final weights equal (WORK/NAME-w, WORK/REF-w)
 check_whole() {
-  "$PYTHON" - "$WORK/$1.json" "$WORK/$2.json" <<'PY' || fail "$1: resumed results"
-import json, sys
+  "$PYTHON" - "$WORK/$1.json" "$WORK/$2.json" "$SCHEMA" <<'PY' || fail "$1: resumed results"
+import json, sys, jsonschema
 r, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+jsonschema.validate(r, json.load(open(sys.argv[3])))
 assert r["status"] == "complete" and r["stopped"] is None
 assert [e["epoch"] for e in r["epochs"]] == [e["epoch"] for e in ref["epochs"]]
 assert [e["loss"] for e in r["epochs"]] == [e["loss"] for e in ref["epochs"]], "losses differ"

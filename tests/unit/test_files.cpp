@@ -12,6 +12,7 @@
 
 #include "common/core/atomic_file.hpp"
 #include "common/core/fingerprint.hpp"
+#include "common/results/history.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
 
@@ -126,4 +127,43 @@ TEST_CASE("summary: an epoch slower than 2x the median is listed and left out of
   r.epochs[3].time_s = r.epochs[5].time_s = 0.2;  // within 2x: all kept
   CHECK(gcnlab::summary_json(r)["slow_epochs"].empty());
   CHECK(gcnlab::summary_json(r)["epoch_time_s"].get<double>() == Approx((0.10 + 0.12 + 0.2 + 0.11 + 0.2) / 5));
+}
+
+TEST_CASE("summary of a resumed run: the times of its own segment, the losses and accuracies of all", "[files]") {
+  gcnlab::RunResult r;
+  // epochs 0-3 from the checkpoint's history (another machine: slow), 4-7 this segment (4 warms up)
+  const std::vector<double> times = {1.0, 1.0, 1.0, 1.0, 5.0, 0.10, 0.12, 0.11};
+  const std::vector<double> val = {0.2, 0.9, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8};
+  for (std::size_t e = 0; e < times.size(); ++e)
+    r.epochs.push_back({.epoch = static_cast<int>(e), .loss = 10.0 - e, .val_acc = val[e], .time_s = times[e]});
+  r.segment_start = 4;
+  const nlohmann::json s = gcnlab::summary_json(r);
+  CHECK(s["epoch_time_s"].get<double>() == Approx((0.10 + 0.12 + 0.11) / 3));
+  CHECK(s["slow_epochs"].empty());
+  CHECK(s["best_val_acc"].get<double>() == Approx(0.9));  // epoch 1, of the earlier segment
+  CHECK(s["final_loss"].get<double>() == 3.0);
+}
+
+TEST_CASE("run history: JSON round trip, a segment per start, a resume from an older checkpoint drops the rest",
+          "[files]") {
+  gcnlab::RunHistory h;
+  h.begin(0, {{"algo", "1d"}, {"ranks", 4}});
+  for (int e = 0; e < 6; ++e) {
+    gcnlab::EpochMetrics m{.epoch = e, .loss = 1.0 / (e + 1), .time_s = 0.5};
+    m.wire_bytes[static_cast<int>(gcnlab::Category::bcast_dense)] = 1000.0 * e;
+    h.add(m);
+  }
+  const gcnlab::RunHistory back = gcnlab::history_from_json(gcnlab::history_json(h));
+  REQUIRE(back.epochs.size() == 6);
+  CHECK(back.epochs[5].loss == 1.0 / 6);  // doubles exactly (JSON's shortest round trip)
+  CHECK(back.epochs[5].wire_bytes[static_cast<int>(gcnlab::Category::bcast_dense)] == 5000.0);
+  CHECK(gcnlab::history_json(back) == gcnlab::history_json(h));
+  gcnlab::RunHistory resumed = back;
+  resumed.begin(4, {{"algo", "2d"}, {"ranks", 2}});  // from the checkpoint of epoch 4: epochs 4 and 5 run again
+  REQUIRE(resumed.epochs.size() == 4);
+  resumed.add({.epoch = 4});
+  CHECK(resumed.epochs.back().segment == 1);
+  CHECK(resumed.segments[1]["first_epoch"] == 4);
+  CHECK(resumed.segments[1]["segment"] == 1);
+  CHECK_THROWS(gcnlab::history_from_json(nlohmann::json{{"segments", 3}, {"epochs", nlohmann::json::array()}}));
 }

@@ -20,6 +20,13 @@ every dataset once as a .gcl file; NAME-npP.sbatch is one array per rank count
 RESULTS/status/; the task's arguments are line k of NAME-npP.runs.tsv); the
 time limit per run is estimated from local runs of the same datasets when the
 results folder has them; submit.sh submits the arrays after the prepare job.
+Each task checkpoints into RESULTS/checkpoints/ID and resumes from it (--resume
+auto); Slurm's warning signal (--signal=B:USR1@LEAD, LEAD from local runs'
+epoch and checkpoint times) is passed to the run, which stops at its next epoch
+boundary with a checkpoint and exit status 75, and the task requeues itself
+(scontrol requeue, up to --max-requeues times). A task killed outright resumes
+the same way when Slurm requeues it (--requeue). A sweep file is checked
+before anything is written: a bad field is one line and exit status 2.
 `--collect` turns such a results folder into index.jsonl (plots/report.py
 works on it). --strict: exit status 1 when any run failed.
 
@@ -82,30 +89,71 @@ def strategies(gcnlab, local):
     return {s["name"]: s for s in json.loads(out)["strategies"]}
 
 
-def load_sweep(path, registry):
-    with open(path) as f:
-        sweep = json.load(f)
+def die(message):
+    """A mistake in the sweep file or the command line: one line, exit status 2, nothing written."""
+    print(f"sweep: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+# A sweep's name becomes file names, a Slurm job name and part of the generated scripts: a plain identifier.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def load_sweep(path):
+    """The sweep file, checked before anything is written: every field of the right type, the name a plain
+    identifier. Any problem is one line (die)."""
+    try:
+        with open(path) as f:
+            sweep = json.load(f)
+    except OSError as e:
+        die(f"cannot read '{path}' ({e.strerror})")
+    except ValueError as e:
+        die(f"'{path}' is not valid JSON ({e})")
+    if not isinstance(sweep, dict):
+        die(f"'{path}' is not a JSON object")
     for key in ("name", "datasets", "algorithms", "ranks"):
         if key not in sweep:
-            raise SystemExit(f"sweep: error: '{path}' has no '{key}'")
+            die(f"'{path}' has no '{key}'")
+    name = sweep["name"]
+    if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name:
+        die(f"'{path}': name {json.dumps(name)} is not a plain identifier (letters, digits, '_', '.', '-'; "
+            "it names files, Slurm jobs and the results folder)")
+    for key in ("datasets", "algorithms"):
+        if not isinstance(sweep[key], list) or not sweep[key] or not all(isinstance(v, str) and v for v in sweep[key]):
+            die(f"'{path}': {key} must be a non-empty list of strings")
+    if not isinstance(sweep["ranks"], list) or not sweep["ranks"] or \
+            not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in sweep["ranks"]):
+        die(f"'{path}': ranks must be a non-empty list of positive integers")
     sweep.setdefault("grids", "default")
     sweep.setdefault("repetitions", 1)
     sweep.setdefault("options", {})
     sweep.setdefault("variants", [{"label": ""}])
     sweep.setdefault("algorithm_options", {})
     if sweep["grids"] not in ("default", "all", "auto"):
-        raise SystemExit(f"sweep: error: grids must be default, all or auto (got '{sweep['grids']}')")
+        die(f"'{path}': grids must be default, all or auto (got {json.dumps(sweep['grids'])})")
+    reps = sweep["repetitions"]
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        die(f"'{path}': repetitions must be a positive integer")
+    if not isinstance(sweep["options"], dict) or not isinstance(sweep["algorithm_options"], dict) or \
+            not all(isinstance(v, dict) for v in sweep["algorithm_options"].values()):
+        die(f"'{path}': options must be an object of gcnlab train flags, algorithm_options one per algorithm")
+    if not isinstance(sweep["variants"], list) or not sweep["variants"] or \
+            not all(isinstance(v, dict) and isinstance(v.get("label", ""), str) for v in sweep["variants"]):
+        die(f"'{path}': variants must be a non-empty list of objects (a label and flags)")
     # "$GCNLAB_DATA_DIR/planetoid/cora": real data wherever this machine keeps it
     datasets = [os.path.expandvars(d) for d in sweep["datasets"]]
     for given, d in zip(sweep["datasets"], datasets):
         if "$" in d:
-            raise SystemExit(f"sweep: error: dataset '{given}' names an environment variable that is not set "
-                             "(GCNLAB_DATA_DIR: the directory that holds planetoid/ and mtx/)")
+            die(f"dataset '{given}' names an environment variable that is not set "
+                "(GCNLAB_DATA_DIR: the directory that holds planetoid/ and mtx/)")
     sweep["datasets"] = datasets
+    return sweep
+
+
+def check_algorithms(sweep, registry):
     for algo in sweep["algorithms"]:
         if algo not in registry:
             print(f"sweep: warning: unknown algorithm '{algo}' (gcnlab will report it)", file=sys.stderr)
-    return sweep
 
 
 def expand(sweep, registry):
@@ -192,10 +240,12 @@ def error_line(stderr):
 
 
 def parses(path):
-    """A run counts as ok only when its results file is complete JSON (gcnlab renames it into place whole)."""
+    """A run counts as ok only when its results file is complete JSON (gcnlab renames it into place whole) of a
+    run that completed its epochs (not the partial results of a run stopped by a signal)."""
     try:
-        return json.loads(path.read_text()).get("schema") == "gcnlab.run/1"
-    except (OSError, ValueError):
+        r = json.loads(path.read_text())
+        return r.get("schema") == "gcnlab.run/1" and r.get("status", "complete") == "complete"
+    except (OSError, ValueError, AttributeError):
         return False
 
 
@@ -259,16 +309,50 @@ def estimate_time(results, runs, fallback):
     return f"{minutes // 60:02d}:{minutes % 60:02d}:00", f"3 x the slowest of {len(seconds)} local run(s)"
 
 
+# The exit status of a run that stopped on the scheduler's signal after writing its checkpoint
+# (gcnlab's stop::kStoppedExit, EX_TEMPFAIL): the array task requeues it.
+STOPPED_EXIT = 75
+
+
+def signal_lead(results, runs, fallback=120):
+    """Seconds before the time limit at which Slurm sends the warning signal (--signal=B:USR1@LEAD): the run
+    finishes its epoch and writes a checkpoint in them. From local results of the same datasets: 30 s + 3 x
+    (the slowest epoch + the longest checkpoint write, or the weights and Adam moments at 100 MB/s where no
+    checkpoint was written), at least 60 s; `fallback` without local runs."""
+    index = read_index(results / "index.jsonl") if results else {}
+    datasets = {r["dataset"] for r in runs}
+    need = []
+    for e in index.values():
+        if e.get("status") != "ok" or e.get("dataset") not in datasets or not e.get("file"):
+            continue
+        try:
+            r = json.loads((results / e["file"]).read_text())
+            epoch = max(x["time_s"] for x in r["epochs"])
+            dims = r["config"]["model"]["dims"]
+            write = (r["config"].get("checkpoint") or {}).get("write_seconds_max")
+            if write is None:
+                write = 3 * 4 * sum(a * b for a, b in zip(dims, dims[1:])) / 100e6
+            need.append(epoch + write)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    if not need:
+        return fallback, "default"
+    return max(60, math.ceil(30 + 3 * max(need))), f"30 s + 3 x the slowest epoch and checkpoint of {len(need)} local run(s)"
+
+
 def write_slurm(sweep, runs, slurm_dir, gcnlab, gpus_per_node, cpus_per_task, time_limit, account, local_results,
-                backend="cuda"):
+                backend="cuda", max_requeues=3):
     """One job array per rank count (one task = one run, its own log and status file), a prepare job that writes
-    every dataset once as a .gcl file, and submit.sh, which submits the arrays after the prepare job."""
+    every dataset once as a .gcl file, and submit.sh, which submits the arrays after the prepare job. Each run
+    checkpoints under RESULTS/checkpoints/ID and resumes from there (--resume auto); Slurm's warning signal
+    (USR1, LEAD seconds before the time limit) is passed to it, it stops at the next epoch boundary with a
+    checkpoint and exit status 75, and the task requeues itself (scontrol requeue) up to MAX_REQUEUES times."""
     slurm_dir.mkdir(parents=True, exist_ok=True)
-    name = sweep["name"]
+    name = sweep["name"]  # a plain identifier (load_sweep)
     header = ["#!/bin/bash"]
     common = ([f"#SBATCH --account={account}"] if account else []) + [
         "# generated by experiments/sweep.py; RESULTS (default results/NAME) is shared by all jobs", "set -u",
-        f'RESULTS=${{RESULTS:-results/{name}}}', 'mkdir -p "$RESULTS/runs" "$RESULTS/logs" "$RESULTS/status" "$RESULTS/data"']
+        f'RESULTS="${{RESULTS:-results/{name}}}"', 'mkdir -p "$RESULTS/runs" "$RESULTS/logs" "$RESULTS/status" "$RESULTS/data"']
     datasets = {d: f"$RESULTS/data/d{k}.gcl" for k, d in enumerate(sweep["datasets"])}
     prep = header + [f"#SBATCH --job-name=gcnlab-{name}-prepare", "#SBATCH --nodes=1", "#SBATCH --ntasks=1",
                      f"#SBATCH --cpus-per-task={cpus_per_task}", "#SBATCH --time=01:00:00",
@@ -281,6 +365,7 @@ def write_slurm(sweep, runs, slurm_dir, gcnlab, gpus_per_node, cpus_per_task, ti
     scripts[0].write_text("\n".join(prep) + "\n")
     time_per_run, time_source = (time_limit, "--time") if time_limit != "auto" else \
         estimate_time(local_results, runs, "00:30:00")
+    lead, lead_source = signal_lead(local_results, runs)
     by_ranks = {}
     for run in runs:
         by_ranks.setdefault(run["ranks"], []).append(run)
@@ -302,20 +387,39 @@ def write_slurm(sweep, runs, slurm_dir, gcnlab, gpus_per_node, cpus_per_task, ti
                           f"#SBATCH --gpus-per-node={per_node}",
                           f"#SBATCH --cpus-per-task={cpus_per_task}",
                           f"#SBATCH --time={time_per_run}  # per run: {time_source}",
+                          f"#SBATCH --signal=B:USR1@{lead}  # the warning: {lead_source}",
+                          "#SBATCH --requeue",
+                          "#SBATCH --open-mode=append",
                           f"#SBATCH --output={name}-np{p}-%A_%a.out"] + common
         lines += [
             "# one array task = one run: one MPI rank per GPU, its threads from --cpus-per-task",
-            f'TABLE=${{TABLE:-${{SLURM_SUBMIT_DIR:-$(dirname "$0")}}/{table.name}}}',  # sbatch runs a copy of this file
+            f'TABLE="${{TABLE:-${{SLURM_SUBMIT_DIR:-$(dirname "$0")}}/{table.name}}}"',  # sbatch runs a copy
+            f"MAX_REQUEUES=${{MAX_REQUEUES:-{max_requeues}}}",
             'line=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" "$TABLE")',
             'id=${line%%$\'\\t\'*}',
             'eval "set -- ${line#*$\'\\t\'}"',
             'if [ -s "$RESULTS/runs/$id.json" ] && grep -q "^ok" "$RESULTS/status/$id" 2>/dev/null; then exit 0; fi',
             "export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}",
             "start=$(date +%s)",
+            "# checkpoints of this run; a requeued task (or one killed outright) resumes from the newest",
             f'srun --ntasks={p} --cpus-per-task={cpus_per_task} --gpus-per-task=1 --gpu-bind=single:1 "$@" '
-            '>"$RESULTS/logs/$id.log" 2>&1',
-            "rc=$?",
+            f'--checkpoint "$RESULTS/checkpoints/$id" --resume auto --stop-grace {lead} '
+            '>>"$RESULTS/logs/$id.log" 2>&1 &',
+            "run=$!",
+            "# Slurm's warning (B:USR1) goes to this shell only: pass it to the run, which stops at its next epoch",
+            "# boundary with a checkpoint (exit 75). At the time limit Slurm sends SIGTERM to the tasks itself;",
+            "# this shell stays to requeue.",
+            "trap 'kill -USR1 $run 2>/dev/null' USR1",
+            "trap ':' TERM",
+            "wait $run; rc=$?",
+            "while kill -0 $run 2>/dev/null; do wait $run; rc=$?; done  # wait returns early when a trap runs",
+            "n=${SLURM_RESTART_COUNT:-0}",
+            f"if [ $rc -eq {STOPPED_EXIT} ] && [ \"$n\" -lt \"$MAX_REQUEUES\" ]; then",
+            '  echo "requeued $(( $(date +%s) - start )) $rc $((n + 1))" >"$RESULTS/status/$id"',
+            '  scontrol requeue "$SLURM_JOB_ID" && exit 0',
+            "fi",
             'status=ok; [ $rc -eq 0 ] && [ -s "$RESULTS/runs/$id.json" ] || status=failed',
+            f'[ $rc -eq {STOPPED_EXIT} ] && status=stopped  # out of requeues: resubmit to continue from the checkpoint',
             'echo "$status $(( $(date +%s) - start )) $rc" >"$RESULTS/status/$id"',
             "exit $rc"]
         path = slurm_dir / f"{name}-np{p}.sbatch"
@@ -327,7 +431,8 @@ def write_slurm(sweep, runs, slurm_dir, gcnlab, gpus_per_node, cpus_per_task, ti
     submit += [f"sbatch --dependency=afterok:$prep {s.name}" for s in scripts[1:]]
     (slurm_dir / "submit.sh").write_text("\n".join(submit) + "\n")
     print(f"wrote {len(scripts)} Slurm script(s) and submit.sh to {slurm_dir}: " + ", ".join(s.name for s in scripts)
-          + f"; --time per run {time_per_run} ({time_source})")
+          + f"; --time per run {time_per_run} ({time_source}); warning signal USR1 {lead} s before it ({lead_source}), "
+          f"up to {max_requeues} requeue(s)")
     return scripts
 
 
@@ -343,18 +448,24 @@ def collect(sweep, runs, results):
             if not status_file.exists():
                 continue
             status, seconds, *_ = status_file.read_text().split() + ["0"]
+            if status == "requeued":  # stopped on the warning signal, waiting to resume: not done yet
+                continue
             out = results / "runs" / f"{run['id']}.json"
             ok = status == "ok" and parses(out)
             log = results / "logs" / f"{run['id']}.log"
+            error = error_line(log.read_text() if log.exists() else "")
+            if status == "stopped":
+                error = "stopped by the warning signal with no requeue left: resubmit to resume from its checkpoint"
             entry = {"id": run["id"], "status": "ok" if ok else "failed", "seconds": float(seconds),
                      "file": f"runs/{run['id']}.json" if ok else None,
-                     "error": None if ok else error_line(log.read_text() if log.exists() else ""),
+                     "error": None if ok else error,
                      **{key: run[key] for key in ("dataset", "algo", "ranks", "grid", "rep", "variant", "flags")}}
             failures += not ok
             if done.get(run["id"]) != entry:
                 f.write(json.dumps(entry) + "\n")
                 added += 1
-    missing = sum(not (results / "status" / r["id"]).exists() for r in runs)
+    missing = sum(not (results / "status" / r["id"]).exists() or
+                  (results / "status" / r["id"]).read_text().startswith("requeued") for r in runs)
     print(f"sweep {sweep['name']}: collected {len(runs) - missing} of {len(runs)} run(s) from {results} "
           f"({added} new index line(s), {failures} failed, {missing} not run yet); index {index_path}")
     return failures
@@ -375,13 +486,20 @@ def main():
                     help="Slurm time per run (one array task); auto: 3x the slowest local run when the results "
                          "folder has one, else 00:30:00")
     ap.add_argument("--account")
+    ap.add_argument("--max-requeues", type=int, default=3,
+                    help="--slurm: how often a run stopped by the warning signal requeues itself (default 3)")
     ap.add_argument("--backend", default="cuda", help="--slurm: the runs' --backend (cuda: one rank per GPU)")
     ap.add_argument("--collect", action="store_true",
                     help="index the results folder a cluster's array tasks wrote (runs/, logs/, status/)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a run failed")
     a = ap.parse_args()
+    if a.account is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", a.account):
+        die(f"--account {json.dumps(a.account)} is not a plain identifier")
+    if a.time != "auto" and not re.fullmatch(r"(\d+-)?\d{1,3}(:\d\d){0,2}", a.time):
+        die(f"--time {json.dumps(a.time)} is not a Slurm time (MINUTES, HH:MM:SS or D-HH:MM:SS) or auto")
+    sweep = load_sweep(a.sweep)  # checked before anything is read or written
     registry = strategies(a.gcnlab, os.environ.get("GCNLAB", str(root / "build" / "gcnlab")))
-    sweep = load_sweep(a.sweep, registry)
+    check_algorithms(sweep, registry)
     runs = expand(sweep, registry)
     if a.dry_list:
         for r in runs:
@@ -390,7 +508,7 @@ def main():
     results = Path(a.results) if a.results else root / "results" / sweep["name"]
     if a.slurm:
         write_slurm(sweep, runs, Path(a.slurm), a.gcnlab, a.gpus_per_node, a.cpus_per_task, a.time, a.account, results,
-                    a.backend)
+                    a.backend, a.max_requeues)
         return 0
     failures = collect(sweep, runs, results) if a.collect else run_local(sweep, runs, results, a.gcnlab, a.mpirun)
     return 1 if a.strict and failures else 0  # failures are recorded in the index; fatal only with --strict

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <csignal>
+#include <ctime>
 #include <cstring>
 #include <string_view>
 
@@ -15,6 +16,18 @@ namespace {
 
 volatile std::sig_atomic_t g_requested = 0;
 int g_grace_s = 0;
+timespec g_first{};  // when the first signal arrived (CLOCK_MONOTONIC)
+
+// A repeat of the first signal this soon after it is the same request delivered
+// twice (a task that receives SIGTERM from its step daemon and through srun, which
+// forwards what it receives), not a second one.
+constexpr double kDuplicateWindowS = 2.0;
+
+double seconds_since(const timespec& t) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec - t.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec - t.tv_nsec);
+}
 
 constexpr std::string_view kGraceMessage =
     "gcnlab: error: the run did not stop within --stop-grace seconds of the stop signal (a rank is held in a "
@@ -26,11 +39,13 @@ void on_alarm(int) {
 }
 
 void on_stop(int sig) {
-  if (g_requested != 0) {  // the second signal: what it would have done without us
-    std::signal(sig, SIG_DFL);
+  if (g_requested != 0) {
+    if (sig == g_requested && seconds_since(g_first) < kDuplicateWindowS) return;
+    std::signal(sig, SIG_DFL);  // a second signal: what it would have done without us
     std::raise(sig);
     return;
   }
+  ::clock_gettime(CLOCK_MONOTONIC, &g_first);
   g_requested = sig;
   if (g_grace_s > 0) ::alarm(static_cast<unsigned>(g_grace_s));
 }

@@ -9,11 +9,12 @@
 //
 //   signal ──> handler: records it, arms alarm(grace)
 //   epoch boundary: allreduce(max) of requested() ──> checkpoint, results, exit 75
-//   a second signal ──> the default action (the process ends, as without a handler)
+//   a second signal ──> the default action (the process ends, as without a handler);
+//                       the first one again within 2 s counts once (delivered twice)
 //   grace passed without an exit ──> one line on stderr, _exit(kAbortedExit)
 //
 // Everything the handlers do is async-signal-safe (a sig_atomic_t, alarm,
-// signal, raise, write, _exit).
+// clock_gettime, signal, raise, write, _exit).
 
 #include <string>
 #include <vector>

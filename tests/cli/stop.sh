@@ -6,7 +6,8 @@
 #    exit status 75, within 10 s of the signal; the same command resumes and ends bitwise equal to the
 #    uninterrupted run, its results listing every epoch once with the segment it ran in;
 #  - a signal raised on one rank only (between its forward and backward pass, during a checkpoint write,
-#    during setup) stops every rank at the next boundary; a second signal ends the job as without a handler;
+#    during setup) stops every rank at the next boundary; a second signal ends the job as without a handler,
+#    the same one twice within 2 s is one request;
 #  - without --checkpoint the run still ends cleanly, its results marked stopped;
 #  - --resume auto on a finished run: exit 0, results untouched, or written from the checkpoint when missing;
 #  - a checkpoint write that fails on a full disk leaves no staging directory and the previous checkpoint whole;
@@ -127,6 +128,16 @@ wait "$pid"
 rc=$?
 { [ "$rc" -ne 0 ] && [ "$rc" -ne 75 ]; } || fail "twice: exit status $rc"
 echo "ok   a second signal: the job ended with status $rc"
+
+# --- the same signal delivered twice at once (step daemon and srun both deliver SIGTERM) is one request
+"$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${MODEL[@]}" --out "$WORK/dup.json" >"$WORK/dup.log" 2>&1 &
+pid=$!
+wait_for "$WORK/dup.log" "^epoch    3 " || fail "dup: no epoch 3"
+ranks=$(pgrep -P "$pid")
+kill -TERM $ranks; sleep 0.01; kill -TERM $ranks
+wait "$pid"
+k=$(check_stopped dup $? "$WORK/dup.log" -)
+echo "ok   SIGTERM twice within 2 s: one stop request, stopped after $k epochs"
 
 # --- without --checkpoint: partial results, marked stopped, and the line says it cannot resume
 GCNLAB_INJECT_SIGNAL=0:4:USR1 "$MPIEXEC" -np 2 "$GCNLAB" train --algo 1d "${MODEL[@]}" --out "$WORK/nock.json" \

@@ -30,7 +30,7 @@ MIB = 1 << 20
 
 
 def load_runs(folder):
-    """Every successful run in `folder` (schema gcnlab.run/1), each with '_file'."""
+    """Every successful run in `folder` (schema gcnlab.run/1, status complete), each with '_file'."""
     folder = Path(folder)
     files = []
     index = folder / "index.jsonl"
@@ -48,7 +48,7 @@ def load_runs(folder):
             j = json.loads(Path(f).read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if j.get("schema") == "gcnlab.run/1":
+        if j.get("schema") == "gcnlab.run/1" and j.get("status", "complete") == "complete":  # not a stop's partial results
             j["_file"] = str(f)
             runs.append(j)
     return runs

@@ -4,6 +4,11 @@
 The middle panel carries the information the overlay cannot: each run's
 relative difference from serial's loss, |loss - serial| / serial, per epoch
 (log scale; rounding-level differences are ~1e-7).
+
+A run that was stopped and resumed (a scheduler's requeue) is drawn whole: its
+results hold every epoch of every segment. Where a segment began, a dotted line
+in the run's colour marks the resume, labelled with the strategy and rank count
+it continued on.
 """
 import common
 from common import plt
@@ -31,9 +36,16 @@ def make(runs, out, name="loss"):
             serial = algo == "serial"
             style = dict(color="black", linewidth=3, alpha=0.5, zorder=0) if serial else dict(linewidth=1)
             lbl = f"{algo} (P={r['config']['ranks']})"
-            ax1.plot(ep, loss, label=lbl, **style)
+            line, = ax1.plot(ep, loss, label=lbl, **style)
             ax2.plot(ep, [100 * a for a in acc], label=lbl, **style)
             curves[algo] = {"ranks": r["config"]["ranks"], "loss": loss, "test_acc": acc, "file": r["_file"]}
+            resumes = [s for s in r.get("segments", []) if s["first_epoch"] > 0]
+            for s in resumes:
+                ax1.axvline(s["first_epoch"], color=line.get_color(), linestyle=":", linewidth=1)
+                ax1.annotate(f"resumed: {s['algo']} P={s['ranks']}", (s["first_epoch"], 1), xycoords=("data", "axes fraction"),
+                             rotation=90, va="top", ha="right", fontsize=6, color=line.get_color())
+            if resumes:
+                curves[algo]["resumed_at"] = [s["first_epoch"] for s in resumes]
             if serial_loss and not serial and len(loss) == len(serial_loss):
                 diff = [abs(a - b) / abs(b) if b else abs(a - b) for a, b in zip(loss, serial_loss)]
                 curves[algo]["rel_diff_from_serial"] = diff

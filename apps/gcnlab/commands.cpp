@@ -673,7 +673,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
     run.train.between_passes = signal.between_passes(world.rank(), fault.between_passes(world.rank()));
     run.injection = [signal, rank = world.rank()](std::string_view place) { signal.at(rank, place); };
     // From here a scheduler's signal stops the run at an epoch boundary (common/core/stop_signal.hpp).
-    stop::install(a.stop_signal, a.stop_grace);
+    stop::install(a.stop_signal, a.stop_grace, world.rank());
   });
   phase("checkpoint", [&] {  // before loading: a bad checkpoint fails fast
     resume = read_resume(a, run);

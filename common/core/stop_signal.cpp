@@ -16,6 +16,7 @@ namespace {
 
 volatile std::sig_atomic_t g_requested = 0;
 int g_grace_s = 0;
+int g_rank = 0;
 timespec g_first{};  // when the first signal arrived (CLOCK_MONOTONIC)
 
 // A repeat of the first signal this soon after it is the same request delivered
@@ -34,7 +35,9 @@ constexpr std::string_view kGraceMessage =
     "collective or a long step): ending the job without a checkpoint; resume from the last one\n";
 
 void on_alarm(int) {
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kGraceMessage.data(), kGraceMessage.size());
+  if (g_rank == 0) {
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kGraceMessage.data(), kGraceMessage.size());
+  }
   ::_exit(kAbortedExit);
 }
 
@@ -72,8 +75,9 @@ constexpr std::array<Named, 6> kSignals = {{{"TERM", SIGTERM},
 
 }  // namespace
 
-void install(int extra, int grace_s) {
+void install(int extra, int grace_s, int rank) {
   g_grace_s = grace_s;
+  g_rank = rank;
   catch_signal(SIGTERM, on_stop);
   catch_signal(SIGUSR1, on_stop);
   if (extra) catch_signal(extra, on_stop);

@@ -11,7 +11,7 @@
 //   epoch boundary: allreduce(max) of requested() ──> checkpoint, results, exit 75
 //   a second signal ──> the default action (the process ends, as without a handler);
 //                       the first one again within 2 s counts once (delivered twice)
-//   grace passed without an exit ──> one line on stderr, _exit(kAbortedExit)
+//   grace passed without an exit ──> one line on rank 0's stderr, _exit(kAbortedExit) on every rank
 //
 // Everything the handlers do is async-signal-safe (a sig_atomic_t, alarm,
 // clock_gettime, signal, raise, write, _exit).
@@ -29,9 +29,10 @@ inline constexpr int kStoppedExit = 75;
 inline constexpr int kAbortedExit = 1;
 
 // Catches SIGTERM, SIGUSR1 and `extra` (0: none). `grace_s` > 0: a process that
-// has not exited that many seconds after the first signal ends itself.
+// has not exited that many seconds after the first signal ends itself (`rank`
+// 0 says so: a scheduler signals every rank, and their deadlines pass together).
 // Idempotent; the previous handlers are not restored (the process ends soon after).
-void install(int extra, int grace_s);
+void install(int extra, int grace_s, int rank);
 
 // The first signal caught (0: none).
 int requested();

@@ -7,7 +7,7 @@
 #    uninterrupted run, its results listing every epoch once with the segment it ran in;
 #  - a signal raised on one rank only (between its forward and backward pass, during a checkpoint write,
 #    during setup) stops every rank at the next boundary; a second signal ends the job as without a handler,
-#    the same one twice within 2 s is one request;
+#    the same one twice within 2 s is one request; ranks that reach no boundary within --stop-grace end the job;
 #  - without --checkpoint the run still ends cleanly, its results marked stopped;
 #  - --resume auto on a finished run: exit 0, results untouched, or written from the checkpoint when missing;
 #  - a checkpoint write that fails on a full disk leaves no staging directory and the previous checkpoint whole;
@@ -138,6 +138,16 @@ kill -TERM $ranks; sleep 0.01; kill -TERM $ranks
 wait "$pid"
 k=$(check_stopped dup $? "$WORK/dup.log" -)
 echo "ok   SIGTERM twice within 2 s: one stop request, stopped after $k epochs"
+
+# --- ranks that cannot reach a boundary within --stop-grace end the job, with one line (a signal during
+# a load that takes longer than the grace)
+GCNLAB_INJECT_SIGNAL=0:load:USR1 timeout 60 "$MPIEXEC" -np 2 "$GCNLAB" train --algo 1d --epochs 2 --stop-grace 1 \
+  --dataset rmat:scale=17,edge-factor=16,features=16,classes=4,seed=1 >"$WORK/grace.log" 2>&1
+rc=$?
+{ [ "$rc" -ne 0 ] && [ "$rc" -ne 75 ] && [ "$rc" -ne 124 ]; } || fail "grace: exit status $rc"
+[ "$(grep -c 'gcnlab: error: the run did not stop within --stop-grace' "$WORK/grace.log")" -eq 1 ] &&
+  [ "$(grep -c 'gcnlab:' "$WORK/grace.log")" -eq 1 ] || { cat "$WORK/grace.log"; fail "grace: not one line"; }
+echo "ok   no boundary within --stop-grace 1: the job ended with status $rc and one line"
 
 # --- without --checkpoint: partial results, marked stopped, and the line says it cannot resume
 GCNLAB_INJECT_SIGNAL=0:4:USR1 "$MPIEXEC" -np 2 "$GCNLAB" train --algo 1d "${MODEL[@]}" --out "$WORK/nock.json" \

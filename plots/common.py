@@ -127,6 +127,20 @@ def algo_key(a):
     return (order.index(a) if a in order else len(order), a)
 
 
+# One colour and marker per strategy, the same in every figure, from the registry's order: 12 colours (tab10
+# and two more), so that no two of the registered strategies share one (with 10, serial and scalegnn-4d did).
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf", "#393b79", "#8c6d31"]
+MARKERS = "os^vD<>ph*XP"
+
+
+def algo_style(a):
+    """(colour, marker) of strategy `a`: by its place in the registry (names it does not know: after them)."""
+    order = strategy_order()
+    k = order.index(a) if a in order else len(order) + sum(map(ord, a))
+    return PALETTE[k % len(PALETTE)], MARKERS[k % len(MARKERS)]
+
+
 def label(run):
     c = run["config"]
     grid = "x".join(map(str, c["grid"]))

@@ -34,7 +34,8 @@ def make(runs, out, name="loss"):
             loss = [e["loss"] for e in r["epochs"]]
             acc = [e["test_acc"] for e in r["epochs"]]
             serial = algo == "serial"
-            style = dict(color="black", linewidth=3, alpha=0.5, zorder=0) if serial else dict(linewidth=1)
+            style = dict(color="black", linewidth=3, alpha=0.5, zorder=0) if serial else \
+                dict(linewidth=1, color=common.algo_style(algo)[0])
             lbl = f"{algo} (P={r['config']['ranks']})"
             line, = ax1.plot(ep, loss, label=lbl, **style)
             ax2.plot(ep, [100 * a for a in acc], label=lbl, **style)
@@ -49,7 +50,7 @@ def make(runs, out, name="loss"):
             if serial_loss and not serial and len(loss) == len(serial_loss):
                 diff = [abs(a - b) / abs(b) if b else abs(a - b) for a, b in zip(loss, serial_loss)]
                 curves[algo]["rel_diff_from_serial"] = diff
-                ax3.plot(ep, [max(d, 1e-12) for d in diff], label=lbl, linewidth=1)
+                ax3.plot(ep, [max(d, 1e-12) for d in diff], label=lbl, linewidth=1, color=style["color"])
         ax1.set_xlabel("epoch")
         ax1.set_ylabel("training loss")
         ax2.set_xlabel("epoch")

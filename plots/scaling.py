@@ -18,14 +18,15 @@ def make(runs, out, name="scaling"):
             continue
         fig, ax = plt.subplots(figsize=(4.6, 3.2))
         lines = {}
-        for i, algo in enumerate(algos):
+        for algo in algos:
             pts = sorted((p, common.epoch_time(best[(algo, p)])) for a, p in best if a == algo)
             lines[algo] = [{"ranks": p, "epoch_time_s": t, "min_s": spread[(algo, p)][0], "max_s": spread[(algo, p)][1]}
                            for p, t in pts]
             ys = [t * 1e3 for _, t in pts]
             err = [[y - spread[(algo, p)][0] * 1e3 for (p, _), y in zip(pts, ys)],
                    [spread[(algo, p)][1] * 1e3 - y for (p, _), y in zip(pts, ys)]]
-            ax.errorbar([p for p, _ in pts], ys, yerr=err, marker="os^vD<>ph*"[i % 10], markersize=4, capsize=2,
+            colour, marker = common.algo_style(algo)
+            ax.errorbar([p for p, _ in pts], ys, yerr=err, marker=marker, color=colour, markersize=4, capsize=2,
                         linewidth=1, label=algo)
         ps = sorted({p for _, p in best})
         ref = best.get(("serial", 1))

@@ -24,11 +24,10 @@ def make(runs, out, name="volume"):
         algos = sorted({a for a, _ in best}, key=common.algo_key)
         fig, ax = plt.subplots(figsize=(4.6, 3.2))
         series = {}
-        for i, algo in enumerate(algos):
+        for algo in algos:
             pts = sorted((p, *volumes(best[(algo, p)])) for a, p in best if a == algo)
             series[algo] = [{"ranks": p, "measured_bytes": m, "model_bytes": mo} for p, m, mo in pts]
-            color = plt.get_cmap("tab10")(i % 10)
-            marker = "os^vD<>ph*"[i % 10]
+            color, marker = common.algo_style(algo)
             ax.plot([p for p, _, _ in pts], [mo / common.MIB for _, _, mo in pts], "-", color=color, linewidth=1,
                     marker=marker, markersize=6, markerfacecolor="none", label=algo)
             ax.plot([p for p, _, _ in pts], [m / common.MIB for _, m, _ in pts], linestyle="none", color=color,

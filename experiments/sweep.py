@@ -39,7 +39,8 @@ A sweep file (JSON):
      "repetitions": 1,
      "options": {"epochs": 10, "hidden": 64},  # gcnlab train flags, shared by all runs
      "algorithm_options": {"scalegnn-4d": {"batch-size": 4096}},  # optional: flags of one algorithm
-     "variants": [{"label": "metis", "partitioner": "metis"}]   # optional: extra flags per variant
+     "variants": [{"label": "metis", "partitioner": "metis"}],  # optional: extra flags per variant
+     "models": ["gcn", "scalegnn"]   # optional: the --model axis (absent: gcnlab's default, no flag)
     }
 The strategies, their grid axes and capabilities come from `gcnlab strategies --json`: a strategy that is
 not distributed (serial) runs at 1 rank only; "auto" gives `--grid auto` to the strategies with a
@@ -137,6 +138,10 @@ def load_sweep(path):
     if not isinstance(sweep["options"], dict) or not isinstance(sweep["algorithm_options"], dict) or \
             not all(isinstance(v, dict) for v in sweep["algorithm_options"].values()):
         die(f"'{path}': options must be an object of gcnlab train flags, algorithm_options one per algorithm")
+    models = sweep.get("models")
+    if models is not None and (not isinstance(models, list) or not models or
+                               not all(isinstance(m, str) and NAME.fullmatch(m) for m in models)):
+        die(f"'{path}': models must be a non-empty list of model names (gcnlab train --model)")
     if not isinstance(sweep["variants"], list) or not sweep["variants"] or \
             not all(isinstance(v, dict) and isinstance(v.get("label", ""), str) for v in sweep["variants"]):
         die(f"'{path}': variants must be a non-empty list of objects (a label and flags)")
@@ -174,13 +179,21 @@ def expand(sweep, registry):
                     grids = [None]
                 for grid in grids:
                     for variant in sweep["variants"]:
-                        for rep in range(sweep["repetitions"]):
-                            run = {"dataset": dataset, "algo": algo, "ranks": p, "grid": grid, "rep": rep,
-                                   "variant": variant.get("label", ""),
-                                   "flags": {**sweep["options"], **sweep["algorithm_options"].get(algo, {}),
-                                             **{k: v for k, v in variant.items() if k != "label"}}}
-                            run["id"] = run_id(run)
-                            runs.append(run)
+                        for model in sweep.get("models") or [None]:  # None: no --model (ids as before the axis)
+                            if model and not entry.get("capabilities", {}).get(f"{model}_model", True):
+                                continue  # the registry says the strategy does not run this model
+                            for rep in range(sweep["repetitions"]):
+                                label = variant.get("label", "")
+                                if model:
+                                    label = f"{label}-{model}" if label else model
+                                flags = {**sweep["options"], **sweep["algorithm_options"].get(algo, {}),
+                                         **{k: v for k, v in variant.items() if k != "label"}}
+                                if model:
+                                    flags["model"] = model
+                                run = {"dataset": dataset, "algo": algo, "ranks": p, "grid": grid, "rep": rep,
+                                       "variant": label, "flags": flags}
+                                run["id"] = run_id(run)
+                                runs.append(run)
     return runs
 
 

@@ -147,10 +147,18 @@ def label(run):
     return f"{c['algo']} {grid}" if len(c["grid"]) > 1 else c["algo"]
 
 
+def facet(run):
+    """The panel a run belongs to: its dataset, and its model where that is not GCN (a sweep's models axis):
+    runs of different models are never compared within one figure."""
+    model = run["config"].get("model", {}).get("variant", "gcn")
+    return run["dataset"]["name"] if model == "gcn" else f"{run['dataset']['name']}-{model}"
+
+
 def by_dataset(runs):
+    """Runs by facet (dataset, model), in the order met."""
     out = {}
     for r in runs:
-        out.setdefault(r["dataset"]["name"], []).append(r)
+        out.setdefault(facet(r), []).append(r)
     return out
 
 

@@ -123,9 +123,9 @@ def main():
     parts.append(f'<p>One row per run, every breakdown category: <a href="{csv.name}">{csv.name}</a> '
                  "(pandas: <code>plots/common.py dataframe()</code>).</p>")
     rows, ids, seen = [], [], set()
-    for r in sorted(runs, key=lambda r: (r["dataset"]["name"], common.algo_key(r["config"]["algo"]), r["config"]["ranks"])):
+    for r in sorted(runs, key=lambda r: (common.facet(r), common.algo_key(r["config"]["algo"]), r["config"]["ranks"])):
         c = r["config"]
-        key = anchor(r["dataset"]["name"], c["algo"], c["ranks"])
+        key = anchor(common.facet(r), c["algo"], c["ranks"])
         ids.append(None if key in seen else key)
         seen.add(key)
         try:
@@ -133,7 +133,7 @@ def main():
             file_cell = Raw(f'<a href="{html.escape(str(href))}">{html.escape(Path(r["_file"]).name)}</a>')
         except ValueError:  # results outside the report's folder
             file_cell = Path(r["_file"]).name
-        rows.append([r["dataset"]["name"], c["algo"], c["ranks"], "x".join(map(str, c["grid"])),
+        rows.append([common.facet(r), c["algo"], c["ranks"], "x".join(map(str, c["grid"])),
                      f"{common.epoch_time(r) * 1e3:.2f}", f"{r['summary']['final_loss']:.5f}",
                      f"{100 * r['summary']['test_acc']:.2f}", f"{wire_max(r) / common.MIB:.2f}",
                      f"{r['load_balance']['nnz_max_over_mean']:.3f}", file_cell])

@@ -20,6 +20,20 @@ JSON
 grep -q "\[1/9\]" "$WORK/first.txt" && grep -q "ETA" "$WORK/first.txt" || { cat "$WORK/first.txt"; fail "no progress lines"; }
 "$PYTHON" "$SWEEP" "$WORK/tiny.json" --results "$WORK/res" --gcnlab "$GCNLAB" --mpirun "$MPIEXEC" >"$WORK/second.txt" 2>&1
 grep -q "9 runs, 7 already done, 2 to run" "$WORK/second.txt" || { cat "$WORK/second.txt"; fail "re-run did not skip the completed runs"; }
+# --- the models axis: every strategy that runs the model (the registry's <model>_model capability; an
+# unknown one, nope, is passed on for gcnlab to report), ids of
+# a sweep without it unchanged
+"$PYTHON" - "$WORK/tiny.json" "$WORK/models.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); s["models"] = ["gcn", "scalegnn"]; json.dump(s, open(sys.argv[2], "w"))
+PY
+"$PYTHON" "$SWEEP" "$WORK/models.json" --gcnlab "$GCNLAB" --dry-list >"$WORK/models.txt" 2>/dev/null
+"$PYTHON" "$SWEEP" "$WORK/tiny.json" --gcnlab "$GCNLAB" --dry-list >"$WORK/nomodels.txt" 2>/dev/null
+[ "$(grep -c -- '--model gcn ' "$WORK/models.txt")" -eq "$(grep -c . "$WORK/nomodels.txt")" ] || fail "models: gcn runs"
+[ "$(grep -- '--model scalegnn ' "$WORK/models.txt" | grep -o -- '--algo [^ ]*' | sort -u | tr '\n' ' ')" = \
+  "--algo nope --algo plexus-3d --algo serial " ] || fail "models: scalegnn runs only where the registry says ($(grep -- \
+  '--model scalegnn ' "$WORK/models.txt" | grep -o -- '--algo [^ ]*' | sort -u | tr '\n' ' '))"
+grep -q -- "--out 1d-np2-r0-" "$WORK/nomodels.txt" && ! grep -q -- "--model" "$WORK/nomodels.txt" || fail "models: ids without the axis"
 "$PYTHON" "$SWEEP" "$WORK/tiny.json" --slurm "$WORK/slurm" --gpus-per-node 1 --gcnlab /opt/gcnlab \
   --results "$WORK/res" >/dev/null || fail "slurm generation"
 for f in "$WORK"/slurm/*.sbatch "$WORK/slurm/submit.sh"; do bash -n "$f" || fail "bash -n $f"; done

@@ -275,7 +275,7 @@ void bench_elementwise(const KernelBench& k) {
 
 // epoch: the train options; one untimed epoch, then --epochs timed ones.
 void bench_epoch(Args& args, MpiCommunicator& world) {
-  TrainRun run = start_train(args, world, /*default_epochs=*/6);
+  TrainRun run = start_train(args, world, /*default_epochs=*/6, /*stop_signals=*/false);
   if (run.finished) return;  // --resume on a finished run: said so
   GCNLAB_CHECK(!run.dry_run && !run.out && !run.weights_out, "bench epoch takes no --dry-run, --out or --weights-out");
   const RunResult r = run.trainer->train({});

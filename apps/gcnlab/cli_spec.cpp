@@ -123,13 +123,19 @@ Options run_options() {
       {"--resume", "DIR|auto", "continue from a checkpoint (DIR or its newest epoch-N) under any strategy and rank "
                                "count; auto: from --checkpoint DIR if it holds one, else from epoch 0; a checkpoint "
                                "of the last epoch: nothing to run, exit 0 (the results put in place if missing)"},
+      {"--config", "RUN.json", "re-run a recorded run: its command line (results provenance) first, then the "
+                               "options given here, which override it"},
+  };
+}
+
+// train only: the scheduler's stop signals (common/core/stop_signal.hpp; bench epoch leaves them fatal).
+Options stop_options() {
+  return {
       {"--stop-signal", "SIG", "a signal that stops the run cleanly besides SIGTERM and SIGUSR1 (USR2, INT, HUP, "
                                "URG): at the next epoch boundary a checkpoint (with --checkpoint), the results so far, "
                                "exit status 75"},
       {"--stop-grace", "SECONDS", "after a stop signal, the longest wait for the ranks to stop before the job ends "
                                   "itself without a checkpoint (default 60; 0: no limit)"},
-      {"--config", "RUN.json", "re-run a recorded run: its command line (results provenance) first, then the "
-                               "options given here, which override it"},
   };
 }
 
@@ -137,7 +143,8 @@ std::vector<CommandSpec> make_specs() {
   std::vector<CommandSpec> s;
   s.push_back({"train", "mpirun -np P gcnlab train --algo NAME [options]",
                "Train the GCN with one strategy on every rank of the job.",
-               strategy_options() + model_options() + run_options() + Options{kQuiet}, "", kDatasetSpecs});
+               strategy_options() + model_options() + run_options() + stop_options() + Options{kQuiet}, "",
+               kDatasetSpecs});
   s.push_back({"strategies", "gcnlab strategies [--json]",
                "The registered strategies: name, paper, grid, capabilities and options (--json: for scripts; "
                "experiments/ and plots/ read it).",

@@ -435,7 +435,7 @@ struct TrainArgs {
 
 // train's flags: the configurations and outputs into `run`, the rest returned; their checks.
 TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<int, int> node, int default_epochs,
-                          TrainRun& run) {
+                          bool stop_signals, TrainRun& run) {
   TrainArgs a;
   RunInfo& info = run.info;
   ModelConfig& model = run.model;
@@ -489,9 +489,11 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   const auto every = static_cast<int>(args.integer("--checkpoint-every", 0, 1));  // 0: not given
   if (every) run.checkpoint_every = every;
   a.resume_from = args.value("--resume");
-  const auto stop_signal = args.value("--stop-signal");
-  a.stop_signal = stop_signal ? stop::parse(*stop_signal) : 0;
-  a.stop_grace = static_cast<int>(args.integer("--stop-grace", 60, 0));
+  if (stop_signals) {  // train's options, not bench's
+    const auto stop_signal = args.value("--stop-signal");
+    a.stop_signal = stop_signal ? stop::parse(*stop_signal) : 0;
+    a.stop_grace = static_cast<int>(args.integer("--stop-grace", 60, 0));
+  }
   args.finish();
   GCNLAB_CHECK(!every || run.checkpoint_dir, "--checkpoint-every needs --checkpoint DIR");
   GCNLAB_CHECK(!(a.resume_from && a.weights_in), "--resume and --weights-in both set the weights: give one");
@@ -647,7 +649,7 @@ void describe_run(TrainRun& run, const MpiCommunicator& world) {
 
 }  // namespace
 
-TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
+TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, bool stop_signals) {
   TrainRun run;
   TrainArgs a;
   Injection fault, signal;  // test-only: GCNLAB_INJECT_FAULT, GCNLAB_INJECT_SIGNAL
@@ -668,12 +670,12 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs) {
   phase("arguments", [&] {
     fault = Injection::from_environment("GCNLAB_INJECT_FAULT");
     fault.at(world.rank(), "arguments");
-    a = read_train_args(args, world, node, default_epochs, run);
+    a = read_train_args(args, world, node, default_epochs, stop_signals, run);
     signal = Injection::from_environment("GCNLAB_INJECT_SIGNAL");
     run.train.between_passes = signal.between_passes(world.rank(), fault.between_passes(world.rank()));
     run.injection = [signal, rank = world.rank()](std::string_view place) { signal.at(rank, place); };
     // From here a scheduler's signal stops the run at an epoch boundary (common/core/stop_signal.hpp).
-    stop::install(a.stop_signal, a.stop_grace, world.rank());
+    if (stop_signals) stop::install(a.stop_signal, a.stop_grace, world.rank());
   });
   phase("checkpoint", [&] {  // before loading: a bad checkpoint fails fast
     resume = read_resume(a, run);

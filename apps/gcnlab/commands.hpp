@@ -66,7 +66,9 @@ struct TrainRun {
   // The communicator the strategy runs on.
   Communicator& comm(Communicator& world) { return device_world ? *device_world : world; }
 };
-TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs = 100);
+// `stop_signals`: catch a scheduler's stop signals from here on (train, whose
+// epoch loop agrees on them; bench epoch, which does not, leaves them fatal).
+TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs = 100, bool stop_signals = true);
 // train's strategy options (all but --grid, which the caller reads) and model options.
 StrategyOptions read_strategy_options(Args& args, const char* command);
 ModelConfig read_model_config(Args& args);

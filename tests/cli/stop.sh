@@ -15,7 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 SCHEMA="$GCNLAB_SOURCE_DIR/common/results/run.schema.json"
 DATA="sbm:nodes=3000,classes=6,avg-degree=10,features=32,seed=7"
-EPOCHS=300
+EPOCHS=150
 MODEL=(--dataset "$DATA" --epochs "$EPOCHS" --hidden 32 --dropout 0.5 --seed 3)
 
 # wait_for FILE PATTERN: until FILE has a line matching PATTERN (60 s at most)
@@ -97,12 +97,13 @@ for algo in 1d 2d plexus-3d; do
 done
 
 # --- a signal on one rank only, at a chosen moment (GCNLAB_INJECT_SIGNAL=RANK:WHERE:SIG)
-# injected NAME SPEC EXPECTED_K [flags]: the run stops after EXPECTED_K epochs, then resumes to the 1d reference
+# injected NAME ALGO SPEC EXPECTED_K [flags]: the run stops after EXPECTED_K epochs, then resumes to ALGO's
+# uninterrupted run
 injected() {
-  local name=$1 spec=$2 expect=$3
-  shift 3
+  local name=$1 algo=$2 spec=$3 expect=$4
+  shift 4
   local ck=$WORK/$name-ck
-  local run=(train --algo 1d "${MODEL[@]}" --checkpoint "$ck" --resume auto "$@")
+  local run=(train --algo "$algo" "${MODEL[@]}" --checkpoint "$ck" --resume auto "$@")
   GCNLAB_INJECT_SIGNAL=$spec timeout 60 "$MPIEXEC" -np 4 "$GCNLAB" "${run[@]}" --out "$WORK/$name.json" \
     >"$WORK/$name.log" 2>&1
   local rc=$? k
@@ -110,12 +111,14 @@ injected() {
   [ "$k" = "$expect" ] || fail "$name: stopped after $k epochs, expected $expect"
   "$MPIEXEC" -np 4 "$GCNLAB" "${run[@]}" --out "$WORK/$name.json" --weights-out "$WORK/$name-w" 2>"$WORK/log" ||
     { cat "$WORK/log"; fail "$name: resume"; }
-  check_whole "$name" 1d-full
-  echo "ok   $name ($spec): stopped after $k epochs, resumed bitwise"
+  check_whole "$name" "$algo-full"
+  echo "ok   $name under $algo ($spec): stopped after $k epochs, resumed bitwise"
 }
-injected mid-epoch 2:5:USR1 6                            # between rank 2's forward and backward of epoch 5
-injected in-checkpoint 1:checkpoint-write:TERM 20 --checkpoint-every 20   # during the first checkpoint write
-injected in-setup 3:setup:USR1 1                         # during setup: the first boundary is epoch 1's end
+for algo in 1d 2d plexus-3d; do
+  injected "$algo-mid-epoch" "$algo" 2:5:USR1 6              # between rank 2's forward and backward of epoch 5
+  injected "$algo-in-checkpoint" "$algo" 1:checkpoint-write:TERM 20 --checkpoint-every 20  # in the first checkpoint write
+  injected "$algo-in-setup" "$algo" 3:setup:USR1 1           # during setup: the first boundary is epoch 1's end
+done
 
 # --- a second signal ends the job as it would without a handler
 "$MPIEXEC" -np 4 "$GCNLAB" train --algo 1d "${MODEL[@]}" >"$WORK/twice.log" 2>&1 &

@@ -14,7 +14,7 @@ wrote the file (same build type, compiler, CPU ISA: `signature`), else within 1e
 says which.
 
     tests/golden/golden.py --gcnlab build/gcnlab [--mpiexec mpiexec]          # compare (ctest -R golden)
-    GCNLAB_GOLDEN_UPDATE=1 ctest --test-dir build -R golden                    # an intended change: rewrite
+    (cd build && GCNLAB_GOLDEN_UPDATE=1 ctest -R golden)                    # an intended change: rewrite
 
 A change that moves a number fails with the run, the field and both values; a commit that regenerates the
 file names the command and says what moved and why.
@@ -159,7 +159,7 @@ def main():
         print(f"FAIL: {d}")
     if diffs:
         print(f"golden: {len(diffs)} difference(s) in {len(got)} runs (losses {how}; bytes and memory exactly). "
-              "An intended change: GCNLAB_GOLDEN_UPDATE=1 ctest --test-dir build -R golden, and say in the commit "
+              "An intended change: (cd build && GCNLAB_GOLDEN_UPDATE=1 ctest -R golden), and say in the commit "
               "what moved")
         return 1
     print(f"golden: {len(got)} runs equal to {STORED.name}: losses {how}, per-rank bytes and memory exactly")

@@ -680,10 +680,17 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   phase("checkpoint", [&] {  // before loading: a bad checkpoint fails fast
     resume = read_resume(a, run);
     if (resume && resume->state.epoch == run.train.epochs) {  // the run is finished: its model must be this one
+      // Known before loading: the model's hyper-parameters, and its widths but the dataset's (f_0, classes).
+      const auto stored = resume->identity.at("model").at("dims").get<std::vector<std::int64_t>>();
       RunInfo probe;
       probe.model = run.model;
-      const auto dims = resume->identity.at("model").at("dims").get<std::vector<std::int64_t>>();
-      check_identity(*resume, {{"model", checkpoint_identity(probe, dims).at("model")}});
+      nlohmann::json mine = checkpoint_identity(probe, run.model.dims(stored.front(), stored.back())).at("model");
+      mine["variant"] = to_string(run.model.variant);
+      nlohmann::json recorded = resume->identity;
+      recorded["model"]["variant"] = recorded["model"].value("variant", "gcn");  // absent: gcn
+      const Checkpoint finished{.path = resume->path, .identity = recorded};
+      check_identity(finished, {{"model", {{"variant", mine["variant"]}}}});  // the model first, then its options
+      check_identity(finished, {{"model", mine}});
       run.finished = true;
     }
     run.history = resume && !resume->history.is_null() ? history_of(*resume) : RunHistory{};

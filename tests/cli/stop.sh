@@ -170,6 +170,12 @@ before=$(md5sum <"$WORK/fin.json")
 grep -q "gcnlab: the run already finished: checkpoint $ck/epoch-000006 is at epoch 6 of --epochs 6; its results" \
   "$WORK/log" || { cat "$WORK/log"; fail "finished: the line"; }
 [ "$(grep -c . "$WORK/log")" -eq 1 ] || { cat "$WORK/log"; fail "finished: more than one line"; }
+expect_error 2 "its model dims is [32,32,32,6], this run's is [32,16,16,6]" train --algo 1d --dataset "$DATA" \
+  --epochs 6 --hidden 16 --seed 3 --checkpoint "$ck" --resume auto --out "$WORK/fin.json"
+expect_error 2 "its model variant is \"gcn\", this run's is \"scalegnn\"" train --algo plexus-3d --dataset "$DATA" \
+  --epochs 6 --hidden 32 --seed 3 --model scalegnn --layers 1 --permutation none --checkpoint "$ck" --resume auto \
+  --out "$WORK/fin.json"
+[ "$(md5sum <"$WORK/fin.json")" = "$before" ] || fail "finished: a refused rerun changed the results"
 mv "$WORK/fin.json" "$WORK/fin-first.json"
 echo partial >"$WORK/fin.json.tmp-4000000"  # what a writer killed mid-write leaves (no such process)
 "$MPIEXEC" -np 4 "$GCNLAB" train --algo 2d --dataset "$DATA" --epochs 6 --hidden 32 --seed 3 --checkpoint "$ck" \

@@ -338,14 +338,14 @@ std::string save_checkpoint(MpiCommunicator& world, TrainRun& run, Trainer& trai
   const Phase previous = world.ledger().phase();
   world.ledger().set_phase(Phase::report);
   const TrainingState state = trainer.state();
-  std::string staging, path;
+  std::string staging;
   try {
     if (run.model.learn_features) staging = stage_learned_features(world, run, trainer, state.epoch);
     collectively(world, [&] {
       if (run.injection) run.injection("checkpoint-write");
       if (world.rank() == 0)
-        path = write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
-                                checkpoint_run(run.info), 2, staging, {history_json(run.history), results});
+        write_checkpoint(*run.checkpoint_dir, state, checkpoint_identity(run.info, trainer.dims()),
+                         checkpoint_run(run.info), 2, staging, {history_json(run.history), results});
     });
   } catch (...) {  // a failed write leaves no staging directory (write_checkpoint removes its own)
     std::error_code ec;
@@ -355,7 +355,7 @@ std::string save_checkpoint(MpiCommunicator& world, TrainRun& run, Trainer& trai
   world.ledger().set_phase(previous);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   run.checkpoint_seconds = std::max(run.checkpoint_seconds, seconds);
-  path = checkpoint_path(*run.checkpoint_dir, state.epoch);
+  const std::string path = checkpoint_path(*run.checkpoint_dir, state.epoch);
   log(world, fmt::format("checkpoint: epoch {} -> {} ({:.1f} ms)", state.epoch, path, 1e3 * seconds));
   return path;
 }
@@ -686,11 +686,10 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
       probe.model = run.model;
       nlohmann::json mine = checkpoint_identity(probe, run.model.dims(stored.front(), stored.back())).at("model");
       mine["variant"] = to_string(run.model.variant);
-      nlohmann::json recorded = resume->identity;
-      recorded["model"]["variant"] = recorded["model"].value("variant", "gcn");  // absent: gcn
-      const Checkpoint finished{.path = resume->path, .identity = recorded};
-      check_identity(finished, {{"model", {{"variant", mine["variant"]}}}});  // the model first, then its options
-      check_identity(finished, {{"model", mine}});
+      nlohmann::json& recorded = resume->identity["model"];  // not resumed from: compared only here
+      recorded["variant"] = recorded.value("variant", "gcn");  // absent: gcn
+      check_identity(*resume, {{"model", {{"variant", mine["variant"]}}}});  // the model first, then its options
+      check_identity(*resume, {{"model", mine}});
       run.finished = true;
     }
     run.history = resume && !resume->history.is_null() ? history_of(*resume) : RunHistory{};
@@ -773,7 +772,7 @@ int train(Args& args, MpiCommunicator& world) {
   const int epochs = info.train.epochs;
   int stopped_by = 0;
   std::string stop_checkpoint;  // the checkpoint a stop resumes from
-  const RunResult segment = trainer->train([&](const EpochMetrics& mine) {
+  RunResult r = trainer->train([&](const EpochMetrics& mine) {
     EpochMetrics e = mine;
     int signal = agree_at_boundary(world, e);
     run.history.add(e);
@@ -792,8 +791,8 @@ int train(Args& args, MpiCommunicator& world) {
     stopped_by = signal;
     return false;
   });
-  RunResult r = segment;  // the results: every epoch of the history, the timing of this segment's
-  r.segment_start = run.history.epochs.size() - segment.epochs.size();
+  // The results: every epoch of the history (this segment's last), the timing of this segment's.
+  r.segment_start = run.history.epochs.size() - r.epochs.size();
   r.epochs = run.history.epochs;
   run.info.segments = run.history.segments;
   if (run.checkpoint_dir && run.checkpoint_seconds > 0) run.info.checkpoint["write_seconds_max"] = run.checkpoint_seconds;
@@ -825,7 +824,7 @@ int train(Args& args, MpiCommunicator& world) {
     if (world.rank() != 0) return;
     if (out && !(stopped_by && (kept = complete_results(*out)))) write_file_atomically(*out, j.dump(1) + "\n");
     if (weights_out && !stopped_by) {
-      write_weights(*weights_out + "/initial", r.dims, segment.initial_weights);
+      write_weights(*weights_out + "/initial", r.dims, r.initial_weights);
       write_weights(*weights_out + "/final", r.dims, r.final_weights);
     }
   });

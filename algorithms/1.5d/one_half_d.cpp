@@ -46,25 +46,21 @@ void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
   nnz_local_ = stages_.nnz;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
-  work_ = Dense(backend_, r1 - r0, fmax);
 }
 
-void OneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
-    broadcast_spmm(col_, backend_, stages_.forward, in, out, stage_);
-    row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
-  }, x, w, z, work_.data());
+void OneHalfDStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  broadcast_spmm(col_, backend_, d == Direction::forward ? stages_.forward : stages_.backward, in, out, stage_);
+  row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
 }
 
-void OneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  broadcast_spmm(col_, backend_, stages_.backward, g, u, stage_);
-  row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
-  weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
+void OneHalfDStrategy::linear(int, ConstView x, ConstView w, View z) { multiply_weights(backend_, ledger_, x, w, z); }
+
+void OneHalfDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  weight_and_input_gradients(backend_, ledger_, col_, x, g, w, dw, dx);
 }
 
 MemoryNeed OneHalfDStrategy::memory_need() const {
-  return broadcast_spmm_memory(stages_, offsets_, static_cast<std::int64_t>(layouts_[0].vertices.size()), dims_);
+  return broadcast_spmm_memory(stages_, offsets_, dims_);
 }
 
 ByteModel OneHalfDStrategy::byte_model() const {

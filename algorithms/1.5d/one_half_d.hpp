@@ -40,8 +40,9 @@ class OneHalfDStrategy final : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   bool counts_metrics() const override { return grid_.coord("c") == 0; }
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
@@ -63,7 +64,6 @@ class OneHalfDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;  // the blocks of this column's stages
   Buffer<float> stage_;
-  Dense work_;
 };
 
 }  // namespace gcnlab

@@ -54,7 +54,7 @@ ByteModel Ring1DStrategy::byte_model() const {
 }
 
 MemoryNeed Ring1DStrategy::memory_need() const {
-  MemoryNeed m = OneDStrategy::memory_need();  // the blocks, one receive buffer, the local product
+  MemoryNeed m = OneDStrategy::memory_need();  // the blocks and one receive buffer
   m.buffers += bytes_of<float>(static_cast<std::int64_t>(second_.size()));
   return m;
 }

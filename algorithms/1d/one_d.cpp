@@ -41,26 +41,24 @@ void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) 
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
-  work_ = Dense(backend_, r1 - r0, fmax);
 }
 
 void OneDStrategy::row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out) {
   broadcast_spmm(world_, backend_, stages, in, out, stage_);
 }
 
-void OneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) { row_spmm(stages_.forward, in, out); },
-                  x, w, z, work_.data());
+void OneDStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  row_spmm(d == Direction::forward ? stages_.forward : stages_.backward, in, out);
 }
 
-void OneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  row_spmm(stages_.backward, g, u);  // G is not read after this (dX may share its storage)
-  weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
+void OneDStrategy::linear(int, ConstView x, ConstView w, View z) { multiply_weights(backend_, ledger_, x, w, z); }
+
+void OneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  weight_and_input_gradients(backend_, ledger_, world_, x, g, w, dw, dx);
 }
 
 MemoryNeed OneDStrategy::memory_need() const {
-  return broadcast_spmm_memory(stages_, offsets_, static_cast<std::int64_t>(layouts_[0].vertices.size()), dims_);
+  return broadcast_spmm_memory(stages_, offsets_, dims_);
 }
 
 ByteModel OneDStrategy::byte_model() const {

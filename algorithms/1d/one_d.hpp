@@ -32,8 +32,9 @@ class OneDStrategy : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
@@ -58,7 +59,6 @@ class OneDStrategy : public Strategy {
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;     // Âᵀ_ij and Â_ij, j = 0..P-1; stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f
-  Dense work_;                // T_i / U_i (or X_i W): n_i x max f
 };
 
 }  // namespace gcnlab

@@ -45,7 +45,7 @@ void MgGcn1DStrategy::row_spmm(const std::vector<BroadcastStage>& stages, ConstV
 }
 
 MemoryNeed MgGcn1DStrategy::memory_need() const {
-  MemoryNeed m = OneDStrategy::memory_need();  // the blocks, BC1 and HW
+  MemoryNeed m = OneDStrategy::memory_need();  // the blocks and BC1 (HW is the trainer's work slot)
   m.buffers += bytes_of<float>(static_cast<std::int64_t>(stage2_.size()));
   return m;
 }

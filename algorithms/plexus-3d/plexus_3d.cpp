@@ -139,20 +139,16 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
     }
   }
 
-  h_.clear();
   w_full_.clear();
-  std::int64_t dh = 0, dw = 0;
+  std::int64_t dw = 0;
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = geo.blocks[l];
-    h_.push_back(conv(l) ? Dense(backend_, b.rows_out.count, b.cols_in.count) : Dense());
     w_full_.push_back(g_[b.ax.c] > 1 ? Dense(backend_, b.cols_in.count, b.cols_out.count) : Dense());
-    dh = std::max(dh, b.rows_out.count * b.cols_in.count);
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   sums_.reserve(largest_partial_sum(geo.blocks));
   const LayerBlocks& b0 = geo.blocks.front();
   f_full_ = conv(0) ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
-  dh_ = Dense(backend_, 1, dh);
   dw_part_ = Dense(backend_, 1, dw);
   dw_t_ = Dense(backend_, 1, dw);
   dx_part_ = learn_features_ ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
@@ -216,16 +212,11 @@ void Plexus3DStrategy::restrict_to(const SampleCut* c) {
   cur_ = &sampled_;
 }
 
-View Plexus3DStrategy::h(int l) {
-  const LayerBlocks& b = cur_->blocks[l];
-  return {h_[l].data(), b.rows_out.count, b.cols_in.count, b.cols_in.count};
-}
-
 MemoryNeed Plexus3DStrategy::memory_need() const {
   // Sec. 4: per distinct shard A^(l) its aggregation row blocks and transpose; per
-  // layer H (kept for dW) and the all-gathered W; the all-gathered F of layer 0,
-  // the dH / dW partial buffers, (learned features) dX's partial and (bf16) the
-  // partial sums' staging.
+  // layer the all-gathered W; the all-gathered F of layer 0, the dW partial
+  // buffers, (learned features) dX's partial and (bf16) the partial sums'
+  // staging. H (kept for dW) and dH are the trainer's (ConvolutionScratch).
   // A mini-batch adds its sampled shards; the buffers are the full graph's.
   MemoryNeed m;
   for (const Geometry* geo : {&full_, &sampled_})
@@ -233,16 +224,13 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
       for (const Csr& a : s.row_blocks) m.graph += csr_bytes(a);
       m.graph += csr_bytes(s.transposed);
     }
-  std::int64_t floats = 0, dh = 0, dw = 0;
-  for (std::size_t l = 0; l < full_.blocks.size(); ++l) {
-    const LayerBlocks& b = full_.blocks[l];
-    floats += (conv(static_cast<int>(l)) ? b.rows_out.count * b.cols_in.count : 0) +
-              (g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0);
-    dh = std::max(dh, b.rows_out.count * b.cols_in.count);
+  std::int64_t floats = 0, dw = 0;
+  for (const LayerBlocks& b : full_.blocks) {
+    floats += g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0;
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   const LayerBlocks& b0 = full_.blocks.front();
-  floats += (conv(0) ? b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) : 0) + dh + 2 * dw;
+  floats += (conv(0) ? b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) : 0) + 2 * dw;
   std::int64_t staging = 0;  // the residuals' messages (the largest; a sample's are smaller)
   for (int l = 0; l < shape_.layers(); ++l)
     if (shape_.norm_after(l))
@@ -293,7 +281,7 @@ Block Plexus3DStrategy::weight_block(int l) const {
   return {b.w_rows.first, b.w_rows.count, b.cols_out.first, b.cols_out.count};
 }
 
-void Plexus3DStrategy::aggregate(const Shard& s, Communicator& group, ConstView f, View h) {
+void Plexus3DStrategy::aggregate_blocks(const Shard& s, Communicator& group, ConstView f, View h) {
   std::vector<Communicator::Pending> pending;
   std::int64_t row0 = 0;
   for (std::size_t kb = 0; kb < s.row_blocks.size(); ++kb) {
@@ -309,22 +297,41 @@ void Plexus3DStrategy::aggregate(const Shard& s, Communicator& group, ConstView 
   sums_.finish();
 }
 
-void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
+void Plexus3DStrategy::aggregate(int l, Direction d, ConstView in, View out) {
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
+  Communicator& over_c = along(b.ax.c);
+  if (d == Direction::forward) {
+    ConstView f = in;
+    if (l == 0 && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
+      const auto counts = rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count);
+      over_c.allgather(span_of(in.data, in.rows * in.cols),
+                       span_of(f_full_.data(), b.rows_in.count * b.cols_in.count), counts, Category::allgather);
+      f = ConstView{f_full_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count};
+    }
+    aggregate_blocks(shard(l), over_a, f, out);  // lines 4-5
+    return;
+  }
+  // Alg. 2 lines 7-8: dF = Aᵀ dH, partial over c.
+  const bool scatter = l == 0 && over_c.size() > 1;  // the learned input features are sharded over c
+  View df = scatter ? View{dx_part_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count} : out;
+  {
+    auto t = ledger_.time(Category::spmm);
+    backend_.spmm(shard(l).transposed, in, df, 0.f);
+  }
+  if (scatter) {
+    over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(out.data, out.size()),
+                          rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count),
+                          Category::reduce_scatter);
+  } else if (l > 0 && over_c.size() > 1) {
+    sums_.allreduce(over_c, df);
+  }
+}
+
+void Plexus3DStrategy::linear(int l, ConstView h, ConstView w, View z) {
+  const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_b = along(b.ax.b);
   Communicator& over_c = along(b.ax.c);
-
-  ConstView f = x;
-  if (l == 0 && conv(l) && over_c.size() > 1) {  // Alg. 1 line 3: F is sharded over c
-    const auto counts = rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count);
-    over_c.allgather(span_of(x.data, x.rows * x.cols), span_of(f_full_.data(), b.rows_in.count * b.cols_in.count),
-                     counts, Category::allgather);
-    f = ConstView{f_full_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count};
-  }
-  if (conv(l)) aggregate(shard(l), over_a, f, h(l));  // lines 4-5 (a linear layer multiplies its input: Eq. 28)
-  const ConstView h_l = conv(l) ? ConstView(h(l)) : x;
-
   if (over_c.size() > 1) {  // line 7
     over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(),
                      row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count), Category::allgather);
@@ -332,50 +339,32 @@ void Plexus3DStrategy::forward(int l, ConstView x, ConstView w, View z) {
   const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
   {
     auto t = ledger_.time(Category::gemm);  // line 8
-    backend_.gemm(Op::N, Op::N, 1.f, h_l, w_full, 0.f, z);
+    backend_.gemm(Op::N, Op::N, 1.f, h, w_full, 0.f, z);
   }
   if (over_b.size() > 1) sums_.allreduce(over_b, z);  // line 9
 }
 
-void Plexus3DStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstView w, View dw, View* dh) {
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
   Communicator& over_c = along(b.ax.c);
-  GCNLAB_ASSERT(l > 0 || (dx != nullptr) == learn_features_);
 
   // Alg. 2 lines 2-3: dW = Hᵀ dQ, partial over c, reduce-scattered into the W shards.
   View dw_full = over_c.size() > 1 ? View{dw_part_.data(), b.cols_in.count, b.cols_out.count, b.cols_out.count} : dw;
-  weight_gradient(l, conv(l) ? ConstView(h(l)) : x, g, dw_full);
+  weight_gradient(l, h, g, dw_full);
   if (over_c.size() > 1) {
     over_c.reduce_scatter(span_of<const float>(dw_full.data, dw_full.size()), span_of(dw.data, dw.size()),
                           row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count),
                           Category::reduce_scatter);
   }
-  if (!dx) return;
+  if (!dh) return;
 
   // lines 5-6: dH = dQ Wᵀ, partial over a (a linear layer's dX).
-  View dh = conv(l) ? View{dh_.data(), b.rows_out.count, b.cols_in.count, b.cols_in.count} : *dx;
   {
     auto t = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, dh);
+    backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, *dh);
   }
-  if (over_a.size() > 1) sums_.allreduce(over_a, dh);
-  if (!conv(l)) return;
-
-  // lines 7-8: dF = Aᵀ dH, partial over c.
-  const bool scatter = l == 0 && over_c.size() > 1;  // the learned input features are sharded over c
-  View df = scatter ? View{dx_part_.data(), b.rows_in.count, b.cols_in.count, b.cols_in.count} : *dx;
-  {
-    auto t = ledger_.time(Category::spmm);
-    backend_.spmm(shard(l).transposed, dh, df, 0.f);
-  }
-  if (scatter) {
-    over_c.reduce_scatter(span_of<const float>(df.data, df.size()), span_of(dx->data, dx->size()),
-                          rows_.sub_block_elements(g_[b.ax.a], k_[b.ax.a], g_[b.ax.c], b.cols_in.count),
-                          Category::reduce_scatter);
-  } else if (l > 0 && over_c.size() > 1) {
-    sums_.allreduce(over_c, df);
-  }
+  if (over_a.size() > 1) sums_.allreduce(over_a, *dh);
 }
 
 ClassSplit Plexus3DStrategy::class_split() {

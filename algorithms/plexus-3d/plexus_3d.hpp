@@ -60,8 +60,13 @@ class Plexus3DStrategy final : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return cur_->layouts[l]; }
   Block weight_block(int l) const override;
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  // Alg. 1 lines 3-5 (forward: F gathered over c at layer 0, H = A F reduced
+  // over a) and Alg. 2 lines 7-8 (backward: dF = Aᵀ dH reduced over c).
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  // Alg. 1 lines 7-9 (Eq. 28 for a linear layer) and Alg. 2 lines 2-6.
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  BackwardOrder backward_order(int) const override { return BackwardOrder::transform_first; }
   std::string permutation() const override { return to_string(permutation_); }
   std::unique_ptr<SampleCut> cut(Sample s) const override;
   void restrict_to(const SampleCut* c) override;
@@ -102,9 +107,7 @@ class Plexus3DStrategy final : public Strategy {
   // Per layer, from --gemm-order and the backend's rule; never from a clock.
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
-  void aggregate(const Shard& s, Communicator& group, ConstView f, View h);
-  // Layer l's H (a convolution's, kept from the forward pass for dW), in the current geometry's shape.
-  View h(int l);
+  void aggregate_blocks(const Shard& s, Communicator& group, ConstView f, View h);
   bool conv(int l) const { return shape_.kind(l) == LayerKind::conv; }
   const Shard& shard(int l) const { return cur_->shards[cur_->shard_of_layer[l]]; }
 
@@ -135,8 +138,8 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<HostCsr> host_shards_; // full_.shards on the host, in ordering-0 positions
   std::vector<std::array<plexus::Range, 2>> shard_ranges_;  // their rows and columns (positions)
   // Buffers sized for the full graph (a sample's blocks are never larger).
-  std::vector<Dense> h_, w_full_;  // per layer: H (kept for dW; convolutions) and the all-gathered W
-  Dense f_full_, dh_, dw_part_, dw_t_, dx_part_;
+  std::vector<Dense> w_full_;  // per layer: the all-gathered W
+  Dense f_full_, dw_part_, dw_t_, dx_part_;
   Dense reshard_staging_;  // the residual's messages
 };
 

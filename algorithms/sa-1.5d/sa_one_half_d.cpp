@@ -79,7 +79,6 @@ void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(max_send * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(max_recv * fmax));
-  work_ = Dense(backend_, offsets_[i + 1] - offsets_[i], fmax);
 }
 
 std::int64_t SaOneHalfDStrategy::Stage::sent_rows() const {
@@ -102,9 +101,8 @@ MemoryNeed SaOneHalfDStrategy::memory_need() const {
   for (const auto* stages : {&fwd_, &bwd_})
     for (const Stage& st : *stages) m.graph += csr_bytes(st.block) + bytes_of<std::int64_t>(st.sent_rows());
   const auto [max_send, max_recv] = largest_exchange();
-  const int i = grid_.coord("r");
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
-  m.buffers = bytes_of<float>((max_send + max_recv + offsets_[i + 1] - offsets_[i]) * fmax);
+  m.buffers = bytes_of<float>((max_send + max_recv) * fmax);
   return m;
 }
 
@@ -140,18 +138,15 @@ void SaOneHalfDStrategy::spmm(std::vector<Stage>& stages, ConstView x, View y) {
   }
 }
 
-void SaOneHalfDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
-    spmm(fwd_, in, out);
-    row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
-  }, x, w, z, work_.data());
+void SaOneHalfDStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  spmm(d == Direction::backward && directed_ ? bwd_ : fwd_, in, out);
+  row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
 }
 
-void SaOneHalfDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  spmm(directed_ ? bwd_ : fwd_, g, u);
-  row_.allreduce(std::span<float>(u.data, u.size()), ReduceOp::sum, Category::allreduce);
-  weight_and_input_gradients(backend_, ledger_, col_, x, u, w, dw, dx);
+void SaOneHalfDStrategy::linear(int, ConstView x, ConstView w, View z) { multiply_weights(backend_, ledger_, x, w, z); }
+
+void SaOneHalfDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  weight_and_input_gradients(backend_, ledger_, col_, x, g, w, dw, dx);
 }
 
 ByteModel SaOneHalfDStrategy::byte_model() const {

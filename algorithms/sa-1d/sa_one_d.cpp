@@ -72,7 +72,6 @@ void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.sent_rows(), b.sent_rows()) * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
-  work_ = Dense(backend_, offsets_[me + 1] - offsets_[me], fmax);
 }
 
 MemoryNeed SaOneDStrategy::memory_need() const {
@@ -82,8 +81,7 @@ MemoryNeed SaOneDStrategy::memory_need() const {
   for (const Exchange* e : directed_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
     m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->sent_rows());
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
-  m.buffers = bytes_of<float>((std::max(fwd_.sent_rows(), b.sent_rows()) + std::max(fwd_.recv_rows, b.recv_rows) + offsets_[world_.rank() + 1] -
-                               offsets_[world_.rank()]) * fmax);
+  m.buffers = bytes_of<float>((std::max(fwd_.sent_rows(), b.sent_rows()) + std::max(fwd_.recv_rows, b.recv_rows)) * fmax);
   return m;
 }
 
@@ -108,15 +106,14 @@ void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
   backend_.spmm(e.remote, ConstView{recv_.data(), e.recv_rows, f, f}, y, 1.f);
 }
 
-void SaOneDStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) { spmm(fwd_, in, out); }, x, w, z,
-                  work_.data());
+void SaOneDStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  spmm(d == Direction::backward && directed_ ? bwd_ : fwd_, in, out);
 }
 
-void SaOneDStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  spmm(directed_ ? bwd_ : fwd_, g, u);
-  weight_and_input_gradients(backend_, ledger_, world_, x, u, w, dw, dx);
+void SaOneDStrategy::linear(int, ConstView x, ConstView w, View z) { multiply_weights(backend_, ledger_, x, w, z); }
+
+void SaOneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  weight_and_input_gradients(backend_, ledger_, world_, x, g, w, dw, dx);
 }
 
 ByteModel SaOneDStrategy::byte_model() const {

@@ -32,8 +32,9 @@ class SaOneDStrategy final : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
   MemoryNeed memory_need() const override;
@@ -62,7 +63,6 @@ class SaOneDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   Exchange fwd_, bwd_;  // bwd_ unused when undirected
   Buffer<float> send_, recv_;
-  Dense work_;
 };
 
 }  // namespace gcnlab

@@ -69,8 +69,8 @@ void ScaleGnn4DStrategy::restrict_to(const SampleCut* c) {
   pmm_->restrict_to(c);
 }
 
-void ScaleGnn4DStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  pmm_->backward(l, x, g, w, dw, dx);
+void ScaleGnn4DStrategy::linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  pmm_->linear_backward(l, x, g, w, dw, dx);
   // Sec. IV-A: the groups' gradients of the step's loss add up.
   if (d_ > 1 && sampled_)
     data_group().allreduce(std::span<float>(dw.data, static_cast<std::size_t>(dw.size())), ReduceOp::sum,

@@ -48,8 +48,10 @@ class ScaleGnn4DStrategy final : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return pmm_->layout(l); }
   Block weight_block(int l) const override { return pmm_->weight_block(l); }
-  void forward(int l, ConstView x, ConstView w, View z) override { pmm_->forward(l, x, w, z); }
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override { pmm_->aggregate(l, d, in, out); }
+  void linear(int l, ConstView x, ConstView w, View z) override { pmm_->linear(l, x, w, z); }
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  BackwardOrder backward_order(int l) const override { return pmm_->backward_order(l); }
   std::string permutation() const override { return pmm_->permutation(); }
   std::unique_ptr<SampleCut> cut(Sample s) const override { return pmm_->cut(std::move(s)); }
   void restrict_to(const SampleCut* c) override;

@@ -28,7 +28,6 @@ std::string SerialStrategy::describe() const {
 
 void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
   dims_ = dims;
-  kinds_ = layer_kinds(variant_, static_cast<int>(dims.size()) - 1);
   orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();
   directed_ = g.directed();
@@ -48,11 +47,11 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
     if (keep_host_) host_ = std::move(a);
   }
   sampled_ = false;
-  work_ = Dense(backend_, n_, *std::max_element(dims.begin(), dims.end()));
-  const bool keep_aggregate = !keep_host_ && !learn_features_ && kinds_[0] != LayerKind::linear &&
-                              orders_[0] == ProductOrder::aggregate_first;
-  aggregate_0_ = keep_aggregate ? Dense(backend_, n_, dims[0]) : Dense();
-  aggregated_input_ = nullptr;
+  keeps_aggregate_ = !keep_host_ && !learn_features_ && orders_[0] == ProductOrder::aggregate_first;
+}
+
+BackwardOrder SerialStrategy::backward_order(int l) const {
+  return l == 0 && keeps_aggregate_ ? BackwardOrder::transform_first : BackwardOrder::aggregate_first;
 }
 
 namespace {
@@ -90,8 +89,6 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
   if (!c) return;
   const auto& cut = dynamic_cast<const SerialCut&>(*c);
   sample_layouts_ = cut.layouts;
-  if (cut.a_t.rows > work_.rows())  // D samples of more than n / D vertices
-    work_ = Dense(backend_, cut.a_t.rows, *std::max_element(dims_.begin(), dims_.end()));
   sample_t_ = upload(backend_, cut.a_t);
   if (directed_) sample_ = upload(backend_, cut.a);
 }
@@ -99,46 +96,25 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
   m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
-  m.buffers = bytes_of<float>(std::max(n_, work_.rows()) * *std::max_element(dims_.begin(), dims_.end())) +
-              bytes_of<float>(aggregate_0_.rows() * aggregate_0_.cols());
   return m;
 }
 
-void SerialStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  if (kinds_[l] == LayerKind::linear) {  // ScaleGNN Eq. 4, 11
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
-    return;
-  }
-  const bool keep = l == 0 && keeps_aggregate();
-  forward_product(backend_, ledger_, orders_[l], [&](ConstView in, View out) {
-    auto s = ledger_.time(Category::spmm);
-    backend_.spmm(sampled_ ? sample_t_ : a_hat_t_, in, out, 0.f);
-  }, x, w, z, keep ? aggregate_0_.data() : work_.data());
-  if (keep) aggregated_input_ = x.data;
+void SerialStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  auto s = ledger_.time(Category::spmm);
+  const Csr& a_t = sampled_ ? sample_t_ : a_hat_t_;
+  const Csr& a = sampled_ ? sample_ : a_hat_;
+  backend_.spmm(d == Direction::forward || !directed_ ? a_t : a, in, out, 0.f);  // undirected: Â = Âᵀ
 }
 
-void SerialStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  View u{work_.data(), g.rows, dims_[l + 1], dims_[l + 1]};
-  if (kinds_[l] == LayerKind::linear) {  // ScaleGNN Eq. 13-14, 18-19
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
-    if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
-    return;
-  }
-  if (l == 0 && !dx && keeps_aggregate() && x.data == aggregated_input_) {  // dW_0 = T_0ᵀ G_0 (see serial.hpp)
-    auto s = ledger_.time(Category::gemm);
-    backend_.gemm(Op::T, Op::N, 1.f, ConstView{aggregate_0_.data(), n_, dims_[0], dims_[0]}, g, 0.f, dw);
-    return;
-  }
-  {
-    auto s = ledger_.time(Category::spmm);
-    const Csr& a = sampled_ ? (directed_ ? sample_ : sample_t_) : (directed_ ? a_hat_ : a_hat_t_);
-    backend_.spmm(a, g, u, 0.f);
-  }
+void SerialStrategy::linear(int, ConstView x, ConstView w, View z) {
   auto s = ledger_.time(Category::gemm);
-  backend_.gemm(Op::T, Op::N, 1.f, x, u, 0.f, dw);
-  if (dx) backend_.gemm(Op::N, Op::T, 1.f, u, w, 0.f, *dx);
+  backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
+}
+
+void SerialStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  auto s = ledger_.time(Category::gemm);
+  backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
+  if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
 }
 
 void SerialStrategy::reshard(int, int, ConstView x, View y, bool accumulate) {

@@ -1,21 +1,21 @@
 #pragma once
-// serial: the oracle. One rank holds Âᵀ, Â, every activation and W; each layer
-// is one SpMM and GEMMs, written as plainly as possible.
-//   forward   T = Âᵀ X,  Z = T W
-//   backward  U = Â G,   dW = Xᵀ U,  dX = U Wᵀ      (CAGNET Eq. 2-3)
+// serial: the oracle. One rank holds Âᵀ, Â, every activation and W; each
+// primitive is one SpMM or GEMM, written as plainly as possible:
+//   aggregate        out = Âᵀ in  /  Â in
+//   linear           Z = X W
+//   linear_backward  dW = Xᵀ G,  dX = G Wᵀ
 // Layer 0 of a full-graph run with fixed input features needs no dX, and with
-// the aggregate-first order its forward has T_0 = Âᵀ X_0 in hand: it keeps
-// T_0 and its backward is dW_0 = T_0ᵀ G_0, one SpMM fewer per epoch (what
-// autograd does for (Âᵀ X) W; dW_0 = (Âᵀ X)ᵀ G = Xᵀ (Â G) rounded otherwise).
+// the aggregate-first order its forward has T_0 = Âᵀ X_0 in hand: its backward
+// is transform-first (BackwardOrder), dW_0 = T_0ᵀ G_0, one SpMM fewer per
+// epoch (what autograd does for (Âᵀ X) W; dW_0 = Xᵀ (Â G) rounds otherwise).
 // With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
 // induced, rescaled subgraph (common/data/sampling.hpp) is cut out of the
 // whole Âᵀ, kept on the host for that, and multiplied the same way. With
 // --dp-groups D it draws the samples of D data-parallel groups per step and
 // trains on the block-diagonal union of their subgraphs: one loss over all
 // of them and dW summed over them is what scalegnn-4d's D groups compute.
-// With --model scalegnn its linear layers are one GEMM each (Z = X W;
-// dW = Xᵀ G, dX = G Wᵀ), and every layout is the same: RMSNorm needs no
-// reduction and the residual is a copy.
+// With --model scalegnn every layout is the same: RMSNorm needs no reduction
+// and the residual is a copy.
 
 #include "common/model/strategy.hpp"
 
@@ -33,8 +33,10 @@ class SerialStrategy final : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  BackwardOrder backward_order(int l) const override;
   std::unique_ptr<SampleCut> cut(Sample s) const override;
   void restrict_to(const SampleCut* c) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
@@ -47,22 +49,17 @@ class SerialStrategy final : public Strategy {
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
 
  private:
-  bool keeps_aggregate() const { return aggregate_0_.rows() > 0; }  // layer 0 keeps T_0 (see the top)
-
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
   ModelVariant variant_;
-  std::vector<LayerKind> kinds_;
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
   std::int64_t n_ = 0;
   bool directed_ = false;
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
-  Dense work_;           // n x max f
-  Dense aggregate_0_;                       // T_0 = Âᵀ X_0 of the last forward, n x f_0 (empty: not kept)
-  const float* aggregated_input_ = nullptr; // the X_0 it was computed from
+  bool keeps_aggregate_ = false;  // layer 0's backward is transform-first (see the top)
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
   bool learn_features_;  // layer 0 computes dX
   int dp_groups_;        // --dp-groups: the groups whose samples a step unites

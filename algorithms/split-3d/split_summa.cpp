@@ -160,7 +160,6 @@ void SplitSummaStrategy::allocate_scratch() {
   sparse_scratch_.val = Buffer<float>(backend_, static_cast<std::size_t>(max_nnz));
   dense_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)));
   if (Z() > 1) partial_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_i_ * fmax_j));
-  work_ = Buffer<float>(backend_, static_cast<std::size_t>(rows_ik_ * fmax_j));
   if (dw_reduce_ == DwReduce::summa) {
     const DwSizes d = dw_sizes();
     auto buffer = [&](std::int64_t n) { return Buffer<float>(backend_, static_cast<std::size_t>(n)); };
@@ -215,7 +214,7 @@ MemoryNeed SplitSummaStrategy::memory_need() const {
   const auto [max_nnz, max_len, fmax_j, fmax_any] = scratch_sizes();
   m.buffers = bytes_of<std::int64_t>(rows_i_ + 1) + bytes_of<float>(max_nnz) + bytes_of<std::int32_t>(max_nnz) +
               bytes_of<float>(std::max(max_len * fmax_j, rows_ik_ * fmax_any)) +
-              bytes_of<float>((Z() > 1 ? rows_i_ : 0) * fmax_j + rows_ik_ * fmax_j);
+              bytes_of<float>((Z() > 1 ? rows_i_ : 0) * fmax_j);
   if (dw_reduce_ == DwReduce::summa) {  // Xᵀ, its send/receive buffers and piece; dW block, slice, all of dW
     const DwSizes d = dw_sizes();
     m.buffers += bytes_of<float>(2 * d.cslice * d.phi + d.send + max_len * d.phi + d.block +
@@ -299,12 +298,12 @@ void SplitSummaStrategy::for_each_column_block(ConstView local, std::int64_t f,
   }
 }
 
-void SplitSummaStrategy::forward(int l, ConstView x, ConstView w, View z) {
-  const int j = grid_.coord("y");
-  const std::int64_t cin = features(dims_[l], j).second;
-  const auto [co0, cout] = features(dims_[l + 1], j);
-  View t{work_.data(), rows_ik_, cin, cin};
-  spmm(false, x, t);
+void SplitSummaStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  spmm(d == Direction::backward, in, out);
+}
+
+void SplitSummaStrategy::linear(int l, ConstView t, ConstView w, View z) {
+  const auto [co0, cout] = features(dims_[l + 1], grid_.coord("y"));
   {
     auto s = ledger_.time(Category::gemm);
     backend_.fill(z, 0.f);
@@ -316,13 +315,9 @@ void SplitSummaStrategy::forward(int l, ConstView x, ConstView w, View z) {
   });
 }
 
-void SplitSummaStrategy::backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
-  const int j = grid_.coord("y");
-  const auto [ci0, cin] = features(dims_[l], j);
-  const std::int64_t cout = features(dims_[l + 1], j).second;
+void SplitSummaStrategy::linear_backward(int l, ConstView x, ConstView u, ConstView w, View dw, View* dx) {
+  const auto [ci0, cin] = features(dims_[l], grid_.coord("y"));
   const bool summa = dw_reduce_ == DwReduce::summa;
-  View u{work_.data(), rows_ik_, cout, cout};
-  spmm(true, g, u);
   if (dx || !summa) {  // the partial SUMMA with Wᵀ (dX), and the allreduce variant's dW rows
     {
       auto s = ledger_.time(Category::gemm);

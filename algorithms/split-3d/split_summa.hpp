@@ -65,8 +65,10 @@ class SplitSummaStrategy : public Strategy {
   void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
-  void forward(int l, ConstView x, ConstView w, View z) override;
-  void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
+  void aggregate(int l, Direction d, ConstView in, View out) override;
+  void linear(int l, ConstView x, ConstView w, View z) override;
+  // G is U = Â G_l (the backward is aggregate-first): dX by the partial SUMMA with Wᵀ, dW per --dw-reduce.
+  void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   ClassSplit class_split() override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   ByteModel byte_model() const override;
@@ -148,7 +150,7 @@ class SplitSummaStrategy : public Strategy {
   std::vector<Csr> pieces_fwd_, pieces_bwd_;  // owned pieces (bwd empty when undirected)
   std::int64_t nnz_local_ = 0;
   Csr sparse_scratch_;
-  Buffer<float> dense_scratch_, partial_, work_;
+  Buffer<float> dense_scratch_, partial_;
   // dw_reduce summa: Xᵀ[Φ_i, C_{j,k}] (row-major as |C_{j,k}| x |Φ_i|), the
   // redistribution's send/receive buffers, a received Xᵀ piece, the dW block,
   // its fiber slice and the all-gathered blocks.

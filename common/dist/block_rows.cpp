@@ -21,19 +21,6 @@ void multiply_weights(Backend& backend, Ledger& ledger, ConstView t, ConstView w
   backend.gemm(Op::N, Op::N, 1.f, t, w, 0.f, z);
 }
 
-void forward_product(Backend& backend, Ledger& ledger, ProductOrder order, const RowSpmm& spmm, ConstView x,
-                     ConstView w, View z, float* work) {
-  if (order == ProductOrder::aggregate_first) {
-    const View t{work, x.rows, x.cols, x.cols};
-    spmm(x, t);
-    multiply_weights(backend, ledger, t, w, z);
-  } else {
-    const View y{work, x.rows, z.cols, z.cols};
-    multiply_weights(backend, ledger, x, w, y);
-    spmm(y, z);
-  }
-}
-
 void weight_and_input_gradients(Backend& backend, Ledger& ledger, Communicator& group, ConstView x, ConstView u,
                                 ConstView w, View dw, View* dx) {
   {

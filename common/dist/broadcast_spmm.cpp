@@ -67,11 +67,11 @@ double BlockRowStages::bytes() const {
 }
 
 MemoryNeed broadcast_spmm_memory(const BlockRowStages& stages, const std::vector<std::int64_t>& offsets,
-                                 std::int64_t local_rows, const std::vector<std::int64_t>& dims) {
+                                 const std::vector<std::int64_t>& dims) {
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   MemoryNeed m;
   m.graph = stages.bytes();
-  m.buffers = bytes_of<float>((block_extent(offsets).second + local_rows) * fmax);
+  m.buffers = bytes_of<float>(block_extent(offsets).second * fmax);
   return m;
 }
 

@@ -41,10 +41,10 @@ BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vec
 void broadcast_spmm(Communicator& group, Backend& backend, const std::vector<BroadcastStage>& stages,
                     ConstView local, View y, Buffer<float>& scratch);
 
-// 1d / 1.5d memory: the stages' blocks; a receive block of the largest block
-// row and the local product (local_rows) at the widest f.
+// 1d / 1.5d memory: the stages' blocks and a receive block of the largest
+// block row at the widest f.
 MemoryNeed broadcast_spmm_memory(const BlockRowStages& stages, const std::vector<std::int64_t>& offsets,
-                                 std::int64_t local_rows, const std::vector<std::int64_t>& dims);
+                                 const std::vector<std::int64_t>& dims);
 
 // Wire bytes this rank receives in broadcast_spmm for a dense width f.
 double broadcast_spmm_bytes(const Communicator& group, const std::vector<BroadcastStage>& stages, std::int64_t f);

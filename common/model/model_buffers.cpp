@@ -64,12 +64,40 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
     else if (slots_[next].size() < elements) slots_[next] = Dense(*slots_from_, 1, elements);
     return slots_[next++].data();
   };
-  for (LayerBuffers& s : layers) s.h = s.x = s.z = s.g = s.dx = View{}, s.sumsq = s.rowdot = nullptr;
+  for (LayerBuffers& s : layers)
+    s.h = s.x = s.z = s.g = s.dx = View{}, s.conv = {}, s.sumsq = s.rowdot = nullptr;
 
   const Layout& in0 = st.layout(0);
   // a sample's rows of the features; the slot is taken on the full graph too
   float* sample_h0 = p.minibatch ? store(size_of(in0)) : nullptr;
   layers[0].h = sampled ? shaped(sample_h0, in0) : features.view();
+
+  // The convolutions' intermediates (convolution.hpp): T_l in a slot of its own
+  // where the backward reads it (BackwardOrder::transform_first); every other
+  // one in one work slot, as large as the largest of them (each is dead once
+  // its layer's forward or backward returns).
+  const std::vector<ProductOrder> orders = st.orders(L);
+  std::int64_t work = 0;
+  for (int l = 0; l < L; ++l) {
+    if (kinds[l] != LayerKind::conv) continue;
+    LayerBuffers& s = layers[l];
+    const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, l);
+    const bool keeps_t = st.backward_order(l) == BackwardOrder::transform_first;
+    GCNLAB_ASSERT(!keeps_t || orders[l] == ProductOrder::aggregate_first);  // T_l exists
+    if (keeps_t) s.conv.t = shaped(store(size_of(agg)), agg);
+    work = std::max(work, size_of(agg));  // T_l (not kept) or dT_l
+    if (orders[l] == ProductOrder::transform_first || !keeps_t) work = std::max(work, size_of(trans));
+  }
+  if (work > 0) {
+    float* w = store(work);
+    for (int l = 0; l < L; ++l) {
+      if (kinds[l] != LayerKind::conv) continue;
+      ConvolutionScratch& c = layers[l].conv;
+      if (!c.t.data) c.t = shaped(w, aggregated_layout(st, l));
+      c.dt = shaped(w, aggregated_layout(st, l));
+      c.y = shaped(w, transformed_layout(st, l));
+    }
+  }
   if (p.scalegnn()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
     for (int l = 0; l < L; ++l) {
       LayerBuffers& s = layers[l];

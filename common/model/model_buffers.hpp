@@ -1,7 +1,8 @@
 #pragma once
 // The trainer's backend buffers, laid out in one place. ModelBuffers::allocate
 // hands out every buffer the trainer computes in: the activations (per layer,
-// MG-GCN's shared plan or ScaleGNN's layers; see allocate_activations), the
+// MG-GCN's shared plan or ScaleGNN's layers; see bind_activations) with the
+// convolutions' intermediate products, the
 // weights with their gradients and optimiser state, and the vertex data (H_0,
 // dropout keys, labels, split, the loss workspace). The memory model runs the same code on
 // allocators that only count (ModelBuffers::bytes), so the analytic memory of
@@ -15,6 +16,7 @@
 #include "common/matrix/buffer.hpp"
 #include "common/matrix/dense.hpp"
 #include "common/model/config.hpp"
+#include "common/model/convolution.hpp"
 #include "common/model/loss.hpp"
 #include "common/model/strategy.hpp"
 
@@ -28,6 +30,7 @@ struct LayerBuffers {
   View z;   // Z_l
   View g;   // dL/dZ_l
   View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
+  ConvolutionScratch conv;  // a convolution's T_l, dT_l and X_l W_l / Â G_l (convolution.hpp)
   Dense w, dw, m, v;
   Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
   // --model scalegnn, GNN layers: RMSNorm's scale γ (layout(l+1)'s columns)

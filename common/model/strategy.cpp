@@ -8,6 +8,14 @@ std::string to_string(ProductOrder o) { return o == ProductOrder::transform_firs
 
 std::string to_string(ActivationPlan p) { return p == ActivationPlan::shared ? "shared" : "per-layer"; }
 
+Layout aggregated_layout(const Strategy& s, int l) {
+  return {s.layout(l + 1).vertices, s.layout(l).col0, s.layout(l).cols};
+}
+
+Layout transformed_layout(const Strategy& s, int l) {
+  return {s.layout(l).vertices, s.layout(l + 1).col0, s.layout(l + 1).cols};
+}
+
 std::unique_ptr<SampleCut> Strategy::cut(Sample) const {
   throw Error("this strategy trains on the full graph only (mini-batches: serial, scalegnn-4d)");
 }

@@ -1,12 +1,16 @@
 #pragma once
-// Strategy: how one distributed GCN layer is computed on a layout.
+// Strategy: the distributed primitives of one parallel layout.
 //
-// The model math (dropout, ReLU, softmax cross-entropy, optimiser, init) lives
-// once in common/model/trainer. A strategy only decides
+// The model math (the GCN convolution written once in
+// common/model/convolution, dropout, ReLU, softmax cross-entropy, optimiser,
+// init) lives in common/model. A strategy only decides
 //   - which rows (vertices) and columns of each activation matrix a rank holds,
 //   - which block of each weight matrix it holds,
-//   - how  Z = Âᵀ X W  (forward) and  dW = (Âᵀ X)ᵀ G,  dX = Â G Wᵀ  (backward)
-//     are computed from local kernels (Backend) and collectives (Communicator),
+//   - how its primitives are computed from local kernels (Backend) and
+//     collectives (Communicator):
+//       aggregate       out = Âᵀ in (Direction::forward) or Â in (backward), any width
+//       linear          Z = X W
+//       linear_backward dW = Xᵀ G (reduced to the rank's complete block), dX = G Wᵀ
 //   - and its analytic model of the bytes that moves.
 // Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
 // Under --model scalegnn (common/model/variant.hpp) some layers are linear
@@ -31,6 +35,8 @@
 #include "common/model/variant.hpp"
 
 namespace gcnlab {
+
+class Strategy;
 
 // The rows and columns of an n x f activation matrix held by one rank.
 struct Layout {
@@ -59,9 +65,8 @@ double bytes_of(std::int64_t count) {
 
 // The order of a layer's forward product (--order). (ÂᵀX)W aggregates at width
 // f_l, Âᵀ(XW) at f_{l+1}: cheaper in SpMM flops and, for the communicating
-// strategies, in bytes when f_{l+1} < f_l. The backward pass is the same for
-// both (U = Â G at f_{l+1}; dW = Xᵀ U; dX = U Wᵀ), except that `serial` takes
-// layer 0's dW from the forward's ÂᵀX when no dX is needed (serial.hpp).
+// strategies, in bytes when f_{l+1} < f_l. The backward pass's order is a
+// second choice (BackwardOrder below).
 enum class ProductOrder { aggregate_first, transform_first };
 std::string to_string(ProductOrder o);
 
@@ -76,6 +81,19 @@ inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const
   return orders[l] == ProductOrder::transform_first ? dims[l + 1] : dims[l];
 }
 
+// The order of a convolution's backward pass.
+//   aggregate_first  U = Â G, dW = Xᵀ U, dX = U Wᵀ (CAGNET Eq. 2-3: dW = (ÂᵀX)ᵀG
+//                    regrouped; the SpMM at width f_{l+1})
+//   transform_first  dW = Tᵀ G with T = Âᵀ X kept from the forward, dT = G Wᵀ,
+//                    dX = Â dT (autograd of (ÂᵀX)W; Plexus Alg. 2); needs the
+//                    aggregate-first forward and one T per layer; without dX it
+//                    is one GEMM and no SpMM.
+enum class BackwardOrder { aggregate_first, transform_first };
+
+// Where a layer's intermediate products live (see Strategy's primitives).
+Layout aggregated_layout(const Strategy& s, int l);   // T_l = Âᵀ X_l and dT_l
+Layout transformed_layout(const Strategy& s, int l);  // X_l W_l and U_l = Â G_l
+
 // How the trainer lays out the activations and gradients of a rank.
 //   per_layer  every layer keeps H, dropout(H), dX, Z and G in buffers of its
 //              own (as CAGNET and DGL do: 4-6 buffers per layer);
@@ -83,10 +101,11 @@ inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const
 //              one buffer per layer holds its output Z, then H' = ReLU(Z) in
 //              place, then G = dL/dZ, then dX; dropout's input is recomputed from
 //              its keyed mask into one shared buffer. With the strategy's
-//              broadcast buffers BC1, BC2 and the product buffer HW that is
-//              L + 3 buffers in all (+1 with dropout), beside the input features.
-//              The strategy's backward must read G before it writes dX (they
-//              share storage).
+//              broadcast buffers BC1, BC2 and the product buffer HW (the
+//              trainer's work slot for the convolutions' intermediates) that
+//              is L + 3 buffers in all (+1 with dropout), beside the input
+//              features. G and dX share storage: the backward reads G before
+//              it writes dX (linear_backward's contract).
 enum class ActivationPlan { per_layer, shared };
 std::string to_string(ActivationPlan p);
 
@@ -139,11 +158,28 @@ class Strategy {
   virtual const Layout& layout(int l) const = 0;
   virtual Block weight_block(int l) const = 0;
 
-  // Z = Âᵀ X W (a linear layer of --model scalegnn: Z = X W). X and Z are in
-  // layout(l) and layout(l+1) shapes.
-  virtual void forward(int l, ConstView x, ConstView w, View z) = 0;
-  // From G = dL/dZ: the complete (reduced) local block of dW, and dX unless dx is null.
-  virtual void backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+  // The primitives of layer l (common/model/convolution.hpp composes them).
+  // Their operands' layouts: layout(l) and layout(l+1) for X_l and Z_l;
+  // aggregated_layout(l) (layout(l+1)'s rows, layout(l)'s columns) for
+  // T_l = Âᵀ X_l and its gradient; transformed_layout(l) (layout(l)'s rows,
+  // layout(l+1)'s columns) for X_l W_l and Â G_l.
+  //
+  // aggregate(l, forward): in (rows of layout(l)) -> out (rows of layout(l+1));
+  // aggregate(l, backward) is its adjoint, rows of layout(l+1) -> layout(l).
+  // The columns are in's (whatever width; the same column split).
+  virtual void aggregate(int l, Direction d, ConstView in, View out) = 0;
+  // Z = X W, X in aggregated_layout(l) (= layout(l) for a linear layer of
+  // --model scalegnn and for strategies that allow the transform-first order).
+  virtual void linear(int l, ConstView x, ConstView w, View z) = 0;
+  // The backward of linear(): the complete (reduced) local block of dW = Xᵀ G,
+  // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
+  // shared plan): G is read before dX is written.
+  virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+  // The order of layer l's backward (BackwardOrder).
+  virtual BackwardOrder backward_order(int l) const {
+    (void)l;
+    return BackwardOrder::aggregate_first;
+  }
 
   // --model scalegnn (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of
   // the residual connections on this strategy's layouts, asked for only by

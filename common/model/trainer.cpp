@@ -111,6 +111,7 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
   dims_ = model_.dims(data.features, data.classes);
   kinds_ = model_.kinds();
   strategy_.setup(graph, dims_);
+  orders_ = strategy_.orders(model_.weight_layers());
   buf_ = {};
   plan_ = strategy_.activation_plan();
   GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
@@ -211,11 +212,23 @@ void Trainer::drop_input(int epoch, int l) {
   backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0, dropout_params(epoch, l));
 }
 
+void Trainer::layer_forward(int l, ConstView x) {
+  LayerBuffers& s = buf_.layers[l];
+  if (kinds_[l] == LayerKind::linear) strategy_.linear(l, x, s.w, s.z);  // ScaleGNN Eq. 4, 11
+  else convolution_forward(strategy_, l, orders_[l], x, s.w, s.z, s.conv);
+}
+
+void Trainer::layer_backward(int l, ConstView x, View* dx) {
+  LayerBuffers& s = buf_.layers[l];
+  if (kinds_[l] == LayerKind::linear) strategy_.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
+  else convolution_backward(strategy_, l, x, s.g, s.w, s.dw, dx, s.conv);
+}
+
 void Trainer::forward(int epoch, bool training) {
   const int L = weight_layers();
   if (scalegnn()) {
     for (int l = 0; l < L; ++l) {
-      strategy_.forward(l, buf_.layers[l].h, buf_.layers[l].w, buf_.layers[l].z);
+      layer_forward(l, buf_.layers[l].h);
       if (norm_block(l)) norm_forward(epoch, l, training);
     }
     return;
@@ -225,7 +238,7 @@ void Trainer::forward(int epoch, bool training) {
     LayerBuffers& s = buf_.layers[l];
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
     if (drop && (l == 0 || shared())) drop_input(epoch, l);
-    strategy_.forward(l, drop ? s.x : s.h, s.w, s.z);
+    layer_forward(l, drop ? s.x : s.h);
     if (l + 1 < L) {
       auto t = ledger_.time(Category::elementwise);
       LayerBuffers& next = buf_.layers[l + 1];
@@ -284,7 +297,7 @@ void Trainer::backward(int epoch) {
       LayerBuffers& s = buf_.layers[l];
       if (norm_block(l)) norm_backward(epoch, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
       View dx = s.dx;
-      strategy_.backward(l, s.h, s.g, s.w, s.dw, l > 0 ? &dx : nullptr);
+      layer_backward(l, s.h, l > 0 ? &dx : nullptr);
       if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, buf_.layers[l + 1].dx, s.dx, /*accumulate=*/true);
     }
     return;
@@ -294,7 +307,7 @@ void Trainer::backward(int epoch) {
     const bool input_gradient = l > 0 || model_.learn_features;
     if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
     View dx = input_gradient ? s.dx : View{};
-    strategy_.backward(l, input(l), s.g, s.w, s.dw, input_gradient ? &dx : nullptr);
+    layer_backward(l, input(l), input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
     auto t = ledger_.time(Category::elementwise);
     if (l == 0) {  // the trained features: dropout's backward is the same mask and scale

@@ -178,6 +178,10 @@ class Trainer {
   // Dropout's input X_l from H_l (forward, and the shared plan's backward).
   void drop_input(int epoch, int l);
 
+  // Weight layer l's product and its backward: a convolution (convolution.hpp)
+  // or, under --model scalegnn, a linear layer (the strategy's linear()).
+  void layer_forward(int l, ConstView x);
+  void layer_backward(int l, ConstView x, View* dx);
   void forward(int epoch, bool training);
   XentSums loss();
   void backward(int epoch);
@@ -206,6 +210,7 @@ class Trainer {
   TrainConfig train_;
   std::vector<std::int64_t> dims_;
   std::vector<LayerKind> kinds_;
+  std::vector<ProductOrder> orders_;  // each convolution's forward order (the strategy's, after setup)
   ActivationPlan plan_ = ActivationPlan::per_layer;
   ModelBuffers buf_;  // every backend buffer: activations, weights, vertex data (model_buffers.hpp)
   double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)

@@ -178,8 +178,7 @@ nlohmann::json strategies_json() {
                       {"scalegnn_model", c.scalegnn_model},
                       {"permutations", c.permutations},
                       {"perf_model", c.perf_model},
-                      {"plan", c.plan},
-                      {"input_gradient_spmm", c.input_gradient_spmm}}},
+                      {"plan", c.plan}}},
                     {"options", options}});
   }
   return {{"schema", "gcnlab.strategies/1"}, {"strategies", list}};

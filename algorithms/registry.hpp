@@ -49,10 +49,6 @@ struct StrategyCaps {
   // describes its epochs: --grid auto, plan without --algo, Eq. 4.4's calibration.
   bool perf_model = false;
   bool plan = true;             // plan --algo all prices it (a distributed full-graph strategy)
-  // Layer 0's backward SpMM (Â G_0) runs even when the input features are not
-  // learned (the block-row and SUMMA strategies compute U before splitting dW
-  // from dX; the 3D PMM skips it). The performance model counts its work.
-  bool input_gradient_spmm = true;
 };
 
 struct StrategyInfo {

@@ -214,7 +214,7 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
     const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
     const bool dx = l > 0 || p.learn_features;
     w.spmm += nnz * fin;
-    if (dx || strategy_info(algo).caps.input_gradient_spmm) w.spmm += nnz * fout;
+    if (dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)
     w.gemm += 2 * n * fin * fout * (dx ? 3 : 2);
   }
   return w;

@@ -16,6 +16,7 @@ OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyCo
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
+  learn_features_ = opts.learn_features;
 }
 
 std::string OneHalfDStrategy::describe() const {
@@ -67,12 +68,12 @@ ByteModel OneHalfDStrategy::byte_model() const {
   ByteModel m;
   const int c = grid_.dim("c"), R = grid_.dim("r");
   const double rows = static_cast<double>(layouts_[0].vertices.size());
-  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
-    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.forward, forward_width(orders_, dims_, l)));
-    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.backward, dims_[l + 1]));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * fin * sizeof(float), c));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * fout * sizeof(float), c));
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
+    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
+    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.forward, f.forward));
+    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.backward, f.backward));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * static_cast<double>(f.forward) * sizeof(float), c));
+    m.add(Category::allreduce, row_, wire::allreduce(rows * static_cast<double>(f.backward) * sizeof(float), c));
   }
   m.add(Category::allreduce, col_, weight_gradient_bytes(dims_, R));
   return m;

@@ -16,14 +16,18 @@
 //           dW = ALLREDUCE(X_iᵀ U_i, P(:, j))  (one block row per process row);
 //           dX_i = U_i Wᵀ.
 // Per rank and epoch:
-//   bcast_dense  Σ_l Σ_{k in chunk j, k != i} n_k (f_l + f_{l+1}) · 4
-//   allreduce    Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}] · 4
+//   bcast_dense  Σ_l Σ_{k in chunk j, k != i} n_k (a_l + b_l) · 4
+//   allreduce    Σ_l [2(c-1)/c n_i (a_l + b_l) + 2(R-1)/R f_l f_{l+1}] · 4
+// a_l, b_l: the widths layer l aggregates at, forward and backward
+// (common/model/convolution.hpp: a_l = f_l, or f_{l+1} transform-first; b_l =
+// f_{l+1}, and 0 at layer 0 without --learn-features: dW_0 = T_0ᵀ G_0).
 // CAGNET's Tcomm per SpMM: nf/c + nfc/P words; its all-reduce term nfc/P
 // counts n_i f = nfc/P once, the ring convention charges 2(c-1)/c times that.
 // c = 1 is exactly the 1d algorithm, byte for byte.
 
-#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/model/convolution.hpp"
+#include "common/model/strategy.hpp"
 #include "common/dist/broadcast_spmm.hpp"
 #include "common/dist/replicated_rows.hpp"
 
@@ -56,6 +60,7 @@ class OneHalfDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // R block rows

@@ -47,8 +47,10 @@ double Ring1DStrategy::ring_bytes(std::int64_t f) const {
 
 ByteModel Ring1DStrategy::byte_model() const {
   ByteModel m;
-  for (std::size_t l = 0; l + 1 < dims_.size(); ++l)
-    m.add(Category::p2p, world_, ring_bytes(forward_width(orders_, dims_, l)) + ring_bytes(dims_[l + 1]));
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
+    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
+    m.add(Category::p2p, world_, ring_bytes(f.forward) + ring_bytes(f.backward));
+  }
   m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
   return m;
 }

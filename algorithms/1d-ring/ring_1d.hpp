@@ -18,7 +18,7 @@
 // dX_i = U_i Wᵀ (common/dist/block_rows.hpp).
 //
 // Per rank and epoch, exactly (every other rank's block arrives once per SpMM):
-//   p2p        Σ_l Σ_{j≠i} n_j (f_l + f_{l+1}) · 4 bytes   (f_l: the forward product's width)
+//   p2p        Σ_l Σ_{j≠i} n_j (a_l + b_l) · 4 bytes   (a_l, b_l: the widths of 1d's formula)
 //   allreduce  Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
 // i.e. 1d's received volume, in P-1 point-to-point steps of one block each
 // instead of P broadcasts.

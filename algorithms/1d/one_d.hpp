@@ -11,13 +11,18 @@
 // Backward (Sec. IV-A.3, IV-A.4):       for j: BROADCAST(G_j); U_i += Â_ij G_j
 //                                         dW = ALLREDUCE(X_iᵀ U_i)     gemm + allreduce
 //                                         dX_i = U_i Wᵀ                gemm
+// (layer 0 without dX: dW = ALLREDUCE(T_iᵀ G_i) from the forward's T_i, no SpMM)
 // Per rank and epoch (the paper's Tcomm with exact uneven blocks):
-//   bcast_dense  Σ_l (n - n_i)(f_l + f_{l+1}) · 4 bytes   (CAGNET: (P-1)/P · n f words per SpMM)
+//   bcast_dense  Σ_l (n - n_i)(a_l + b_l) · 4 bytes   (CAGNET: (P-1)/P · n f words per SpMM)
 //   allreduce    Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
+// a_l, b_l: the widths layer l aggregates at, forward and backward
+// (common/model/convolution.hpp: a_l = f_l, or f_{l+1} transform-first; b_l =
+// f_{l+1}, and 0 at layer 0 without --learn-features: dW_0 = T_0ᵀ G_0).
 // mggcn-1d derives from it, replacing the rounds of row_spmm.
 
-#include "common/model/strategy.hpp"
 #include "common/dist/broadcast_spmm.hpp"
+#include "common/model/convolution.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 
@@ -51,6 +56,7 @@ class OneDStrategy : public Strategy {
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
   std::string algo_;                   // --algo (1d, or a strategy built on it)
+  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])

@@ -11,7 +11,8 @@
 // Per rank and epoch (the paper's Tcomm for a square grid: nnz/√P + 2nf/√P
 // words per SpMM phase, Eq. 2's nf/√P for the softmax and Eq. 4's 2nf/√P + f²
 // for dW), exactly:
-//   bcast_sparse  Σ_stages not rooted here (|R_i|+1)·8 + nnz(piece)·8   (fwd Âᵀ, bwd Â)
+//   bcast_sparse  Σ_stages not rooted here (|R_i|+1)·8 + nnz(piece)·8   (fwd Âᵀ, bwd Â; no
+//                 backward SpMM at layer 0 without --learn-features: dW_0 from the forward's T_0)
 //   bcast_dense   Σ_stages not rooted here len·|F_j|·4 + Σ_{j'≠j} |R_i|·|F_j'|·4  (f_l fwd, f_{l+1} bwd;
 //                 the second term only where dX is computed) + the dW SUMMA's len·(|Φ_i| + |G_j|)·4
 //   p2p           the transpose of X: the pieces of Xᵀ[Φ_i, C_j] held elsewhere

@@ -11,7 +11,6 @@ StrategyInfo plexus_3d_strategy() {
   s.grid_axes = 3;
   s.grids = factor_grids<3>;
   s.caps.bf16_comm = s.caps.scalegnn_model = s.caps.permutations = s.caps.perf_model = true;
-  s.caps.input_gradient_spmm = false;  // layer 0's dX only with --learn-features (Plexus Sec. 3)
   s.options = pmm_options();
   s.make = make<Plexus3DStrategy>;
   return s;

@@ -19,6 +19,7 @@ SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
+  learn_features_ = opts.learn_features;
 }
 
 std::string SaOneHalfDStrategy::describe() const {
@@ -159,8 +160,9 @@ ByteModel SaOneHalfDStrategy::byte_model() const {
     return r;
   };
   const double fwd = received(fwd_), bwd = received(directed_ ? bwd_ : fwd_);
-  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const double fin = static_cast<double>(forward_width(orders_, dims_, l)), fout = static_cast<double>(dims_[l + 1]);
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
+    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
+    const double fin = static_cast<double>(f.forward), fout = static_cast<double>(f.backward);
     m.add(Category::p2p, col_, (fwd * fin + bwd * fout) * sizeof(float));
     m.add(Category::allreduce, row_, wire::allreduce(rows * fin * sizeof(float), c));
     m.add(Category::allreduce, row_, wire::allreduce(rows * fout * sizeof(float), c));

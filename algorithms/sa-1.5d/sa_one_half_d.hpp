@@ -11,13 +11,14 @@
 //                T_i^(j) += Âᵀ_ik (remapped onto the received rows)  spmm
 // then T_i = ALLREDUCE(T_i^(j), P(i, :)) and Z_i = T_i W (line 15-16).
 // Backward: the same with Â on G; dW = ALLREDUCE(X_iᵀ U_i, P(:, j)); dX_i = U_i Wᵀ.
-// Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| f_l + |NnzCols'(i,k)| f_{l+1})·4,
-// allreduce as 1.5d: Σ_l [2(c-1)/c n_i (f_l + f_{l+1}) + 2(R-1)/R f_l f_{l+1}]·4.
+// Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| a_l + |NnzCols'(i,k)| b_l)·4,
+// allreduce as 1.5d: Σ_l [2(c-1)/c n_i (a_l + b_l) + 2(R-1)/R f_l f_{l+1}]·4 (a_l, b_l: 1d's widths).
 
 #include <utility>
 
-#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/model/convolution.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 
@@ -61,6 +62,7 @@ class SaOneHalfDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
+  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

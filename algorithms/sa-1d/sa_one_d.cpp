@@ -13,6 +13,7 @@ namespace gcnlab {
 SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
+  learn_features_ = opts.learn_features;
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }
@@ -119,9 +120,10 @@ void SaOneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w,
 ByteModel SaOneDStrategy::byte_model() const {
   ByteModel m;
   const Exchange& b = directed_ ? bwd_ : fwd_;
-  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
+    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
     m.add(Category::alltoall, world_,
-          (static_cast<double>(fwd_.recv_rows) * forward_width(orders_, dims_, l) + static_cast<double>(b.recv_rows) * dims_[l + 1]) * sizeof(float));
+          (static_cast<double>(fwd_.recv_rows) * f.forward + static_cast<double>(b.recv_rows) * f.backward) * sizeof(float));
   }
   m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
   return m;

@@ -13,10 +13,12 @@
 //   Z_i = T_i W                                                 gemm
 // Backward: the same with Â and its own lists (directed graphs) on G;
 // dW = ALLREDUCE(X_iᵀ U_i); dX_i = U_i Wᵀ.
-// Per rank and epoch: alltoall Σ_l Σ_{j≠i} (|NnzCols(i,j)| f_l + |NnzCols'(i,j)| f_{l+1}) · 4
+// Per rank and epoch: alltoall Σ_l Σ_{j≠i} (|NnzCols(i,j)| a_l + |NnzCols'(i,j)| b_l) · 4
+// (a_l, b_l: the aggregation widths of 1d's formula)
 // (NnzCols' for Â), allreduce Σ_l 2(P-1)/P f_l f_{l+1} · 4. A block-diagonal
 // graph moves nothing.
 
+#include "common/model/convolution.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -56,6 +58,7 @@ class SaOneDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
+  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

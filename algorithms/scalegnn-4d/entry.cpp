@@ -13,7 +13,6 @@ StrategyInfo scalegnn_4d_strategy() {
   s.caps.minibatch = s.caps.bf16_comm = s.caps.scalegnn_model = true;
   s.caps.full_graph = false;  // --batch-size B (B = N: the whole graph)
   s.caps.plan = false;  // mini-batch steps; its full-graph step is plexus-3d in each group
-  s.caps.input_gradient_spmm = false;
   s.options = pmm_options();
   s.make = make<ScaleGnn4DStrategy>;
   return s;

@@ -11,7 +11,6 @@ SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContex
       ledger_(ctx.world.ledger()),
       variant_(opts.variant),
       keep_host_(opts.batch_size > 0),
-      learn_features_(opts.learn_features),
       dp_groups_(opts.dp_groups) {
   GCNLAB_CHECK(dp_groups_ >= 1 && (dp_groups_ == 1 || keep_host_),
                "--dp-groups D (the serial oracle of scalegnn-4d's D data-parallel groups) needs --batch-size");
@@ -47,11 +46,6 @@ void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims
     if (keep_host_) host_ = std::move(a);
   }
   sampled_ = false;
-  keeps_aggregate_ = !keep_host_ && !learn_features_ && orders_[0] == ProductOrder::aggregate_first;
-}
-
-BackwardOrder SerialStrategy::backward_order(int l) const {
-  return l == 0 && keeps_aggregate_ ? BackwardOrder::transform_first : BackwardOrder::aggregate_first;
 }
 
 namespace {

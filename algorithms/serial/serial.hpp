@@ -4,10 +4,6 @@
 //   aggregate        out = Âᵀ in  /  Â in
 //   linear           Z = X W
 //   linear_backward  dW = Xᵀ G,  dX = G Wᵀ
-// Layer 0 of a full-graph run with fixed input features needs no dX, and with
-// the aggregate-first order its forward has T_0 = Âᵀ X_0 in hand: its backward
-// is transform-first (BackwardOrder), dW_0 = T_0ᵀ G_0, one SpMM fewer per
-// epoch (what autograd does for (Âᵀ X) W; dW_0 = Xᵀ (Â G) rounds otherwise).
 // With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
 // induced, rescaled subgraph (common/data/sampling.hpp) is cut out of the
 // whole Âᵀ, kept on the host for that, and multiplied the same way. With
@@ -36,7 +32,6 @@ class SerialStrategy final : public Strategy {
   void aggregate(int l, Direction d, ConstView in, View out) override;
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
-  BackwardOrder backward_order(int l) const override;
   std::unique_ptr<SampleCut> cut(Sample s) const override;
   void restrict_to(const SampleCut* c) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
@@ -59,9 +54,7 @@ class SerialStrategy final : public Strategy {
   std::int64_t n_ = 0;
   bool directed_ = false;
   Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
-  bool keeps_aggregate_ = false;  // layer 0's backward is transform-first (see the top)
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
-  bool learn_features_;  // layer 0 computes dX
   int dp_groups_;        // --dp-groups: the groups whose samples a step unites
   HostCsr host_t_, host_;
   bool sampled_ = false;

@@ -9,7 +9,8 @@
 // y. Layers: algorithms/split-3d/split_summa.hpp (drawn there).
 //
 // Per rank and epoch, exactly: the 2d terms on the layer's slab, plus
-//   reduce_scatter  (Z-1) · |R_{i,k}| · |F_j| · 4  per SpMM (f_l fwd, f_{l+1} bwd)
+//   reduce_scatter  (Z-1) · |R_{i,k}| · |F_j| · 4  per SpMM (f_l fwd, f_{l+1} bwd; no
+//                   backward SpMM at layer 0 without --learn-features)
 // CAGNET's forward Tcomm: nnz/P^{2/3} + 2nf/P^{2/3} words (sparse, dense H,
 // and the fiber reduction of nf/P^{2/3}-element partial sums).
 

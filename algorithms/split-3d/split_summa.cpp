@@ -476,15 +476,19 @@ ByteModel SplitSummaStrategy::byte_model() const {
   ByteModel m;
   const int i = grid_.coord("x"), j = grid_.coord("y");
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
+    const AggregateWidths widths =
+        aggregate_widths(*this, static_cast<int>(l), ProductOrder::aggregate_first, computes_dx(static_cast<int>(l)), dims_);
     for (const bool backward : {false, true}) {
       const std::int64_t f = dims_[l + (backward ? 1 : 0)];
       const double fj = static_cast<double>(features(f, j).second);
-      for (const Stage& st : stages_) {
-        const double nnz = static_cast<double>(backward ? st.nnz_bwd : st.nnz_fwd);
-        m.add(Category::bcast_sparse, row_, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
-        m.add(Category::bcast_dense, col_, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
+      if (!backward || widths.backward > 0) {  // the SpMM (none in layer 0's backward: dW_0 from the forward's T_0)
+        for (const Stage& st : stages_) {
+          const double nnz = static_cast<double>(backward ? st.nnz_bwd : st.nnz_fwd);
+          m.add(Category::bcast_sparse, row_, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
+          m.add(Category::bcast_dense, col_, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
+        }
+        if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
       }
-      if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
       // the partial SUMMA: forward always; backward for dX, and for the allreduce variant's dW
       if (!backward || computes_dx(static_cast<int>(l)) || dw_reduce_ == DwReduce::allreduce)
         m.add(Category::bcast_dense, row_, column_block_bytes(f));

@@ -47,8 +47,9 @@
 #include <functional>
 #include <memory>
 
-#include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
+#include "common/model/convolution.hpp"
+#include "common/model/strategy.hpp"
 
 namespace gcnlab {
 

@@ -14,7 +14,14 @@
 //                                            (Plexus Alg. 2; T kept from the forward)
 //
 // Both backward orders compute dW = (ÂᵀX)ᵀ G and dX = Â G Wᵀ; they round
-// differently and move different widths (f_{l+1} against f_l).
+// differently and move different widths (f_{l+1} against f_l). The model
+// chooses (convolution_backward_order): transform-first where the strategy's
+// layouts need it (Strategy::backward_order: plexus-3d, scalegnn-4d), and
+// where a layer aggregated first and needs no dX — layer 0 with fixed input
+// features, whose dW_0 = T_0ᵀ G_0 takes the forward's T_0 and needs no SpMM
+// and no communication for one (what autograd does for (ÂᵀX)W), except under
+// MG-GCN's shared activation plan, which keeps no buffer across layers (it
+// recomputes instead, as it does dropout's input); aggregate-first elsewhere.
 
 #include "common/model/strategy.hpp"
 
@@ -27,12 +34,22 @@ struct ConvolutionScratch {
   View y;   // X_l W_l (transform first) or U_l = Â G_l, transformed_layout(l)
 };
 
+BackwardOrder convolution_backward_order(const Strategy& s, int l, ProductOrder forward, bool input_gradient);
+
+// The widths layer l's convolution aggregates at, for byte models: forward,
+// and backward (0: no backward aggregation).
+struct AggregateWidths {
+  std::int64_t forward = 0, backward = 0;
+};
+AggregateWidths aggregate_widths(const Strategy& s, int l, ProductOrder forward, bool input_gradient,
+                                 const std::vector<std::int64_t>& dims);
+
 void convolution_forward(Strategy& s, int l, ProductOrder order, ConstView x, ConstView w, View z,
                          const ConvolutionScratch& scratch);
 
 // dW (the rank's complete block) and, unless dx is null, dX. x is the forward's
 // input (read under BackwardOrder::aggregate_first only).
-void convolution_backward(Strategy& s, int l, ConstView x, ConstView g, ConstView w, View dw, View* dx,
-                          const ConvolutionScratch& scratch);
+void convolution_backward(Strategy& s, int l, BackwardOrder order, ConstView x, ConstView g, ConstView w, View dw,
+                          View* dx, const ConvolutionScratch& scratch);
 
 }  // namespace gcnlab

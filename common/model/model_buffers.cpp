@@ -82,7 +82,8 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
     if (kinds[l] != LayerKind::conv) continue;
     LayerBuffers& s = layers[l];
     const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, l);
-    const bool keeps_t = st.backward_order(l) == BackwardOrder::transform_first;
+    const bool keeps_t =
+        convolution_backward_order(st, l, orders[l], p.input_gradient(l)) == BackwardOrder::transform_first;
     GCNLAB_ASSERT(!keeps_t || orders[l] == ProductOrder::aggregate_first);  // T_l exists
     if (keeps_t) s.conv.t = shaped(store(size_of(agg)), agg);
     work = std::max(work, size_of(agg));  // T_l (not kept) or dT_l

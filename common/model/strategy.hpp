@@ -87,7 +87,8 @@ inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const
 //   transform_first  dW = Tᵀ G with T = Âᵀ X kept from the forward, dT = G Wᵀ,
 //                    dX = Â dT (autograd of (ÂᵀX)W; Plexus Alg. 2); needs the
 //                    aggregate-first forward and one T per layer; without dX it
-//                    is one GEMM and no SpMM.
+//                    is one GEMM and no SpMM (every strategy's layer 0 with
+//                    fixed features; common/model/convolution.hpp).
 enum class BackwardOrder { aggregate_first, transform_first };
 
 // Where a layer's intermediate products live (see Strategy's primitives).
@@ -175,7 +176,9 @@ class Strategy {
   // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
   // shared plan): G is read before dX is written.
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
-  // The order of layer l's backward (BackwardOrder).
+  // The order of layer l's backward where the model leaves it to the strategy
+  // (BackwardOrder; convolution_backward_order decides): transform_first where
+  // the layouts allow no other.
   virtual BackwardOrder backward_order(int l) const {
     (void)l;
     return BackwardOrder::aggregate_first;

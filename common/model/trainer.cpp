@@ -112,6 +112,9 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
   kinds_ = model_.kinds();
   strategy_.setup(graph, dims_);
   orders_ = strategy_.orders(model_.weight_layers());
+  backward_orders_.clear();
+  for (int l = 0; l < model_.weight_layers(); ++l)
+    backward_orders_.push_back(convolution_backward_order(strategy_, l, orders_[l], l > 0 || model_.learn_features));
   buf_ = {};
   plan_ = strategy_.activation_plan();
   GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
@@ -221,7 +224,7 @@ void Trainer::layer_forward(int l, ConstView x) {
 void Trainer::layer_backward(int l, ConstView x, View* dx) {
   LayerBuffers& s = buf_.layers[l];
   if (kinds_[l] == LayerKind::linear) strategy_.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
-  else convolution_backward(strategy_, l, x, s.g, s.w, s.dw, dx, s.conv);
+  else convolution_backward(strategy_, l, backward_orders_[l], x, s.g, s.w, s.dw, dx, s.conv);
 }
 
 void Trainer::forward(int epoch, bool training) {

@@ -211,6 +211,7 @@ class Trainer {
   std::vector<std::int64_t> dims_;
   std::vector<LayerKind> kinds_;
   std::vector<ProductOrder> orders_;  // each convolution's forward order (the strategy's, after setup)
+  std::vector<BackwardOrder> backward_orders_;  // ... and its backward's (convolution_backward_order)
   ActivationPlan plan_ = ActivationPlan::per_layer;
   ModelBuffers buf_;  // every backend buffer: activations, weights, vertex data (model_buffers.hpp)
   double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)

@@ -75,15 +75,17 @@ TEST_CASE("1d: bytes are CAGNET's (P-1)/P n f words per SpMM", "[bytes][1d]") {
       const RunResult r = run(MPI_COMM_WORLD, small_spec("1d", {}), small_graph(n));
       const auto off = block_offsets(n, p);
       for (const RankReport& rr : r.ranks) {
-        // independent count: every rank receives all block rows but its own, per SpMM
+        // independent count: every rank receives all block rows but its own, per SpMM; every
+        // layer has a forward and a backward SpMM but layer 0, whose dW_0 = T_0ᵀ G_0 needs none
         const double rows = static_cast<double>(n - (off[rr.rank + 1] - off[rr.rank]));
+        auto spmm_widths = [](int l) { return static_cast<double>(kDims[l] + (l > 0 ? kDims[l + 1] : 0)); };
         double expected = 0;
-        for (int l = 0; l < 2; ++l) expected += rows * static_cast<double>(kDims[l] + kDims[l + 1]) * 4;
+        for (int l = 0; l < 2; ++l) expected += rows * spmm_widths(l) * 4;
         CHECK(rr.per_epoch[kBcast].wire_bytes == expected);
-        CHECK(rr.per_epoch[kBcast].calls == 2 * 2 * p);  // L layers x (fwd + bwd) x P stages
+        CHECK(rr.per_epoch[kBcast].calls == (2 * 2 - 1) * p);  // 2L - 1 SpMMs x P stages
         if (n % p == 0) {
-          double cagnet = 0;  // Sec. IV-A: (P-1)/P n f words per SpMM, over the 2L SpMMs
-          for (int l = 0; l < 2; ++l) cagnet += (p - 1.0) / p * n * static_cast<double>(kDims[l] + kDims[l + 1]) * 4;
+          double cagnet = 0;  // Sec. IV-A: (P-1)/P n f words per SpMM, over those 2L - 1 SpMMs
+          for (int l = 0; l < 2; ++l) cagnet += (p - 1.0) / p * n * spmm_widths(l) * 4;
           CHECK(rr.per_epoch[kBcast].wire_bytes == Approx(cagnet).epsilon(1e-12));
         }
       }
@@ -107,10 +109,13 @@ TEST_CASE("1d with Âᵀ(XW): the forward broadcasts carry f_{l+1} columns", "[b
 }
 
 TEST_CASE("mggcn-1d moves exactly 1d's broadcasts, overlapped or not", "[bytes][mggcn-1d]") {
-  // MG-GCN changes when the bytes move, not which: per rank, call for call
+  // MG-GCN changes when the bytes move, not which: per rank, call for call. With
+  // learned features both run every layer's backward SpMM (without, 1d keeps T_0 for
+  // dW_0 and mggcn-1d's shared plan does not: the case below).
   const Dataset data = small_graph(1001, true);
   RunSpec spec = small_spec("1d", {});
   spec.partitioner = "random";
+  spec.model.learn_features = true;
   const RunResult one_d = run(MPI_COMM_WORLD, spec, data);
   spec.algo = "mggcn-1d";
   for (const bool overlap : {true, false}) {
@@ -125,6 +130,24 @@ TEST_CASE("mggcn-1d moves exactly 1d's broadcasts, overlapped or not", "[bytes][
         // only nonblocking broadcasts have a wall time beyond their exposed time
         if (!overlap || c != kBcast) CHECK(mg.ranks[r].per_epoch[c].hidden_s == 0);
       }
+  }
+}
+
+TEST_CASE("mggcn-1d's shared plan keeps no T_0: layer 0's backward SpMM is 1d's bytes and more", "[bytes][mggcn-1d]") {
+  // fixed features: 1d takes dW_0 = T_0ᵀ G_0 (no SpMM), mggcn-1d computes U_0 = Â G_0
+  // (P stages at f_1) rather than hold T_0 beside its L + 3 buffers
+  const int p = world_size();
+  const std::int64_t n = 1001;
+  RunSpec spec = small_spec("1d", {});
+  const RunResult one_d = run(MPI_COMM_WORLD, spec, small_graph(n));
+  spec.algo = "mggcn-1d";
+  const RunResult mg = run(MPI_COMM_WORLD, spec, small_graph(n));
+  const auto off = block_offsets(n, p);
+  for (std::size_t r = 0; r < mg.ranks.size(); ++r) {
+    const double rows = static_cast<double>(n - (off[r + 1] - off[r]));
+    CHECK(mg.ranks[r].per_epoch[kBcast].wire_bytes - one_d.ranks[r].per_epoch[kBcast].wire_bytes ==
+          rows * static_cast<double>(kDims[1]) * 4);
+    CHECK(mg.ranks[r].per_epoch[kBcast].calls - one_d.ranks[r].per_epoch[kBcast].calls == p);
   }
 }
 
@@ -145,7 +168,8 @@ TEST_CASE("1d-ring receives exactly 1d's volume, in P-1 point-to-point steps per
       const auto& got = ring.ranks[r].per_epoch;
       const auto& ref = one_d.ranks[r].per_epoch;
       CHECK(got[kP2p].wire_bytes == ref[kBcast].wire_bytes);
-      CHECK(got[kP2p].calls == 2 * 2 * (p - 1));  // L layers x (fwd + bwd) x (P-1) steps
+      // L layers x (fwd + bwd) x (P-1) steps, less layer 0's backward after an aggregate-first forward
+      CHECK(got[kP2p].calls == (order == "transform" ? 2 * 2 : 2 * 2 - 1) * (p - 1));
       CHECK(got[kBcast].wire_bytes == 0);
       CHECK(got[kAllreduce].wire_bytes == ref[kAllreduce].wire_bytes);
     }
@@ -176,7 +200,8 @@ TEST_CASE("1.5d: c = 1 moves exactly 1d's bytes; every grid follows CAGNET's nf/
       const bool own = i >= first && i < first + q;  // its own block row is one of its column's stages: the root
       double bcast = 0, allreduce = 0;
       for (int l = 0; l < 2; ++l) {
-        const double f = static_cast<double>(kDims[l] + kDims[l + 1]);  // forward width + backward width
+        // forward width + backward width (layer 0 has no backward SpMM: dW_0 = T_0ᵀ G_0)
+        const double f = static_cast<double>(kDims[l] + (l > 0 ? kDims[l + 1] : 0));
         // q_j broadcasts of n / R rows each, less its own (nf/c words when c² | P)
         bcast += (q - (own ? 1 : 0)) * static_cast<double>(n / R) * f * 4;
         // nfc/P = n f / R words once per SpMM in CAGNET; the ring all-reduce moves 2(c-1)/c times that
@@ -210,9 +235,10 @@ CagnetVolumes cagnet_volumes(const HostCsr& a_t, std::int64_t n, const std::vect
   auto interval = [](double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); };
   for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
     const double a = static_cast<double>(dims[l]), b = static_cast<double>(dims[l + 1]);
-    // SpMM (Eq. 1 and 3): H / G rows of the slab from the other x ranks; the partial
-    // SUMMA's Y-1 blocks of T (forward) and U (backward, only where dX exists: l > 0)
-    for (const double f : {a, b}) {
+    // SpMM (Eq. 1 and 3): H / G rows of the slab from the other x ranks (no backward SpMM
+    // at layer 0: dW_0 = T_0ᵀ G_0); the partial SUMMA's Y-1 blocks of T (forward) and U
+    // (backward, only where dX exists: l > 0)
+    for (const double f : l > 0 ? std::vector<double>{a, b} : std::vector<double>{a}) {
       v.bcast_dense += N / Z * (1 - 1 / X) * f / Y * 4;
       if (Z > 1) v.reduce_scatter += (Z - 1) * N / (X * Z) * f / Y * 4;
     }
@@ -236,7 +262,7 @@ CagnetVolumes cagnet_volumes(const HostCsr& a_t, std::int64_t n, const std::vect
   v.allreduce += 2 * (P - 1) / P * 56;  // the trainer's 7-double metric reduction
   // Sparse (nnz/√P words): the pieces of Âᵀ[R_i, slab S_k] owned by other y ranks, each
   // cut where the row pieces R_{i',k} end; 8 bytes per nonzero plus |R_i| + 1 row pointers.
-  // Once per SpMM: 2 per layer (Â = Âᵀ on an undirected graph).
+  // Once per SpMM: 2 per layer but layer 0 (Â = Âᵀ on an undirected graph).
   const std::int64_t Xi = grid[0], Zi = grid.size() > 2 ? grid[2] : 1, Yi = grid[1];
   const std::int64_t piece_rows = n / (Xi * Zi), slice = n / (Yi * Zi);
   for (std::int64_t jp = 0; jp < Yi; ++jp) {
@@ -245,7 +271,7 @@ CagnetVolumes cagnet_volumes(const HostCsr& a_t, std::int64_t n, const std::vect
       const std::int64_t ip = t / piece_rows, end = std::min((ip + 1) * piece_rows, (jp + 1) * slice);
       const std::int64_t c0 = ip * (n / Xi) + k * piece_rows + (t - ip * piece_rows);  // graph position
       const HostCsr piece = extract_block(a_t, i * (n / Xi), (i + 1) * (n / Xi), c0, c0 + (end - t));
-      v.bcast_sparse += 2.0 * static_cast<double>(dims.size() - 1) * ((n / Xi + 1) * 8.0 + piece.nnz() * 8.0);
+      v.bcast_sparse += (2.0 * static_cast<double>(dims.size() - 1) - 1) * ((n / Xi + 1) * 8.0 + piece.nnz() * 8.0);
       t = end;
     }
   }
@@ -343,7 +369,7 @@ TEST_CASE("sa-1d moves exactly the needed rows: Σ_j |NnzCols(i, j)| f · 4", "[
       for (const RankReport& rr : r.ranks) {
         const double fwd = needed(a_t, rr.rank), bwd = needed(a, rr.rank);
         double expected = 0;
-        for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + bwd * kDims[l + 1]) * 4;
+        for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + (l > 0 ? bwd * kDims[l + 1] : 0)) * 4;  // none: dW_0 = T_0ᵀ G_0
         CHECK(rr.per_epoch[static_cast<int>(Category::alltoall)].wire_bytes == expected);
         if (p > 1) CHECK(rr.setup[static_cast<int>(Category::alltoall)].calls == (directed ? 4 : 2));
       }
@@ -379,7 +405,7 @@ TEST_CASE("sa-1.5d moves exactly the needed rows of its column's stages", "[byte
         for (int k = k0; k < k1; ++k)
           if (k != i) fwd += needed(a_t, i, k), bwd += needed(a, i, k);
         double expected = 0;
-        for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + bwd * kDims[l + 1]) * 4;
+        for (int l = 0; l < 2; ++l) expected += (fwd * kDims[l] + (l > 0 ? bwd * kDims[l + 1] : 0)) * 4;
         CHECK(rr.per_epoch[static_cast<int>(Category::p2p)].wire_bytes == expected);
       }
     }

@@ -16,7 +16,6 @@ OneHalfDStrategy::OneHalfDStrategy(const StrategyOptions& opts, const StrategyCo
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  learn_features_ = opts.learn_features;
 }
 
 std::string OneHalfDStrategy::describe() const {
@@ -64,19 +63,15 @@ MemoryNeed OneHalfDStrategy::memory_need() const {
   return broadcast_spmm_memory(stages_, offsets_, dims_);
 }
 
-ByteModel OneHalfDStrategy::byte_model() const {
-  ByteModel m;
-  const int c = grid_.dim("c"), R = grid_.dim("r");
+void OneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
   const double rows = static_cast<double>(layouts_[0].vertices.size());
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
-    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.forward, f.forward));
-    m.add(Category::bcast_dense, col_, broadcast_spmm_bytes(col_, stages_.backward, f.backward));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * static_cast<double>(f.forward) * sizeof(float), c));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * static_cast<double>(f.backward) * sizeof(float), c));
-  }
-  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_, R));
-  return m;
+  m.add(Category::bcast_dense, col_,
+        broadcast_spmm_bytes(col_, d == Direction::forward ? stages_.forward : stages_.backward, cols));
+  m.add(Category::allreduce, row_, wire::allreduce(rows * static_cast<double>(cols) * sizeof(float), grid_.dim("c")));
+}
+
+void OneHalfDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], dims_[l + 1], grid_.dim("r")));
 }
 
 }  // namespace gcnlab

@@ -45,14 +45,8 @@ double Ring1DStrategy::ring_bytes(std::int64_t f) const {
   return bytes;
 }
 
-ByteModel Ring1DStrategy::byte_model() const {
-  ByteModel m;
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
-    m.add(Category::p2p, world_, ring_bytes(f.forward) + ring_bytes(f.backward));
-  }
-  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
-  return m;
+void Ring1DStrategy::aggregate_bytes(int, Direction, std::int64_t cols, ByteModel& m) const {
+  m.add(Category::p2p, world_, ring_bytes(cols));
 }
 
 MemoryNeed Ring1DStrategy::memory_need() const {

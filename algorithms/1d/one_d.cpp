@@ -12,7 +12,6 @@ OneDStrategy::OneDStrategy(const StrategyOptions& opts, const StrategyContext& c
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   algo_ = opts.algo;
   order_spec_ = opts.order;
-  learn_features_ = opts.learn_features;
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo {} needs --grid P with P = {} (the number of ranks)", opts.algo, world_.size());
 }
@@ -62,15 +61,13 @@ MemoryNeed OneDStrategy::memory_need() const {
   return broadcast_spmm_memory(stages_, offsets_, dims_);
 }
 
-ByteModel OneDStrategy::byte_model() const {
-  ByteModel m;
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
-    m.add(Category::bcast_dense, world_, broadcast_spmm_bytes(world_, stages_.forward, f.forward));
-    m.add(Category::bcast_dense, world_, broadcast_spmm_bytes(world_, stages_.backward, f.backward));
-  }
-  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
-  return m;
+void OneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
+  m.add(Category::bcast_dense, world_,
+        broadcast_spmm_bytes(world_, d == Direction::forward ? stages_.forward : stages_.backward, cols));
+}
+
+void OneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
+  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], dims_[l + 1], world_.size()));
 }
 
 }  // namespace gcnlab

@@ -21,7 +21,6 @@
 // mggcn-1d derives from it, replacing the rounds of row_spmm.
 
 #include "common/dist/broadcast_spmm.hpp"
-#include "common/model/convolution.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -41,7 +40,8 @@ class OneDStrategy : public Strategy {
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
-  ByteModel byte_model() const override;
+  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
 
@@ -56,7 +56,6 @@ class OneDStrategy : public Strategy {
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
   std::string algo_;                   // --algo (1d, or a strategy built on it)
-  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])

@@ -115,54 +115,85 @@ Reshard residual_reshard(const RowSplit& rows, const ModelShape& m, const Grid& 
   return Reshard(src, dst, grid_rank(g, k));
 }
 
-std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
-                                          bool learn_features, double sum_element_bytes) {
+std::vector<Collective> step_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
+                                         int l, Step step, double sum_element_bytes) {
   constexpr double f4 = sizeof(float);
-  const int L = m.layers();
   std::vector<Collective> out;
-  auto add = [&](Category cat, int axis, int l, bool bwd, double payload, double wire) {
+  const bool bwd = step == Step::aggregate_backward || step == Step::linear_backward ||
+                   step == Step::linear_backward_dx || step == Step::column_sums;
+  auto add = [&](Category cat, int axis, double payload, double wire) {
     if (axis < 0 || g[axis] > 1) out.push_back({cat, axis, l, bwd, wire, payload});
   };
-  auto allreduce = [&](int axis, int l, bool bwd, double elements, double element_bytes) {
+  auto allreduce = [&](int axis, double elements, double element_bytes) {
     const double bytes = element_bytes * elements;
-    add(Category::allreduce, axis, l, bwd, bytes, wire::allreduce(bytes, g[axis]));
+    add(Category::allreduce, axis, bytes, wire::allreduce(bytes, g[axis]));
   };
-  auto reshard = [&](int l, bool bwd, int from, int to) {
-    const Reshard r = residual_reshard(rows, m, g, k, from, to);
-    if (g[0] * g[1] * g[2] > 1) add(Category::alltoall, -1, l, bwd, r.sent_bytes(), r.wire_bytes());
+  const LayerBlocks b = layer_blocks(rows, m, g, k, l);
+  switch (step) {
+    case Step::aggregate_forward:  // Alg. 1 lines 3-5: F gathered over c (layer 0), H = A F reduced over a
+      if (l == 0)
+        add(Category::allgather, b.ax.c, f4 * b.x_rows.count * b.cols_in.count,
+            f4 * (b.rows_in.count - b.x_rows.count) * b.cols_in.count);
+      allreduce(b.ax.a, b.rows_out.count * b.cols_in.count, sum_element_bytes);
+      break;
+    case Step::linear:  // lines 7-9: W gathered over c, Q = H W reduced over b
+      add(Category::allgather, b.ax.c, f4 * b.w_rows.count * b.cols_out.count,
+          f4 * (b.cols_in.count - b.w_rows.count) * b.cols_out.count);
+      allreduce(b.ax.b, b.rows_out.count * b.cols_out.count, sum_element_bytes);
+      break;
+    case Step::linear_backward:  // Alg. 2 lines 2-3: dW reduce-scattered over c
+    case Step::linear_backward_dx: {  // and lines 5-6: dH = dQ Wᵀ reduced over a
+      const double dw = f4 * b.w_rows.count * b.cols_out.count;
+      add(Category::reduce_scatter, b.ax.c, dw, wire::reduce_scatter(dw, g[b.ax.c]));
+      if (step == Step::linear_backward_dx) allreduce(b.ax.a, b.rows_out.count * b.cols_in.count, sum_element_bytes);
+      break;
+    }
+    case Step::aggregate_backward:  // lines 7-8: dF = Aᵀ dH reduced over c (layer 0: reduce-scattered)
+      if (l > 0) {
+        allreduce(b.ax.c, b.rows_in.count * b.cols_in.count, sum_element_bytes);
+      } else {
+        const double dx = f4 * b.x_rows.count * b.cols_in.count;
+        add(Category::reduce_scatter, b.ax.c, dx, wire::reduce_scatter(dx, g[b.ax.c]));
+      }
+      break;
+    case Step::row_sums:  // RMSNorm's row sums or row dots over Z's columns (Eq. 29)
+      allreduce(b.ax.a, b.rows_out.count, f4);
+      break;
+    case Step::column_sums:  // dL/dγ over Z's rows
+      allreduce(b.ax.c, b.cols_out.count, f4);
+      break;
+  }
+  return out;
+}
+
+Collective reshard_collective(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l,
+                              bool backward) {
+  const Reshard r = residual_reshard(rows, m, g, k, backward ? l + 1 : l, backward ? l : l + 1);
+  return {Category::alltoall, -1, l, backward, r.wire_bytes(), r.sent_bytes()};
+}
+
+std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
+                                          bool learn_features, double sum_element_bytes) {
+  const int L = m.layers();
+  std::vector<Collective> out;
+  auto run = [&](int l, Step s) {
+    for (const Collective& c : step_collectives(rows, m, g, k, l, s, sum_element_bytes)) out.push_back(c);
+  };
+  auto reshard = [&](int l, bool backward) {
+    if (g[0] * g[1] * g[2] > 1) out.push_back(reshard_collective(rows, m, g, k, l, backward));
   };
   for (int l = 0; l < L; ++l) {  // forward, Alg. 1
-    const LayerBlocks b = layer_blocks(rows, m, g, k, l);
-    const bool conv = m.kind(l) == LayerKind::conv;
-    if (l == 0 && conv)
-      add(Category::allgather, b.ax.c, l, false, f4 * b.x_rows.count * b.cols_in.count,
-          f4 * (b.rows_in.count - b.x_rows.count) * b.cols_in.count);
-    if (conv) allreduce(b.ax.a, l, false, b.rows_out.count * b.cols_in.count, sum_element_bytes);
-    add(Category::allgather, b.ax.c, l, false, f4 * b.w_rows.count * b.cols_out.count,
-        f4 * (b.cols_in.count - b.w_rows.count) * b.cols_out.count);
-    allreduce(b.ax.b, l, false, b.rows_out.count * b.cols_out.count, sum_element_bytes);
-    if (m.norm_after(l)) {  // RMSNorm's row sums (Eq. 29), the residual
-      allreduce(b.ax.a, l, false, b.rows_out.count, f4);
-      reshard(l, false, l, l + 1);
-    }
+    if (m.kind(l) == LayerKind::conv) run(l, Step::aggregate_forward);
+    run(l, Step::linear);
+    if (m.norm_after(l)) run(l, Step::row_sums), reshard(l, false);  // RMSNorm's row sums (Eq. 29), the residual
   }
   for (int l = L - 1; l >= 0; --l) {  // backward, Alg. 2
-    const LayerBlocks b = layer_blocks(rows, m, g, k, l);
-    if (m.norm_after(l)) {  // RMSNorm's row dots and dL/dγ
-      allreduce(b.ax.a, l, true, b.rows_out.count, f4);
-      allreduce(b.ax.c, l, true, b.cols_out.count, f4);
-    }
-    const double dw = f4 * b.w_rows.count * b.cols_out.count;
-    add(Category::reduce_scatter, b.ax.c, l, true, dw, wire::reduce_scatter(dw, g[b.ax.c]));
-    if (l == 0 && !learn_features) continue;
-    allreduce(b.ax.a, l, true, b.rows_out.count * b.cols_in.count, sum_element_bytes);
-    if (m.kind(l) == LayerKind::conv && l > 0) {  // dF = Aᵀ dH (a linear layer's dX is dH)
-      allreduce(b.ax.c, l, true, b.rows_in.count * b.cols_in.count, sum_element_bytes);
-    } else if (m.kind(l) == LayerKind::conv) {
-      const double dx = f4 * b.x_rows.count * b.cols_in.count;
-      add(Category::reduce_scatter, b.ax.c, l, true, dx, wire::reduce_scatter(dx, g[b.ax.c]));
-    }
-    if (m.norm_after(l)) reshard(l, true, l + 1, l);
+    if (m.norm_after(l)) run(l, Step::row_sums), run(l, Step::column_sums);  // row dots and dL/dγ
+    const bool dx = l > 0 || learn_features;
+    run(l, dx ? Step::linear_backward_dx : Step::linear_backward);
+    if (!dx) continue;
+    if (m.kind(l) == LayerKind::conv) run(l, Step::aggregate_backward);  // a linear layer's dX is dH
+    if (m.norm_after(l)) reshard(l, true);
   }
   return out;
 }

@@ -156,6 +156,20 @@ struct Collective {
   double payload_bytes;
 };
 
+// The collectives of one primitive of layer l (Plexus3DStrategy's byte
+// companions; epoch_collectives runs them in a GCN epoch's order): the
+// aggregation forward (Alg. 1 lines 3-5) and backward (Alg. 2 lines 7-8), the
+// linear map (Alg. 1 lines 7-9; Eq. 28) and its backward without or with dX
+// (Alg. 2 lines 2-3, 5-6), RMSNorm's row sums over Z_l's columns and dL/dγ's
+// column sums over its rows (Eq. 29).
+enum class Step { aggregate_forward, aggregate_backward, linear, linear_backward, linear_backward_dx, row_sums,
+                  column_sums };
+std::vector<Collective> step_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
+                                         int l, Step step, double sum_element_bytes = 4);
+// The residual's reshard after layer l (backward: its gradient, layout l+1 -> l).
+Collective reshard_collective(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l,
+                              bool backward);
+
 // Every collective of one training epoch (forward + backward; one step on a
 // sample) for coordinate k, in program order, with ScaleGNN's RMSNorm and
 // residual collectives (always fp32) where the model has them. `learn_features`: layer 0 also

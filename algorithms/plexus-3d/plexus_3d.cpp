@@ -379,12 +379,30 @@ bool Plexus3DStrategy::counts_metrics() const {
   return k_[3 - last.rows - last.cols] == 0;
 }
 
-ByteModel Plexus3DStrategy::byte_model() const {
-  ByteModel m;
-  for (const Collective& c :
-       epoch_collectives(rows_, shape_, g_, k_, learn_features_, wire_element_bytes(sums_.precision())))
-    m.add(c.category, c.axis < 0 ? world_ : along(c.axis), c.wire_bytes);  // axis -1: the residual's reshard
-  return m;
+void Plexus3DStrategy::add_step(int l, Step step, ByteModel& m) const {
+  for (const Collective& c : step_collectives(rows_, shape_, g_, k_, l, step, wire_element_bytes(sums_.precision())))
+    m.add(c.category, along(c.axis), c.wire_bytes);
+}
+
+void Plexus3DStrategy::aggregate_bytes(int l, Direction d, std::int64_t, ByteModel& m) const {
+  add_step(l, d == Direction::forward ? Step::aggregate_forward : Step::aggregate_backward, m);
+}
+
+void Plexus3DStrategy::linear_bytes(int l, ByteModel& m) const { add_step(l, Step::linear, m); }
+
+void Plexus3DStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const {
+  add_step(l, dx ? Step::linear_backward_dx : Step::linear_backward, m);
+}
+
+// RMSNorm's sums on layout(l), the output of layer l - 1
+void Plexus3DStrategy::sum_over_columns_bytes(int l, ByteModel& m) const { add_step(l - 1, Step::row_sums, m); }
+
+void Plexus3DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const { add_step(l - 1, Step::column_sums, m); }
+
+void Plexus3DStrategy::reshard_bytes(int from, int to, ByteModel& m) const {
+  if (world_.size() == 1) return;
+  const Collective c = reshard_collective(rows_, shape_, g_, k_, std::min(from, to), /*backward=*/from > to);
+  m.add(c.category, world_, c.wire_bytes);
 }
 
 void Plexus3DStrategy::sum_over_columns(int l, std::span<float> per_row) {

@@ -73,7 +73,13 @@ class Plexus3DStrategy final : public Strategy {
   ClassSplit class_split() override;
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return cur_->nnz; }
-  ByteModel byte_model() const override;
+  // plexus::step_collectives of each primitive (the Eq. 4.5 terms with this rank's block sizes)
+  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void linear_bytes(int l, ByteModel& m) const override;
+  void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
+  void sum_over_columns_bytes(int l, ByteModel& m) const override;
+  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void reshard_bytes(int from, int to, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override;
@@ -100,6 +106,8 @@ class Plexus3DStrategy final : public Strategy {
   enum class GemmOrder { direct, reversed };
 
   Communicator& along(int axis) const { return grid_.along({plexus::kAxisNames[axis]}); }
+  // Adds the collectives of one primitive of layer l (plexus::step_collectives) to m.
+  void add_step(int l, plexus::Step step, ByteModel& m) const;
   // The device copies of one local adjacency block: its aggregation row blocks and its transpose.
   Shard make_shard(const HostCsr& a);
   // dW (cols_in x cols_out) = Hᵀ G in the layer's order (Sec. 5.3); H is a linear layer's input.

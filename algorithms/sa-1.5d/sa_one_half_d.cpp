@@ -19,7 +19,6 @@ SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  learn_features_ = opts.learn_features;
 }
 
 std::string SaOneHalfDStrategy::describe() const {
@@ -150,25 +149,16 @@ void SaOneHalfDStrategy::linear_backward(int, ConstView x, ConstView g, ConstVie
   weight_and_input_gradients(backend_, ledger_, col_, x, g, w, dw, dx);
 }
 
-ByteModel SaOneHalfDStrategy::byte_model() const {
-  ByteModel m;
-  const int c = grid_.dim("c"), R = grid_.dim("r");
-  const double rows = static_cast<double>(layouts_[0].vertices.size());
-  auto received = [](const std::vector<Stage>& stages) {
-    double r = 0;
-    for (const Stage& st : stages) r += static_cast<double>(st.recv_rows);
-    return r;
-  };
-  const double fwd = received(fwd_), bwd = received(directed_ ? bwd_ : fwd_);
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
-    const double fin = static_cast<double>(f.forward), fout = static_cast<double>(f.backward);
-    m.add(Category::p2p, col_, (fwd * fin + bwd * fout) * sizeof(float));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * fin * sizeof(float), c));
-    m.add(Category::allreduce, row_, wire::allreduce(rows * fout * sizeof(float), c));
-  }
-  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_, R));
-  return m;
+void SaOneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
+  double received = 0;  // rows of the column's stages
+  for (const Stage& st : d == Direction::backward && directed_ ? bwd_ : fwd_) received += static_cast<double>(st.recv_rows);
+  const double rows = static_cast<double>(layouts_[0].vertices.size()), f = static_cast<double>(cols);
+  m.add(Category::p2p, col_, received * f * sizeof(float));
+  m.add(Category::allreduce, row_, wire::allreduce(rows * f * sizeof(float), grid_.dim("c")));
+}
+
+void SaOneHalfDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], dims_[l + 1], grid_.dim("r")));
 }
 
 }  // namespace gcnlab

@@ -13,7 +13,6 @@ namespace gcnlab {
 SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
-  learn_features_ = opts.learn_features;
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }
@@ -117,16 +116,13 @@ void SaOneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w,
   weight_and_input_gradients(backend_, ledger_, world_, x, g, w, dw, dx);
 }
 
-ByteModel SaOneDStrategy::byte_model() const {
-  ByteModel m;
-  const Exchange& b = directed_ ? bwd_ : fwd_;
-  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-    const AggregateWidths f = aggregate_widths(*this, l, orders_[l], l > 0 || learn_features_, dims_);
-    m.add(Category::alltoall, world_,
-          (static_cast<double>(fwd_.recv_rows) * f.forward + static_cast<double>(b.recv_rows) * f.backward) * sizeof(float));
-  }
-  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_, world_.size()));
-  return m;
+void SaOneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
+  const Exchange& e = d == Direction::backward && directed_ ? bwd_ : fwd_;
+  m.add(Category::alltoall, world_, static_cast<double>(e.recv_rows) * static_cast<double>(cols) * sizeof(float));
+}
+
+void SaOneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
+  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], dims_[l + 1], world_.size()));
 }
 
 }  // namespace gcnlab

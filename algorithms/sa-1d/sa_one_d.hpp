@@ -18,7 +18,6 @@
 // (NnzCols' for Â), allreduce Σ_l 2(P-1)/P f_l f_{l+1} · 4. A block-diagonal
 // graph moves nothing.
 
-#include "common/model/convolution.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -38,7 +37,8 @@ class SaOneDStrategy final : public Strategy {
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
-  ByteModel byte_model() const override;
+  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
 
@@ -58,7 +58,6 @@ class SaOneDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
-  bool learn_features_ = false;        // layer 0 computes dX
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

@@ -87,18 +87,18 @@ bool ScaleGnn4DStrategy::counts_metrics() const {
   return pmm_->counts_metrics() && (sampled_ || grid_.coord("d") == 0);
 }
 
-ByteModel ScaleGnn4DStrategy::byte_model() const {
-  ByteModel m = pmm_->byte_model();
+void ScaleGnn4DStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const {
+  pmm_->linear_backward_bytes(l, dx, m);
   if (d_ > 1 && sampled_) {
-    const auto kinds = layer_kinds(variant_, static_cast<int>(dims_.size()) - 1);
-    for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l) {
-      const Block b = pmm_->weight_block(l);
-      m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(b.rows * b.cols), d_));
-      if (is_norm_block(variant_, kinds, static_cast<std::size_t>(l)))  // γ: layout(l+1)'s columns
-        m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(pmm_->layout(l + 1).cols), d_));
-    }
+    const Block b = pmm_->weight_block(l);
+    m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(b.rows * b.cols), d_));
   }
-  return m;
+}
+
+void ScaleGnn4DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  pmm_->sum_over_rows_bytes(l, m);
+  if (d_ > 1 && sampled_)  // γ: layout(l)'s columns
+    m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(pmm_->layout(l).cols), d_));
 }
 
 }  // namespace gcnlab

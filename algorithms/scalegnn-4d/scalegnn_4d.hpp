@@ -59,7 +59,15 @@ class ScaleGnn4DStrategy final : public Strategy {
   ClassSplit class_split() override { return pmm_->class_split(); }
   bool counts_metrics() const override;
   std::int64_t nnz_local() const override { return pmm_->nnz_local(); }
-  ByteModel byte_model() const override;
+  // the PMM's, and (training steps, D > 1) the data-parallel all-reduces of dW and dL/dγ
+  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override {
+    pmm_->aggregate_bytes(l, d, cols, m);
+  }
+  void linear_bytes(int l, ByteModel& m) const override { pmm_->linear_bytes(l, m); }
+  void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
+  void sum_over_columns_bytes(int l, ByteModel& m) const override { pmm_->sum_over_columns_bytes(l, m); }
+  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void reshard_bytes(int from, int to, ByteModel& m) const override { pmm_->reshard_bytes(from, to, m); }
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
   ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }

@@ -35,7 +35,8 @@ class SerialStrategy final : public Strategy {
   std::unique_ptr<SampleCut> cut(Sample s) const override;
   void restrict_to(const SampleCut* c) override;
   std::int64_t nnz_local() const override { return a_hat_t_.nnz; }
-  ByteModel byte_model() const override { return {}; }
+  void aggregate_bytes(int, Direction, std::int64_t, ByteModel&) const override {}  // one rank moves nothing
+  void linear_backward_bytes(int, bool, ByteModel&) const override {}
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
   ModelVariant variant() const override { return variant_; }

@@ -24,8 +24,7 @@ SplitSummaStrategy::SplitSummaStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
       block_(opts.integer_option("block")),
-      softmax_(parse_softmax_comm(opts.option("softmax"))),
-      learn_features_(opts.learn_features) {
+      softmax_(parse_softmax_comm(opts.option("softmax"))) {
   GCNLAB_CHECK(block_ >= 0, "--block must be >= 0");
   const std::string& dw_reduce = opts.option("dw-reduce");
   GCNLAB_CHECK(dw_reduce == "summa" || dw_reduce == "allreduce",
@@ -472,33 +471,31 @@ void SplitSummaStrategy::add_summa_dw_bytes(int l, ByteModel& m) const {
   m.add(Category::allgather, world_, (static_cast<double>(fin * fout) - fiber_rows(fin, i, k).second * gj) * sizeof(float));
 }
 
-ByteModel SplitSummaStrategy::byte_model() const {
-  ByteModel m;
+void SplitSummaStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
+  // the SUMMA stages: sparse pieces along y, dense blocks (this rank's F_j: `cols`) along x;
+  // then the fiber's reduce-scatter of the partial sums
   const int i = grid_.coord("x"), j = grid_.coord("y");
-  for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const AggregateWidths widths =
-        aggregate_widths(*this, static_cast<int>(l), ProductOrder::aggregate_first, computes_dx(static_cast<int>(l)), dims_);
-    for (const bool backward : {false, true}) {
-      const std::int64_t f = dims_[l + (backward ? 1 : 0)];
-      const double fj = static_cast<double>(features(f, j).second);
-      if (!backward || widths.backward > 0) {  // the SpMM (none in layer 0's backward: dW_0 from the forward's T_0)
-        for (const Stage& st : stages_) {
-          const double nnz = static_cast<double>(backward ? st.nnz_bwd : st.nnz_fwd);
-          m.add(Category::bcast_sparse, row_, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
-          m.add(Category::bcast_dense, col_, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
-        }
-        if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
-      }
-      // the partial SUMMA: forward always; backward for dX, and for the allreduce variant's dW
-      if (!backward || computes_dx(static_cast<int>(l)) || dw_reduce_ == DwReduce::allreduce)
-        m.add(Category::bcast_dense, row_, column_block_bytes(f));
-    }
-    if (dw_reduce_ == DwReduce::allreduce)
-      m.add(Category::allreduce, world_, wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
-    else
-      add_summa_dw_bytes(static_cast<int>(l), m);
+  const double fj = static_cast<double>(cols);
+  for (const Stage& st : stages_) {
+    const double nnz = static_cast<double>(d == Direction::backward ? st.nnz_bwd : st.nnz_fwd);
+    m.add(Category::bcast_sparse, row_, wire::broadcast((rows_i_ + 1) * 8.0 + nnz * (4 + 4), st.sparse_root == j));
+    m.add(Category::bcast_dense, col_, wire::broadcast(st.len * fj * sizeof(float), st.dense_root == i));
   }
-  return m;
+  if (Z() > 1) m.add(Category::reduce_scatter, *fiber_, wire::reduce_scatter(rows_ik_ * fj * sizeof(float), Z()));
+}
+
+void SplitSummaStrategy::linear_bytes(int l, ByteModel& m) const {
+  m.add(Category::bcast_dense, row_, column_block_bytes(dims_[l]));  // the partial SUMMA
+}
+
+void SplitSummaStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const {
+  // the partial SUMMA with Wᵀ: for dX, and for the allreduce variant's dW rows
+  if (dx || dw_reduce_ == DwReduce::allreduce) m.add(Category::bcast_dense, row_, column_block_bytes(dims_[l + 1]));
+  if (dw_reduce_ == DwReduce::allreduce)
+    m.add(Category::allreduce, world_,
+          wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+  else
+    add_summa_dw_bytes(l, m);
 }
 
 }  // namespace gcnlab

@@ -72,7 +72,9 @@ class SplitSummaStrategy : public Strategy {
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   ClassSplit class_split() override;
   std::int64_t nnz_local() const override { return nnz_local_; }
-  ByteModel byte_model() const override;
+  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void linear_bytes(int l, ByteModel& m) const override;
+  void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
 
  protected:
@@ -104,7 +106,6 @@ class SplitSummaStrategy : public Strategy {
   // Rows of dW[Φ_i, :] that fiber member k keeps after the reduce-scatter: [first, first+count) inside Φ_i.
   std::pair<std::int64_t, std::int64_t> fiber_rows(std::int64_t f, int i, int k) const;
   double column_block_bytes(std::int64_t f) const;
-  bool computes_dx(int l) const { return l > 0 || learn_features_; }
   // dW = Xᵀ U by CAGNET's dense SUMMA (summa) into the full dw.
   void weight_gradient_summa(int l, ConstView x, ConstView u, View dw);
   // Xᵀ[Φ_i, C_{j,k}] of this rank from the X blocks of layer k (the p2p redistribution).
@@ -140,7 +141,6 @@ class SplitSummaStrategy : public Strategy {
   std::int64_t block_;
   DwReduce dw_reduce_;
   SoftmaxComm softmax_;
-  bool learn_features_;
   std::vector<std::int64_t> dims_;
   std::vector<Layout> layouts_;
   bool directed_ = false;

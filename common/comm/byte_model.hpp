@@ -1,6 +1,7 @@
 #pragma once
 // ByteModel: the modelled wire bytes of one rank for one epoch (or one step),
-// as every strategy computes them analytically (Strategy::byte_model). Each
+// traced through the strategy's analytic byte companions (common/model/
+// byte_trace.hpp). Each
 // term names the group that moves it (its members in world numbering), so the
 // totals per category can be checked against the ledger (the tests do, on every
 // grid) and a planner can price each term at its group's bandwidth: inside a

@@ -35,11 +35,8 @@ void weight_and_input_gradients(Backend& backend, Ledger& ledger, Communicator& 
   }
 }
 
-double weight_gradient_bytes(const std::vector<std::int64_t>& dims, int group_size) {
-  double bytes = 0;
-  for (std::size_t l = 0; l + 1 < dims.size(); ++l)
-    bytes += wire::allreduce(static_cast<double>(dims[l]) * dims[l + 1] * sizeof(float), group_size);
-  return bytes;
+double weight_gradient_bytes(std::int64_t f_in, std::int64_t f_out, int group_size) {
+  return wire::allreduce(static_cast<double>(f_in) * f_out * sizeof(float), group_size);
 }
 
 }  // namespace gcnlab

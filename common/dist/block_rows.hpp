@@ -25,7 +25,7 @@ void multiply_weights(Backend& backend, Ledger& ledger, ConstView t, ConstView w
 void weight_and_input_gradients(Backend& backend, Ledger& ledger, Communicator& group, ConstView x, ConstView u,
                                 ConstView w, View dw, View* dx);
 
-// Wire bytes of the dW all-reductions of one epoch over `group`.
-double weight_gradient_bytes(const std::vector<std::int64_t>& dims, int group_size);
+// Wire bytes of one f_in x f_out dW all-reduction over a group of `group_size`.
+double weight_gradient_bytes(std::int64_t f_in, std::int64_t f_out, int group_size);
 
 }  // namespace gcnlab

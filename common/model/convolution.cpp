@@ -9,17 +9,7 @@ BackwardOrder convolution_backward_order(const Strategy& s, int l, ProductOrder 
   return keeps_t ? BackwardOrder::transform_first : BackwardOrder::aggregate_first;
 }
 
-AggregateWidths aggregate_widths(const Strategy& s, int l, ProductOrder forward, bool input_gradient,
-                                 const std::vector<std::int64_t>& dims) {
-  const std::int64_t in = dims[l], out = dims[l + 1];
-  AggregateWidths w;
-  w.forward = forward == ProductOrder::aggregate_first ? in : out;
-  if (convolution_backward_order(s, l, forward, input_gradient) == BackwardOrder::aggregate_first) w.backward = out;
-  else if (input_gradient) w.backward = in;
-  return w;
-}
-
-void convolution_forward(Strategy& s, int l, ProductOrder order, ConstView x, ConstView w, View z,
+void convolution_forward(Primitives& s, int l, ProductOrder order, ConstView x, ConstView w, View z,
                          const ConvolutionScratch& scratch) {
   if (order == ProductOrder::aggregate_first) {
     s.aggregate(l, Direction::forward, x, scratch.t);
@@ -30,7 +20,7 @@ void convolution_forward(Strategy& s, int l, ProductOrder order, ConstView x, Co
   }
 }
 
-void convolution_backward(Strategy& s, int l, BackwardOrder order, ConstView x, ConstView g, ConstView w, View dw,
+void convolution_backward(Primitives& s, int l, BackwardOrder order, ConstView x, ConstView g, ConstView w, View dw,
                           View* dx, const ConvolutionScratch& scratch) {
   if (order == BackwardOrder::aggregate_first) {
     s.aggregate(l, Direction::backward, g, scratch.y);  // G is not read after this (dX may share its storage)

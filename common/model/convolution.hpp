@@ -36,20 +36,12 @@ struct ConvolutionScratch {
 
 BackwardOrder convolution_backward_order(const Strategy& s, int l, ProductOrder forward, bool input_gradient);
 
-// The widths layer l's convolution aggregates at, for byte models: forward,
-// and backward (0: no backward aggregation).
-struct AggregateWidths {
-  std::int64_t forward = 0, backward = 0;
-};
-AggregateWidths aggregate_widths(const Strategy& s, int l, ProductOrder forward, bool input_gradient,
-                                 const std::vector<std::int64_t>& dims);
-
-void convolution_forward(Strategy& s, int l, ProductOrder order, ConstView x, ConstView w, View z,
+void convolution_forward(Primitives& s, int l, ProductOrder order, ConstView x, ConstView w, View z,
                          const ConvolutionScratch& scratch);
 
 // dW (the rank's complete block) and, unless dx is null, dX. x is the forward's
 // input (read under BackwardOrder::aggregate_first only).
-void convolution_backward(Strategy& s, int l, BackwardOrder order, ConstView x, ConstView g, ConstView w, View dw,
+void convolution_backward(Primitives& s, int l, BackwardOrder order, ConstView x, ConstView g, ConstView w, View dw,
                           View* dx, const ConvolutionScratch& scratch);
 
 }  // namespace gcnlab

@@ -34,6 +34,11 @@ void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 
+void Strategy::linear_bytes(int, ByteModel&) const {}
+void Strategy::sum_over_columns_bytes(int, ByteModel&) const {}
+void Strategy::sum_over_rows_bytes(int, ByteModel&) const {}
+void Strategy::reshard_bytes(int, int, ByteModel&) const {}
+
 const std::string& StrategyOptions::option(const std::string& name) const {
   const auto it = options.find(name);
   GCNLAB_CHECK(it != options.end(), "internal: strategy option --{} read by --algo {} but not registered", name, algo);

@@ -140,24 +140,13 @@ struct StrategyContext {
   Backend& backend;
 };
 
-class Strategy {
+// The distributed primitives a model is written against (common/model/
+// convolution.hpp; the trainer's RMSNorm and residuals). A Strategy provides
+// them on its layouts; the byte tracer (common/model/byte_trace.hpp) provides
+// them as counts of the Strategy's byte companions.
+class Primitives {
  public:
-  virtual ~Strategy() = default;
-
-  // One line: algorithm, grid, block shapes, replication.
-  virtual std::string describe() const = 0;
-  virtual std::vector<int> grid() const = 0;
-  virtual std::vector<int> coords() const = 0;
-
-  // Number of parts a partitioner should cut the graph into: the strategy's
-  // block rows (1d: P, 1.5d: P/c); strategies that only use the ordering keep the default.
-  virtual int partition_parts() const = 0;
-
-  // Reads this rank's blocks of Â/Âᵀ from the prepared graph for widths dims = f_0..f_L.
-  virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
-
-  virtual const Layout& layout(int l) const = 0;
-  virtual Block weight_block(int l) const = 0;
+  virtual ~Primitives() = default;
 
   // The primitives of layer l (common/model/convolution.hpp composes them).
   // Their operands' layouts: layout(l) and layout(l+1) for X_l and Z_l;
@@ -176,6 +165,42 @@ class Strategy {
   // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
   // shared plan): G is read before dX is written.
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+  // --model scalegnn (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of
+  // the residual connections on this strategy's layouts, asked for only by
+  // strategies built with that variant (Strategy's defaults refuse).
+  // Sums per-row values of layout(l) over the ranks that hold the other
+  // columns of the same rows (Eq. 29: the rows' sums of squares).
+  virtual void sum_over_columns(int l, std::span<float> per_row) = 0;
+  // Sums per-column values of layout(l) over the ranks that hold the other
+  // rows of the same columns and over the data-parallel groups (dL/dγ).
+  virtual void sum_over_rows(int l, std::span<float> per_column) = 0;
+  // y (layout `to`) = x (layout `from`), or y += x with `accumulate`: the same
+  // global matrix in another layout (the residual's resharding).
+  virtual void reshard(int from, int to, ConstView x, View y, bool accumulate) = 0;
+};
+
+class Strategy : public Primitives {
+ public:
+  virtual ~Strategy() = default;
+
+  // One line: algorithm, grid, block shapes, replication.
+  virtual std::string describe() const = 0;
+  virtual std::vector<int> grid() const = 0;
+  virtual std::vector<int> coords() const = 0;
+
+  // Number of parts a partitioner should cut the graph into: the strategy's
+  // block rows (1d: P, 1.5d: P/c); strategies that only use the ordering keep the default.
+  virtual int partition_parts() const = 0;
+
+  // Reads this rank's blocks of Â/Âᵀ from the prepared graph for widths dims = f_0..f_L.
+  virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
+
+  virtual const Layout& layout(int l) const = 0;
+  virtual Block weight_block(int l) const = 0;
+
+  // The variant the strategy was built for (StrategyOptions::variant); the
+  // trainer refuses to run another model on it.
+  virtual ModelVariant variant() const { return ModelVariant::gcn; }
   // The order of layer l's backward where the model leaves it to the strategy
   // (BackwardOrder; convolution_backward_order decides): transform_first where
   // the layouts allow no other.
@@ -184,22 +209,10 @@ class Strategy {
     return BackwardOrder::aggregate_first;
   }
 
-  // --model scalegnn (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of
-  // the residual connections on this strategy's layouts, asked for only by
-  // strategies built with that variant (the defaults refuse). Their bytes are
-  // part of byte_model().
-  // The variant the strategy was built for (StrategyOptions::variant); the
-  // trainer refuses to run another model on it.
-  virtual ModelVariant variant() const { return ModelVariant::gcn; }
-  // Sums per-row values of layout(l) over the ranks that hold the other
-  // columns of the same rows (Eq. 29: the rows' sums of squares).
-  virtual void sum_over_columns(int l, std::span<float> per_row);
-  // Sums per-column values of layout(l) over the ranks that hold the other
-  // rows of the same columns and over the data-parallel groups (dL/dγ).
-  virtual void sum_over_rows(int l, std::span<float> per_column);
-  // y (layout `to`) = x (layout `from`), or y += x with `accumulate`: the same
-  // global matrix in another layout (the residual's resharding).
-  virtual void reshard(int from, int to, ConstView x, View y, bool accumulate);
+  // --model scalegnn's collectives: the defaults refuse (a strategy without the variant).
+  void sum_over_columns(int l, std::span<float> per_row) override;
+  void sum_over_rows(int l, std::span<float> per_column) override;
+  void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
 
   // The forward product order of each layer (after setup). Strategies that
   // compute only their paper's (ÂᵀX)W keep the default.
@@ -238,8 +251,17 @@ class Strategy {
 
   // Nonzeros of Â stored on this rank (load balance).
   virtual std::int64_t nnz_local() const = 0;
-  // Analytic wire bytes per category for this rank and one epoch (forward + backward).
-  virtual ByteModel byte_model() const = 0;
+  // The primitives' byte companions: the wire bytes one call moves on this
+  // rank, added to m, from the call's local shapes alone (no data, no
+  // communication). The trainer's byte model is the model's step traced
+  // through them (common/model/byte_trace.hpp), so no strategy writes a
+  // model's epoch by hand. `cols`: the local columns of aggregate's operand.
+  virtual void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const = 0;
+  virtual void linear_bytes(int l, ByteModel& m) const;
+  virtual void linear_backward_bytes(int l, bool dx, ByteModel& m) const = 0;
+  virtual void sum_over_columns_bytes(int l, ByteModel& m) const;
+  virtual void sum_over_rows_bytes(int l, ByteModel& m) const;
+  virtual void reshard_bytes(int from, int to, ByteModel& m) const;
   // Analytic backend bytes of this rank's graph blocks and buffers (graph + buffers terms).
   virtual MemoryNeed memory_need() const = 0;
 };

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/comm/wire.hpp"
+#include "common/model/byte_trace.hpp"
 #include "common/core/host_memory.hpp"
 
 namespace gcnlab {
@@ -114,7 +115,7 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
   orders_ = strategy_.orders(model_.weight_layers());
   backward_orders_.clear();
   for (int l = 0; l < model_.weight_layers(); ++l)
-    backward_orders_.push_back(convolution_backward_order(strategy_, l, orders_[l], l > 0 || model_.learn_features));
+    backward_orders_.push_back(convolution_backward_order(strategy_, l, orders_[l], input_gradient(l)));
   buf_ = {};
   plan_ = strategy_.activation_plan();
   GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
@@ -215,23 +216,52 @@ void Trainer::drop_input(int epoch, int l) {
   backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0, dropout_params(epoch, l));
 }
 
-void Trainer::layer_forward(int l, ConstView x) {
-  LayerBuffers& s = buf_.layers[l];
-  if (kinds_[l] == LayerKind::linear) strategy_.linear(l, x, s.w, s.z);  // ScaleGNN Eq. 4, 11
-  else convolution_forward(strategy_, l, orders_[l], x, s.w, s.z, s.conv);
+void Trainer::layer_forward(Primitives& p, LayerBuffers& s, int l, ConstView x) const {
+  if (kinds_[l] == LayerKind::linear) p.linear(l, x, s.w, s.z);  // ScaleGNN Eq. 4, 11
+  else convolution_forward(p, l, orders_[l], x, s.w, s.z, s.conv);
 }
 
-void Trainer::layer_backward(int l, ConstView x, View* dx) {
-  LayerBuffers& s = buf_.layers[l];
-  if (kinds_[l] == LayerKind::linear) strategy_.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
-  else convolution_backward(strategy_, l, backward_orders_[l], x, s.g, s.w, s.dw, dx, s.conv);
+void Trainer::layer_backward(Primitives& p, LayerBuffers& s, int l, ConstView x, View* dx) const {
+  if (kinds_[l] == LayerKind::linear) p.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
+  else convolution_backward(p, l, backward_orders_[l], x, s.g, s.w, s.dw, dx, s.conv);
+}
+
+ByteModel Trainer::traced_layers() const {
+  // The trainer's buffers for the current layouts as shapes without data.
+  CountingAllocator counting;
+  ModelBuffers shapes;
+  const BufferPlan plan = buffer_plan();
+  shapes.allocate(plan, counting, counting);
+  if (sampled_) shapes.bind_activations(plan, /*sampled=*/true);
+  // The primitives forward() and backward() call, in their order (norm_forward, norm_backward).
+  ByteTracer t(strategy_);
+  const int L = weight_layers();
+  for (int l = 0; l < L; ++l) {
+    LayerBuffers& s = shapes.layers[l];
+    layer_forward(t, s, l, s.h);
+    if (norm_block(l)) {
+      t.sum_over_columns(l + 1, {});
+      t.reshard(l, l + 1, s.h, shapes.layers[l + 1].h, /*accumulate=*/false);
+    }
+  }
+  for (int l = L - 1; l >= 0; --l) {
+    LayerBuffers& s = shapes.layers[l];
+    if (norm_block(l)) {
+      t.sum_over_columns(l + 1, {});
+      t.sum_over_rows(l + 1, {});
+    }
+    View dx = s.dx;
+    layer_backward(t, s, l, s.h, input_gradient(l) ? &dx : nullptr);
+    if (l > 0 && norm_block(l)) t.reshard(l + 1, l, shapes.layers[l + 1].dx, s.dx, /*accumulate=*/true);
+  }
+  return t.bytes();
 }
 
 void Trainer::forward(int epoch, bool training) {
   const int L = weight_layers();
   if (scalegnn()) {
     for (int l = 0; l < L; ++l) {
-      layer_forward(l, buf_.layers[l].h);
+      layer_forward(strategy_, buf_.layers[l], l, buf_.layers[l].h);
       if (norm_block(l)) norm_forward(epoch, l, training);
     }
     return;
@@ -241,7 +271,7 @@ void Trainer::forward(int epoch, bool training) {
     LayerBuffers& s = buf_.layers[l];
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
     if (drop && (l == 0 || shared())) drop_input(epoch, l);
-    layer_forward(l, drop ? s.x : s.h);
+    layer_forward(strategy_, s, l, drop ? s.x : s.h);
     if (l + 1 < L) {
       auto t = ledger_.time(Category::elementwise);
       LayerBuffers& next = buf_.layers[l + 1];
@@ -300,18 +330,17 @@ void Trainer::backward(int epoch) {
       LayerBuffers& s = buf_.layers[l];
       if (norm_block(l)) norm_backward(epoch, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
       View dx = s.dx;
-      layer_backward(l, s.h, l > 0 ? &dx : nullptr);
+      layer_backward(strategy_, s, l, s.h, input_gradient(l) ? &dx : nullptr);
       if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, buf_.layers[l + 1].dx, s.dx, /*accumulate=*/true);
     }
     return;
   }
   for (int l = weight_layers() - 1; l >= 0; --l) {
     LayerBuffers& s = buf_.layers[l];
-    const bool input_gradient = l > 0 || model_.learn_features;
     if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
-    View dx = input_gradient ? s.dx : View{};
-    layer_backward(l, input(l), input_gradient ? &dx : nullptr);
-    if (!input_gradient) break;
+    View dx = input_gradient(l) ? s.dx : View{};
+    layer_backward(strategy_, s, l, input(l), input_gradient(l) ? &dx : nullptr);
+    if (!input_gradient(l)) break;
     auto t = ledger_.time(Category::elementwise);
     if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
       if (model_.dropout > 0)
@@ -519,7 +548,7 @@ RankReport Trainer::rank_report(const CategoryTallies& timed, int timed_epochs) 
 }
 
 ByteModel Trainer::step_model() const {
-  ByteModel m = strategy_.byte_model();
+  ByteModel m = traced_layers();
   // the split-class softmax's collectives, and a sample's training count
   const ClassSplit classes = strategy_.class_split();
   const auto [category, bytes] = softmax_cross_entropy_bytes(

@@ -173,15 +173,21 @@ class Trainer {
   std::array<double, 7> minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s);
   // A full-graph pass without dropout: the metrics of the current weights.
   std::array<double, 7> evaluate(int epoch);
-  // The model of one training step or full-graph epoch: strategy + softmax (+ the step's training count).
+  // The model of one training step or full-graph epoch: the traced layers + softmax (+ the step's training count).
   ByteModel step_model() const;
   // Dropout's input X_l from H_l (forward, and the shared plan's backward).
   void drop_input(int epoch, int l);
 
-  // Weight layer l's product and its backward: a convolution (convolution.hpp)
-  // or, under --model scalegnn, a linear layer (the strategy's linear()).
-  void layer_forward(int l, ConstView x);
-  void layer_backward(int l, ConstView x, View* dx);
+  // Weight layer l's product and its backward on `p` (the strategy, or the byte
+  // tracer) with s's buffers: a convolution (convolution.hpp) or, under --model
+  // scalegnn, a linear layer.
+  void layer_forward(Primitives& p, LayerBuffers& s, int l, ConstView x) const;
+  void layer_backward(Primitives& p, LayerBuffers& s, int l, ConstView x, View* dx) const;
+  // Whether weight layer l computes dX (scalegnn's input projection never does).
+  bool input_gradient(int l) const { return l > 0 || (!scalegnn() && model_.learn_features); }
+  // The wire bytes of forward() and backward() on the current layouts: the
+  // same layer code run against the strategy's byte companions (byte_trace.hpp).
+  ByteModel traced_layers() const;
   void forward(int epoch, bool training);
   XentSums loss();
   void backward(int epoch);

@@ -3,10 +3,10 @@
 namespace gcnlab {
 
 BackwardOrder convolution_backward_order(const Strategy& s, int l, ProductOrder forward, bool input_gradient) {
-  const bool keeps_t = s.backward_order(l) == BackwardOrder::transform_first ||
-                       (forward == ProductOrder::aggregate_first && !input_gradient &&
-                        s.activation_plan() != ActivationPlan::shared);
-  return keeps_t ? BackwardOrder::transform_first : BackwardOrder::aggregate_first;
+  const bool transform_first = s.backward_order(l) == BackwardOrder::transform_first ||
+                               (forward == ProductOrder::aggregate_first && !input_gradient &&
+                                s.activation_plan() != ActivationPlan::shared);
+  return transform_first ? BackwardOrder::transform_first : BackwardOrder::aggregate_first;
 }
 
 void convolution_forward(Primitives& s, int l, ProductOrder order, ConstView x, ConstView w, View z,

@@ -73,28 +73,30 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
   layers[0].h = sampled ? shaped(sample_h0, in0) : features.view();
 
   // The convolutions' intermediates (convolution.hpp): T_l in a slot of its own
-  // where the backward reads it (BackwardOrder::transform_first); every other
-  // one in one work slot, as large as the largest of them (each is dead once
-  // its layer's forward or backward returns).
+  // where the backward reads it (BackwardOrder::transform_first); the others
+  // one at a time in one work slot, as large as the largest a layer uses
+  // (each is dead once its layer's forward or backward returns).
   const std::vector<ProductOrder> orders = st.orders(L);
+  std::vector<bool> kept(static_cast<std::size_t>(L), false);
   std::int64_t work = 0;
   for (int l = 0; l < L; ++l) {
     if (kinds[l] != LayerKind::conv) continue;
-    LayerBuffers& s = layers[l];
     const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, l);
-    const bool keeps_t =
-        convolution_backward_order(st, l, orders[l], p.input_gradient(l)) == BackwardOrder::transform_first;
-    GCNLAB_ASSERT(!keeps_t || orders[l] == ProductOrder::aggregate_first);  // T_l exists
-    if (keeps_t) s.conv.t = shaped(store(size_of(agg)), agg);
-    work = std::max(work, size_of(agg));  // T_l (not kept) or dT_l
-    if (orders[l] == ProductOrder::transform_first || !keeps_t) work = std::max(work, size_of(trans));
+    const bool aggregate_first = orders[l] == ProductOrder::aggregate_first;
+    kept[l] = convolution_backward_order(st, l, orders[l], p.input_gradient(l)) == BackwardOrder::transform_first;
+    GCNLAB_ASSERT(!kept[l] || aggregate_first);  // T_l exists
+    if (kept[l]) layers[l].conv.t = shaped(store(size_of(agg)), agg);
+    if (aggregate_first && !kept[l]) work = std::max(work, size_of(agg));  // T_l
+    if (!aggregate_first) work = std::max(work, size_of(trans));            // X_l W_l
+    if (!kept[l]) work = std::max(work, size_of(trans));                    // U_l = Â G_l
+    else if (p.input_gradient(l)) work = std::max(work, size_of(agg));      // dT_l
   }
-  if (work > 0) {
-    float* w = store(work);
+  if (std::find(kinds.begin(), kinds.end(), LayerKind::conv) != kinds.end()) {
+    float* w = store(work);  // may be empty: a rank whose column blocks are all empty (2d on a 1 x 8 grid)
     for (int l = 0; l < L; ++l) {
       if (kinds[l] != LayerKind::conv) continue;
       ConvolutionScratch& c = layers[l].conv;
-      if (!c.t.data) c.t = shaped(w, aggregated_layout(st, l));
+      if (!kept[l]) c.t = shaped(w, aggregated_layout(st, l));
       c.dt = shaped(w, aggregated_layout(st, l));
       c.y = shaped(w, transformed_layout(st, l));
     }

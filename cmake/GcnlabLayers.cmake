@@ -12,7 +12,9 @@
 #
 # SOURCES default to the folders' *.cpp. DEPENDS are PUBLIC (the layers below and
 # the packages whose headers this layer's headers include). PORTABLE: no
-# -march=native (the app, whose reference loops in `bench` stay plain).
+# -march (the app, whose reference loops in `bench` stay plain); the others
+# compile for GCNLAB_ARCH (CMakeLists.txt: native, or a portable level such as
+# x86-64-v3 for a binary that runs on another machine, scripts/bundle.sh).
 function(gcnlab_layer name)
   cmake_parse_arguments(L "PORTABLE" "" "FOLDERS;SOURCES;DEPENDS" ${ARGN})
   set(view ${CMAKE_BINARY_DIR}/layers/${name})
@@ -37,8 +39,8 @@ function(gcnlab_layer name)
   file(GENERATE OUTPUT ${view}.folders CONTENT "${L_FOLDERS}\n")
   file(GENERATE OUTPUT ${view}.includes
        CONTENT "$<JOIN:$<TARGET_PROPERTY:gcnlab_${name},INCLUDE_DIRECTORIES>,\n>\n")
-  if(NOT L_PORTABLE)  # Release kernels: let the compiler use this machine's vector width.
-    target_compile_options(gcnlab_${name} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O3 -march=native>)
+  if(NOT L_PORTABLE)  # Release kernels: let the compiler use the target's vector width.
+    target_compile_options(gcnlab_${name} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O3 -march=${GCNLAB_ARCH}>)
   endif()
 endfunction()
 

@@ -14,6 +14,11 @@ self-loops), as most GNN users would: Âᵀ as a torch.sparse adjacency, or as
 edge_index with edge weights (message passing over edges). GCNConv multiplies
 X W first, then aggregates.
 
+--framework takes a comma-separated list: the graph is read once and the
+frameworks' epochs interleaved over --rounds rounds (one line per framework
+and round). --device cuda runs on the GPU (CUDA timings synchronise before
+reading the clock; experiments/gpu_check.sh).
+
 Prints the same `key=value` lines as `gcnlab bench`, so experiments/bench.sh
 can set them side by side:
   bench=spmm kernel=torch.sparse.mm ... f=F threads=T median_ms=...
@@ -70,11 +75,14 @@ def normalized_adjacency_t(n, rowptr, col, directed):
     return coo.coalesce().to_sparse_csr()
 
 
-def timed(fn, warmup, reps):
+def timed(fn, warmup, reps, device="cpu"):
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     times = []
     for k in range(warmup + reps):
+        sync()
         t0 = time.perf_counter()
         fn()
+        sync()
         if k >= warmup:
             times.append(time.perf_counter() - t0)
     return times
@@ -100,74 +108,109 @@ def main():
     ap.add_argument("--epochs", type=int, default=5, help="timed epochs (after one warm-up)")
     ap.add_argument("--spmm", default="16,64,128", help="widths for the torch.sparse.mm benchmark ('' to skip)")
     ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--framework", choices=["pytorch", "pyg-sparse", "pyg-edge-index"], default="pytorch")
+    ap.add_argument("--framework", default="pytorch",
+                    help="pytorch | pyg-sparse | pyg-edge-index, or several comma-separated (interleaved)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --epochs timed epochs each")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = ap.parse_args()
+    frameworks = args.framework.split(",")
+    for fw in frameworks:
+        if fw not in ("pytorch", "pyg-sparse", "pyg-edge-index"):
+            sys.exit(f"bench_pytorch: unknown framework '{fw}' (pytorch, pyg-sparse, pyg-edge-index)")
+    dev = torch.device(args.device)
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     head, rowptr, col, x, labels, split = read_gcl(args.gcl)
     n, feats, classes = head["nodes"], head["features"], head["classes"]
-    a_t = normalized_adjacency_t(n, rowptr, col, head["directed"])
+    a_t = normalized_adjacency_t(n, rowptr, col, head["directed"]).to(dev)
     nnz = a_t.values().numel()
-    common = {"graph": head["name"], "n": n, "nnz": nnz, "threads": args.threads}
+    common = {"graph": head["name"], "n": n, "nnz": nnz, "threads": args.threads, "device": args.device}
+    if args.device == "cuda":
+        common["gpu"] = torch.cuda.get_device_name().replace(" ", "_")
 
     for f in [int(w) for w in args.spmm.split(",") if w]:
-        xf = torch.rand(n, f) * 2 - 1
-        times = timed(lambda: torch.sparse.mm(a_t, xf), 2, args.reps)
+        xf = (torch.rand(n, f) * 2 - 1).to(dev)
+        times = timed(lambda: torch.sparse.mm(a_t, xf), 2, args.reps, args.device)
         line("spmm", {"kernel": "torch.sparse.mm", **common, "f": f}, times, 2.0 * nnz * f)
 
     torch.manual_seed(1)  # the model's draws do not depend on whether the SpMM benchmark ran
     x = torch.from_numpy(np.array(x)) if x is not None else torch.rand(n, feats) * 2 - 1
-    y = torch.from_numpy(labels.astype(np.int64)).clamp(min=0)
-    train = torch.from_numpy(split == 1)
+    x = x.to(dev)
+    y = torch.from_numpy(labels.astype(np.int64)).clamp(min=0).to(dev)
+    train = torch.from_numpy(split == 1).to(dev)
     dims = [feats] + [args.hidden] * (args.layers - 1) + [classes]
-    weights = []
+    initial = []
     for l in range(args.layers):  # Glorot uniform, as gcnlab
         bound = (6.0 / (dims[l] + dims[l + 1])) ** 0.5
-        weights.append(torch.nn.Parameter((torch.rand(dims[l], dims[l + 1]) * 2 - 1) * bound))
-    layers = None
-    if args.framework != "pytorch":
-        from torch_geometric.nn import GCNConv  # torch_geometric 2.3.1 (experiments/setup_pyg.sh)
-        import torch_geometric
-        layers = []
-        for l in range(args.layers):
-            conv = GCNConv(dims[l], dims[l + 1], normalize=False, add_self_loops=False, bias=False)
-            with torch.no_grad():
-                conv.lin.weight.copy_(weights[l].detach().t())
-            layers.append(conv)
-        weights = [p for conv in layers for p in conv.parameters()]
-        if args.framework == "pyg-sparse":
-            graph, weight = a_t, None  # rows: targets (PyG's adj_t)
-        else:  # out[i] += w * x[j] for each edge j -> i of Âᵀ's row i
-            coo = a_t.to_sparse_coo().coalesce()
-            graph, weight = torch.stack([coo.indices()[1], coo.indices()[0]]), coo.values()
-    opt = torch.optim.Adam(weights, lr=args.lr)
+        initial.append((torch.rand(dims[l], dims[l + 1]) * 2 - 1) * bound)
 
-    def epoch():
-        opt.zero_grad()
-        h = x
-        for l in range(args.layers):
-            if args.dropout > 0:
-                h = torch.nn.functional.dropout(h, args.dropout, training=True)
-            if layers is None:
-                h = torch.sparse.mm(a_t, h) @ weights[l]  # (Âᵀ X) W, gcnlab's default order
-            else:
-                h = layers[l](h, graph, weight)  # GCNConv: Âᵀ (X W)
-            if l + 1 < args.layers:
-                h = torch.relu(h)
-        loss = torch.nn.functional.cross_entropy(h[train], y[train])
-        loss.backward()
-        opt.step()
-        return loss
+    def make_epoch(framework):
+        """One training epoch of `framework` from the same initial weights, as a closure."""
+        weights = [torch.nn.Parameter(w.clone().to(dev)) for w in initial]
+        layers = None
+        if framework != "pytorch":
+            from torch_geometric.nn import GCNConv  # torch_geometric 2.3.1 (experiments/setup_pyg.sh)
+            layers = []
+            for l in range(args.layers):
+                conv = GCNConv(dims[l], dims[l + 1], normalize=False, add_self_loops=False, bias=False).to(dev)
+                with torch.no_grad():
+                    conv.lin.weight.copy_(weights[l].detach().t())
+                layers.append(conv)
+            weights = [p for conv in layers for p in conv.parameters()]
+            if framework == "pyg-sparse":
+                graph, weight = a_t, None  # rows: targets (PyG's adj_t)
+            else:  # out[i] += w * x[j] for each edge j -> i of Âᵀ's row i
+                coo = a_t.to_sparse_coo().coalesce()
+                graph, weight = torch.stack([coo.indices()[1], coo.indices()[0]]), coo.values()
+        opt = torch.optim.Adam(weights, lr=args.lr)
 
-    first = float(epoch().detach())  # the warm-up epoch: its loss shows the frameworks train one model
-    times = timed(epoch, 0, args.epochs)
+        def epoch():
+            opt.zero_grad()
+            h = x
+            for l in range(args.layers):
+                if args.dropout > 0:
+                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
+                if layers is None:
+                    h = torch.sparse.mm(a_t, h) @ weights[l]  # (Âᵀ X) W, gcnlab's default order
+                else:
+                    h = layers[l](h, graph, weight)  # GCNConv: Âᵀ (X W)
+                if l + 1 < args.layers:
+                    h = torch.relu(h)
+            loss = torch.nn.functional.cross_entropy(h[train], y[train])
+            loss.backward()
+            opt.step()
+            return loss
+
+        return epoch
+
     versions = {"torch": torch.__version__}
-    if layers is not None:
+    if any(fw != "pytorch" for fw in frameworks):
+        import torch_geometric
         versions["pyg"] = torch_geometric.__version__
-    line("epoch", {"framework": args.framework, **versions, **common,
-                   "dims": "-".join(map(str, dims)), "dropout": f"{args.dropout:g}", "epochs": args.epochs,
-                   "loss0": f"{first:.6f}"}, times)
+    def out_of_memory(fw, e):  # a framework that does not fit the device is a result, not a crash
+        print(f"bench=epoch framework={fw} device={args.device} n={n} nnz={nnz} error=out_of_memory "
+              f"detail={str(e).splitlines()[0].replace(' ', '_')[:120]}", flush=True)
+        epochs.pop(fw, None)
+        torch.cuda.empty_cache()
+
+    epochs, first = {}, {}
+    for fw in frameworks:
+        try:
+            epochs[fw] = make_epoch(fw)
+            first[fw] = float(epochs[fw]().detach())  # the warm-up epoch: its loss shows the frameworks train one model
+        except torch.cuda.OutOfMemoryError as e:  # pragma: no cover - a device's limit
+            out_of_memory(fw, e)
+    for r in range(args.rounds):
+        for fw in list(epochs):
+            try:
+                times = timed(epochs[fw], 0, args.epochs, args.device)
+            except torch.cuda.OutOfMemoryError as e:  # pragma: no cover
+                out_of_memory(fw, e)
+                continue
+            line("epoch", {"framework": fw, **versions, **common, "dims": "-".join(map(str, dims)),
+                           "dropout": f"{args.dropout:g}", "epochs": args.epochs, "round": r,
+                           "loss0": f"{first[fw]:.6f}"}, times)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ packages=(
   python3-numpy python3-matplotlib python3-pandas python3-jsonschema
   clang libclang-rt-dev  # the fuzz build (scripts/fuzz.sh): libFuzzer, ASan, UBSan
   chromium tidy fonts-dejavu-core  # the report check (tests/cli/report.sh): headless Chromium, HTML Tidy
+  patchelf  # scripts/bundle.sh: the relocatable CUDA bundle's RPATHs
 )
 
 missing=()

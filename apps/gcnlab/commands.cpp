@@ -429,7 +429,7 @@ struct TrainArgs {
   std::string dataset_spec, machine;
   bool auto_grid = false;  // --grid auto
   std::optional<std::string> partitioner, weights_in, resume_from;
-  int local_rank = 0;  // on the node
+  int local_rank = 0, ranks_on_node = 1;  // on the node
   int stop_signal = 0, stop_grace = 60;  // --stop-signal (0: SIGTERM and SIGUSR1 only), --stop-grace
 };
 
@@ -465,6 +465,7 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   info.backend = args.value_or("--backend", "cpu");
   const auto [local_rank, ranks_on_node] = node;
   a.local_rank = local_rank;
+  a.ranks_on_node = ranks_on_node;
   const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
   const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
                                               [](const char* name) { return std::getenv(name); }, affinity_cpus(),
@@ -599,7 +600,7 @@ void admit_before_loading(const TrainRun& run, const TrainArgs& a, int ranks) {
 // The backend of the run (rank-local: a CUDA rank picks its device).
 void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
   RunInfo& info = run.info;
-  run.backend = make_backend(info.backend, {info.threads, a.local_rank});
+  run.backend = make_backend(info.backend, {info.threads, a.local_rank, a.ranks_on_node});
   for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
   attach_ledger(*run.backend, world.ledger());
 }

@@ -43,7 +43,13 @@ CudaBackend::CudaBackend(const BackendOptions& opts) {
   const cudaError_t rc = cudaGetDeviceCount(&count);
   GCNLAB_CHECK(rc == cudaSuccess && count > 0, "--backend cuda: no usable CUDA device ({})",
                rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
-  device_ = opts.local_rank % count;  // one rank per GPU: the local rank picks the device
+  // One rank per GPU: NCCL refuses two ranks on one device ("Duplicate GPU detected"), so more
+  // ranks on a node than devices is an error on every rank of that node, before any NCCL call.
+  GCNLAB_CHECK(opts.ranks_on_node <= count,
+               "--backend cuda: {} ranks on this node and {} CUDA device{}: run one rank per GPU "
+               "(at most {} ranks per node, e.g. mpiexec -n {} or srun --ntasks-per-node={} --gpus-per-task=1)",
+               opts.ranks_on_node, count, count == 1 ? "" : "s", count, count, count);
+  device_ = opts.local_rank;
   GCNLAB_CUDA_CALL(cudaSetDevice(device_));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));

@@ -109,10 +109,12 @@ class Backend : public Allocator {
 };
 
 // Threads a rank's kernels may use (OpenMP and BLAS); the rank's index on its
-// node (the CUDA backend uses device local_rank mod device count).
+// node and the ranks on that node (the CUDA backend gives local rank k device
+// k and refuses more ranks than devices: NCCL runs one rank per GPU).
 struct BackendOptions {
   int threads = 1;
   int local_rank = 0;
+  int ranks_on_node = 1;
 };
 
 }  // namespace gcnlab

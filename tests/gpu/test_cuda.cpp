@@ -4,9 +4,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
 #include <random>
 
 #include "backends/factory.hpp"
+#include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
 #include "tests/support/random.hpp"
 
@@ -14,6 +20,26 @@ using namespace gcnlab;
 using gcnlab::test::random_vector;
 
 namespace {
+
+// One row of the device table (rank 0 prints it; `ctest -V -L gpu` and the test's own
+// output show it): the largest |loss - serial on the CPU| over the epochs, relative,
+// and whether every rank's measured bytes equal its model in every category.
+void table_row(const std::string& run, const RunResult& reference, const RunResult& r) {
+  double worst = 0;
+  for (std::size_t e = 0; e < r.epochs.size() && e < reference.epochs.size(); ++e)
+    worst = std::max(worst, std::abs(r.epochs[e].loss - reference.epochs[e].loss) / std::abs(reference.epochs[e].loss));
+  bool equal = true;
+  double bytes = 0;
+  for (const RankReport& rr : r.ranks)
+    for (int c = 0; c < kNumCategories; ++c)
+      if (is_communication(static_cast<Category>(c))) {
+        bytes += rr.per_epoch[c].wire_bytes;
+        equal = equal && std::abs(rr.per_epoch[c].wire_bytes - rr.model[c]) <= 1e-9 + 1e-12 * rr.model[c];
+      }
+  if (test::world_rank() == 0)
+    std::printf("gpu-table | %s | %d | %.2e | %.0f | %s |\n", run.c_str(), test::world_size(), worst, bytes,
+                equal ? "yes" : "NO");
+}
 
 void require_close(const std::vector<float>& a, const std::vector<float>& b, float tol = 1e-5f) {
   REQUIRE(a.size() == b.size());
@@ -105,30 +131,135 @@ TEST_CASE("CUDA kernels match the CPU backend", "[gpu]") {
   CHECK(sums[1].counted == sums[0].counted);
 }
 
-TEST_CASE("strategies on the CUDA backend match serial on the CPU", "[gpu][equivalence]") {
-  const Dataset data = load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=3");
-  test::RunSpec serial;
-  serial.model.hidden = 13;
-  serial.model.dropout = 0.5f;
-  serial.train.epochs = 5;
-  const RunResult reference = test::run(MPI_COMM_SELF, serial, data);
-  for (const StrategyInfo& s : strategies()) {  // every registered distributed full-graph strategy
-    if (!s.caps.full_graph || !test::distributed(s.name)) continue;
-    const std::string& algo = s.name;
-    INFO(algo);
-    test::RunSpec spec = serial;
-    spec.algo = algo;
-    spec.backend = "cuda";
-    const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
-    test::require_same_model(reference, r);
-    test::require_measured_equals_model(r);
+namespace {
+
+const char* kUndirected = "sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=3";
+const char* kDirected = "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1";
+
+test::RunSpec spec_for(const std::string& algo) {
+  test::RunSpec s;
+  s.algo = algo;
+  s.model.hidden = 13;
+  s.model.dropout = 0.5f;  // Adam (the default optimiser), feature dropout on every layer
+  s.model.weight_decay = 5e-4f;
+  s.train.epochs = 5;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every registered strategy on the CUDA backend matches serial on the CPU", "[gpu][equivalence]") {
+  // Every strategy on its grid of the job's ranks (one rank per GPU), a directed and an
+  // undirected graph, fp32 and, where the strategy has it, bf16 communication (NCCL's
+  // ncclBfloat16): the model equal to the CPU's serial run, measured bytes equal to the model.
+  // scalegnn-4d trains full-graph epochs with B = N (its equivalence to serial, test_scalegnn).
+  for (const char* dataset : {kUndirected, kDirected}) {
+    const Dataset data = load_dataset(dataset);
+    const RunResult reference = test::run(MPI_COMM_SELF, spec_for("serial"), data);
+    for (const StrategyInfo& s : strategies()) {
+      const auto grids = test::job_grids(s.name, test::world_size());
+      if (grids.empty()) continue;  // serial on more than one rank
+      for (const char* precision : {"fp32", "bf16"}) {
+        if (std::string(precision) == "bf16" && !s.caps.bf16_comm) continue;
+        const std::string run = fmt::format("{} {} {} {}", s.name, format_grid(grids.front()),
+                                            dataset == kDirected ? "directed" : "undirected", precision);
+        INFO(run);
+        test::RunSpec spec = spec_for(s.name);
+        spec.grid = grids.front();
+        spec.backend = "cuda";
+        spec.comm_precision = precision;
+        if (!s.caps.full_graph) spec.train.batch_size = data.nodes();
+        const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
+        table_row(run, reference, r);
+        test::require_measured_equals_model(r);
+        if (std::string(precision) == "fp32" || test::world_size() == 1) {
+          test::require_same_model(reference, r);  // bf16 on one rank: nothing goes on the wire
+        } else {
+          for (std::size_t e = 0; e < r.epochs.size(); ++e)
+            CHECK(r.epochs[e].loss == Approx(reference.epochs[e].loss).epsilon(1e-2));  // bf16 partial sums
+        }
+      }
+    }
   }
-  // bf16 partial sums on NCCL (ncclBfloat16): bytes equal the model, the loss within bf16 rounding
-  test::RunSpec spec = serial;
-  spec.algo = "plexus-3d";
-  spec.backend = "cuda";
-  spec.comm_precision = "bf16";
-  const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
-  test::require_measured_equals_model(r);
-  for (std::size_t e = 0; e < r.epochs.size(); ++e) CHECK(r.epochs[e].loss == Approx(reference.epochs[e].loss).epsilon(1e-2));
+}
+
+TEST_CASE("the model's and the trainer's options on the CUDA backend match the CPU", "[gpu][equivalence]") {
+  // Each once: ScaleGNN's model, learned input features, mini-batch sampling with the
+  // prefetch thread, and Plexus's blocked aggregation overlapped on the second stream.
+  const Dataset data = load_dataset(kDirected);
+  struct Case {
+    std::string name;
+    std::function<void(test::RunSpec&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"--model scalegnn", [](test::RunSpec& s) {
+         s.model.variant = ModelVariant::scalegnn;
+         s.model.layers = 2;
+       }},
+      {"--learn-features", [](test::RunSpec& s) { s.model.learn_features = true; }},
+      {"--batch-size 300 --prefetch on", [](test::RunSpec& s) {
+         s.train.batch_size = 300;
+         s.train.prefetch = true;
+       }},
+  };
+  for (const Case& c : cases) {
+    test::RunSpec serial = spec_for("serial");
+    c.set(serial);
+    const RunResult reference = test::run(MPI_COMM_SELF, serial, data);
+    for (const std::string algo : {"serial", "plexus-3d", "scalegnn-4d"}) {
+      const auto grids = test::job_grids(algo, test::world_size());
+      if (grids.empty()) continue;
+      const bool minibatch = serial.train.batch_size > 0;
+      if ((algo == "plexus-3d" && minibatch) || (algo == "scalegnn-4d" && serial.model.learn_features)) continue;
+      test::RunSpec spec = serial;
+      spec.algo = algo;
+      spec.grid = grids.front();
+      spec.backend = "cuda";
+      if (algo == "scalegnn-4d" && !minibatch) spec.train.batch_size = data.nodes();
+      if (algo == "plexus-3d" && serial.model.variant == ModelVariant::scalegnn)
+        spec.options["permutation"] = "none";  // its residuals are resharded in one vertex ordering
+      const std::string run = fmt::format("{} {} {}", algo, format_grid(grids.front()), c.name);
+      INFO(run);
+      const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
+      table_row(run, reference, r);
+      test::require_measured_equals_model(r);
+      test::require_same_model(reference, r);
+    }
+  }
+  const RunResult reference = test::run(MPI_COMM_SELF, spec_for("serial"), data);
+  for (const char* blocks : {"1", "3"}) {
+    test::RunSpec spec = spec_for("plexus-3d");
+    spec.grid = test::job_grids("plexus-3d", test::world_size()).front();
+    spec.backend = "cuda";
+    spec.options["agg-blocks"] = blocks;  // 3: the blocks' all-reduces on the communication stream
+    const std::string run = fmt::format("plexus-3d {} --agg-blocks {}", format_grid(spec.grid), blocks);
+    INFO(run);
+    const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
+    table_row(run, reference, r);
+    test::require_measured_equals_model(r);
+    test::require_same_model(reference, r);
+  }
+}
+
+TEST_CASE("two identical runs on the CUDA backend give the same bits", "[gpu][determinism]") {
+  // The determinism contract on the device: cuSPARSE's SpMM (CSR_ALG2), cuBLAS, the
+  // kernels and NCCL's reductions give the same bits on a rerun, the overlapped
+  // blocked aggregation and the prefetched mini-batches included.
+  const Dataset data = load_dataset(kDirected);
+  for (const std::string algo : {"serial", "1d", "2d", "plexus-3d", "scalegnn-4d"}) {
+    const auto grids = test::job_grids(algo, test::world_size());
+    if (grids.empty()) continue;
+    test::RunSpec spec = spec_for(algo);
+    spec.grid = grids.back();
+    spec.backend = "cuda";
+    if (algo == "plexus-3d") spec.options["agg-blocks"] = "3";
+    if (algo == "scalegnn-4d") spec.train.batch_size = 300;
+    INFO(algo);
+    const RunResult a = test::run(MPI_COMM_WORLD, spec, data), b = test::run(MPI_COMM_WORLD, spec, data);
+    const bool same = a.final_weights == b.final_weights;
+    if (test::world_rank() == 0)
+      std::printf("gpu-table | %s %s rerun | %d | bitwise %s |\n", algo.c_str(), format_grid(spec.grid).c_str(),
+                  test::world_size(), same ? "equal" : "DIFFERENT");
+    test::require_bitwise_equal(a, b);
+  }
 }

@@ -14,14 +14,15 @@ namespace gcnlab::test {
 
 Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   comm_ = std::make_unique<MpiCommunicator>(comm, ledger_, /*owned=*/false);
-  int local = 0;
+  int local = 0, on_node = 1;
   {
     MPI_Comm node;
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
+    MPI_Comm_size(node, &on_node);
     MPI_Comm_free(&node);
   }
-  backend_ = make_backend(spec.backend, {spec.threads, local});
+  backend_ = make_backend(spec.backend, {spec.threads, local, on_node});
   backend_->misalign_for_testing(spec.misalign);
   attach_ledger(*backend_, ledger_);
   device_comm_ = make_device_communicator(*backend_, *comm_);

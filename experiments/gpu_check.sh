@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The GPU checks (docs/clusters.md, "Verified on a GPU"), in one run on a GPU
+# node with the bundle of scripts/bundle.sh:
+#   1. versions: GPU, driver, CUDA, NCCL, torch, PyTorch Geometric
+#   2. ctest -L gpu in the bundle (every CUDA kernel against the CPU backend,
+#      every strategy on the device against serial on the CPU, with the table
+#      rows `gpu-table | run | ranks | max rel |loss - serial| | bytes | = model |`)
+#   3. a checkpoint written on the GPU resumed on the CPU, and back
+#   4. gcnlab bench spmm on the device (GFLOP/s, GB/s)
+#   5. a GPU epoch, gcnlab serial against plain PyTorch and PyTorch Geometric's
+#      GCNConv (torch.sparse and edge_index) on the same GPU, R-MAT scale 20 and
+#      then 22 (edge factor 16, 128-128-128-32, Adam, no dropout), 10 timed
+#      epochs, three interleaved rounds: gcnlab, the Python frameworks (three
+#      rounds in one process, the graph read once), gcnlab again, gcnlab again
+#
+#   experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget SECONDS] [--scales "20 22"]
+#
+# GPU_CHECK_BACKEND=cpu runs the same steps on the CPU (a dry run of the script
+# on a machine without a GPU; the Python frameworks then run on the CPU too).
+#
+# Every step writes OUT/<step>.txt; a step that fails is reported and the next
+# runs. Steps 5's larger scale is skipped when less than its share of
+# --budget is left (the lent GPU machines give minutes).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$root/bundle
+out=${OUT:-$root/results/gpu}
+budget=480
+scales="20 22"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bundle) bundle=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --scales) scales=$2; shift 2 ;;
+    *) echo "usage: experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget S] [--scales LIST]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+# shellcheck disable=SC1091
+source "$bundle/env.sh"
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMP_PROC_BIND=false
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+threads=$(nproc)
+backend=${GPU_CHECK_BACKEND:-cuda}
+work=$(mktemp -d)
+step() { echo "== $1 ($SECONDS s)"; }
+left() { echo $((budget - SECONDS)); }
+
+step versions
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  nvcc --version | tail -2
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', '.'.join(map(str, torch.cuda.nccl.version())))"
+  python3 -c "import torch_geometric; print('torch_geometric', torch_geometric.__version__)"
+  gcnlab --version
+  lscpu | grep -E "Model name|^CPU\(s\)"
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+} > "$out/versions.txt" 2>&1
+cat "$out/versions.txt"
+
+step "ctest -L gpu"
+if command -v ctest >/dev/null; then
+  (cd "$bundle/tests" && timeout 240 ctest -L gpu -V --timeout 230) > "$out/ctest.txt" 2>&1
+else  # no CMake on the node: the one-rank test binary itself
+  timeout 240 mpiexec -n 1 "$bundle/tests/test_gpu" > "$out/ctest.txt" 2>&1
+fi
+echo "ctest exit $?"
+grep -E "tests passed|Passed|Failed|Skipped|\*\*\*|SKIP" "$out/ctest.txt" | grep -v "^[0-9]*: ok" | tail -15
+grep -h "gpu-table" "$out/ctest.txt" | sed 's/^[0-9]*: //' > "$out/table.txt"
+cat "$out/table.txt"
+
+step "checkpoint: GPU -> CPU -> GPU"
+run() { mpiexec -n 1 gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
+          --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "$@"; }
+{
+  run --algo serial --epochs 6 --out "$work/ref.json" &&
+  run --algo 1d --backend "$backend" --epochs 3 --checkpoint "$work/ck1" --checkpoint-every 3 --out "$work/a3.json" &&
+  run --algo 1d --backend cpu --epochs 6 --resume "$work/ck1" --out "$work/a6.json" &&
+  run --algo serial --backend cpu --epochs 3 --checkpoint "$work/ck2" --checkpoint-every 3 --out "$work/b3.json" &&
+  run --algo plexus-3d --backend "$backend" --epochs 6 --resume "$work/ck2" --out "$work/b6.json" &&
+  python3 - "$work" <<'EOF'
+import json, sys
+w = sys.argv[1]
+loss = lambda f: {e["epoch"]: e["loss"] for e in json.load(open(f"{w}/{f}"))["epochs"]}
+ref = loss("ref.json")
+for name, first, second in (("cuda 1d -> cpu 1d", "a3.json", "a6.json"), ("cpu serial -> cuda plexus-3d", "b3.json", "b6.json")):
+    got = {**loss(first), **loss(second)}
+    worst = max(abs(got[e] - ref[e]) / abs(ref[e]) for e in ref)
+    print(f"checkpoint | {name} | epochs {sorted(got)} | max rel |loss - uninterrupted cpu serial| {worst:.2e} | {'ok' if worst < 1e-4 else 'FAIL'}")
+EOF
+} > "$out/checkpoint.txt" 2>&1
+grep -E "checkpoint \||error" "$out/checkpoint.txt"
+
+for scale in $scales; do
+  if [ "$scale" != "${scales%% *}" ] && [ "$(left)" -lt 200 ]; then
+    echo "== scale $scale skipped: $(left) s of the budget left"; continue
+  fi
+  step "R-MAT scale $scale"
+  gcl=$work/rmat$scale.gcl
+  gcnlab prepare --dataset "rmat:scale=$scale,edge-factor=16,features=128,classes=32,seed=1" --out "$gcl" 2>&1 | tail -1
+  log=$out/epoch-rmat$scale.txt
+  : > "$log"
+  if [ "$scale" = "${scales%% *}" ]; then
+    mpiexec -n 1 gcnlab bench spmm --backend "$backend" --dataset "gcl:$gcl" --f 16,64,128 --reps 20 2>&1 | tee "$out/spmm-rmat$scale.txt" | grep "bench=spmm"
+  fi
+  epoch() { mpiexec -n 1 gcnlab bench epoch --algo serial --backend "$backend" --dataset "gcl:$gcl" --layers 3 --hidden 128 \
+              --dropout 0 --epochs 11 --no-eval --threads "$threads" 2>&1 | tee -a "$log" | grep -E "bench=epoch |error"; }
+  epoch
+  python3 -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --device "$backend" --threads "$threads" --layers 3 --hidden 128 \
+    --epochs 10 --rounds 3 --spmm 128 --framework pytorch,pyg-sparse,pyg-edge-index 2>&1 | tee -a "$log" | grep -E "bench=|Error"
+  epoch
+  epoch
+done
+step done
+rm -rf "$work"

@@ -307,29 +307,28 @@ void CudaBackend::row_sum_exp(ConstView z, const float* max, float* sum) {
 
 XentSums CudaBackend::softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
                                    const std::int32_t* label, const std::uint8_t* split, float scale, View g) {
-  // Per-row results on the device, summed on the host by split.
+  // Per-row results on the device, summed there per block by split (a fixed tree: the same
+  // bits on every run); the host adds the blocks' sums in order. Copying the per-row arrays
+  // instead (17 bytes a row) took 47 ms of a 134 ms epoch at 4 M vertices on an H200.
   const std::int64_t rows = z.rows;
-  const std::size_t bytes = rows * (sizeof(double) + 2 * sizeof(int) + sizeof(std::uint8_t));
+  const int blocks = cuda::xent_blocks(rows);
+  const std::size_t bytes = rows * (sizeof(double) + 2 * sizeof(int)) + blocks * cuda::kXentSums * sizeof(double);
   auto* base = static_cast<char*>(scratch(kXentRows, std::max<std::size_t>(bytes, 1)));
-  auto* loss = reinterpret_cast<double*>(base);
-  auto* correct = reinterpret_cast<int*>(base + rows * sizeof(double));
+  auto* sums = reinterpret_cast<double*>(base);  // first: 8-byte aligned
+  auto* loss = sums + blocks * cuda::kXentSums;
+  auto* correct = reinterpret_cast<int*>(loss + rows);
   auto* counted = correct + rows;
+  XentSums s;
+  if (rows == 0) return s;
   cuda::softmax_xent(stream_, rows, {z.data, z.ld, z.cols, col0, max, sum, label, split, scale, g.data, g.ld}, loss,
                      correct, counted);
-  std::vector<double> h_loss(rows);
-  std::vector<int> h_correct(rows), h_counted(rows);
-  std::vector<std::uint8_t> h_split(rows);
-  if (rows > 0) {
-    copy_to_host(h_loss.data(), loss, rows * sizeof(double));
-    copy_to_host(h_correct.data(), correct, rows * sizeof(int));
-    copy_to_host(h_counted.data(), counted, rows * sizeof(int));
-    copy_to_host(h_split.data(), split, rows);
-  }
-  XentSums s;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    s.loss += h_loss[i];
-    s.correct[h_split[i] & 3] += h_correct[i];
-    s.counted[h_split[i] & 3] += h_counted[i];
+  cuda::xent_block_sums(stream_, rows, loss, correct, counted, split, sums);
+  std::vector<double> h(static_cast<std::size_t>(blocks) * cuda::kXentSums);
+  copy_to_host(h.data(), sums, h.size() * sizeof(double));
+  for (int b = 0; b < blocks; ++b) {
+    const double* v = &h[static_cast<std::size_t>(b) * cuda::kXentSums];
+    s.loss += v[0];
+    for (int k = 0; k < 4; ++k) s.correct[k] += v[1 + k], s.counted[k] += v[5 + k];
   }
   s.correct[0] = s.counted[0] = 0;
   return s;

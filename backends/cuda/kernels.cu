@@ -130,6 +130,39 @@ void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, d
                   int* counted) {
   launch_1d(s, rows, XentToArrays{f, loss, correct, counted});
 }
+namespace {
+constexpr int kSumThreads = 256, kMaxSumBlocks = 512;
+
+__global__ void xent_sums_kernel(std::int64_t rows, const double* loss, const int* correct, const int* counted,
+                                 const std::uint8_t* split, double* out) {
+  __shared__ double tree[kXentSums][kSumThreads];
+  double v[kXentSums] = {};
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kSumThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kSumThreads + threadIdx.x; i < rows; i += stride) {
+    const int k = split[i] & 3;
+    v[0] += loss[i];
+    v[1 + k] += correct[i];
+    v[5 + k] += counted[i];
+  }
+  for (int j = 0; j < kXentSums; ++j) tree[j][threadIdx.x] = v[j];
+  __syncthreads();
+  for (int w = kSumThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w)
+      for (int j = 0; j < kXentSums; ++j) tree[j][threadIdx.x] += tree[j][threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x < kXentSums) out[blockIdx.x * kXentSums + threadIdx.x] = tree[threadIdx.x][0];
+}
+}  // namespace
+
+int xent_blocks(std::int64_t rows) {
+  return static_cast<int>(std::clamp<std::int64_t>((rows + kSumThreads - 1) / kSumThreads, 1, kMaxSumBlocks));
+}
+void xent_block_sums(cudaStream_t s, std::int64_t rows, const double* loss, const int* correct, const int* counted,
+                     const std::uint8_t* split, double* out) {
+  xent_sums_kernel<<<xent_blocks(rows), kSumThreads, 0, s>>>(rows, loss, correct, counted, split, out);
+  check_launch();
+}
 void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out) {
   launch_1d(s, n, Narrow{in, out});
 }

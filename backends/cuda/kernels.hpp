@@ -39,6 +39,13 @@ void row_sum_exp(cudaStream_t s, std::int64_t rows, const ew::RowSumExp& f);
 // Per-row results of ew::SoftmaxXent into loss[rows], correct[rows], counted[rows].
 void softmax_xent(cudaStream_t s, std::int64_t rows, const ew::SoftmaxXent& f, double* loss, int* correct,
                   int* counted);
+// Per-block sums of those arrays, kXentSums doubles per block: the loss, then the correct
+// and the counted rows by split & 3. A fixed grid (xent_blocks(rows)) and a fixed
+// shared-memory tree: the sums' bits are the same on every run (the determinism contract).
+constexpr int kXentSums = 9;
+int xent_blocks(std::int64_t rows);
+void xent_block_sums(cudaStream_t s, std::int64_t rows, const double* loss, const int* correct, const int* counted,
+                     const std::uint8_t* split, double* out);
 // out[i] = in[i] (64-bit row offsets -> 32-bit for cuSPARSE, which needs equal index types).
 void narrow_offsets(cudaStream_t s, std::int64_t n, const std::int64_t* in, std::int32_t* out);
 // y[ids[s]] += A[s] x for the `stored` rows of a compressed-row CSR (common/matrix/csr.hpp).

@@ -175,7 +175,9 @@ Collective reshard_collective(const RowSplit& rows, const ModelShape& m, const G
 // residual collectives (always fp32) where the model has them. `learn_features`: layer 0 also
 // computes dL/dF. `sum_element_bytes`: the wire size of an element of the
 // partial-sum all-reduces (4, or 2 with bf16 communication, ScaleGNN Sec. V-B;
-// the all-gathers and reduce-scatters stay fp32).
+// the all-gathers and reduce-scatters stay fp32). The performance model
+// (planning/perf_model) prices this list; a run's byte model is the trainer's
+// step traced through the step companions above, and tests check the two agree.
 std::vector<Collective> epoch_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
                                           bool learn_features, double sum_element_bytes = 4);
 

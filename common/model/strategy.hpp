@@ -75,12 +75,6 @@ std::string to_string(ProductOrder o);
 // no dims only the syntax is checked.
 std::vector<ProductOrder> parse_orders(const std::string& spec, const std::vector<std::int64_t>& dims = {});
 
-// The width a layer's forward SpMM multiplies.
-inline std::int64_t forward_width(const std::vector<ProductOrder>& orders, const std::vector<std::int64_t>& dims,
-                                  std::size_t l) {
-  return orders[l] == ProductOrder::transform_first ? dims[l + 1] : dims[l];
-}
-
 // The order of a convolution's backward pass.
 //   aggregate_first  U = Â G, dW = Xᵀ U, dX = U Wᵀ (CAGNET Eq. 2-3: dW = (ÂᵀX)ᵀG
 //                    regrouped; the SpMM at width f_{l+1})

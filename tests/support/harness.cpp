@@ -101,13 +101,30 @@ void require_bitwise_equal(const RunResult& a, const RunResult& b) {
     }
 }
 
-void require_measured_equals_model(const RunResult& r) {
+namespace {
+// Calls fn(rank report, category) for every rank and communication category.
+template <class F>
+void for_each_communication(const RunResult& r, F fn) {
   for (const RankReport& rr : r.ranks)
-    for (int c = 0; c < kNumCategories; ++c) {
-      if (!is_communication(static_cast<Category>(c))) continue;
-      INFO("rank " << rr.rank << " category " << to_string(static_cast<Category>(c)));
-      CHECK(rr.per_epoch[c].wire_bytes == Approx(rr.model[c]).epsilon(1e-12).margin(1e-9));
-    }
+    for (int c = 0; c < kNumCategories; ++c)
+      if (is_communication(static_cast<Category>(c))) fn(rr, c);
+}
+Approx model_bytes(const RankReport& rr, int c) { return Approx(rr.model[c]).epsilon(1e-12).margin(1e-9); }
+}  // namespace
+
+void require_measured_equals_model(const RunResult& r) {
+  for_each_communication(r, [](const RankReport& rr, int c) {
+    INFO("rank " << rr.rank << " category " << to_string(static_cast<Category>(c)));
+    CHECK(rr.per_epoch[c].wire_bytes == model_bytes(rr, c));
+  });
+}
+
+bool measured_equals_model(const RunResult& r) {
+  bool equal = true;
+  for_each_communication(r, [&](const RankReport& rr, int c) {
+    equal = equal && rr.per_epoch[c].wire_bytes == model_bytes(rr, c);
+  });
+  return equal;
 }
 
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p) { return strategy_info(algo).grids(p); }

@@ -70,8 +70,9 @@ void require_same_model(const RunResult& reference, const RunResult& other, doub
 void require_bitwise_equal(const RunResult& a, const RunResult& b);
 
 // Every rank's measured wire bytes per communication category equal its model
-// (exactly, up to the double sums' rounding).
+// (exactly, up to the double sums' rounding): asserted per category, or answered.
 void require_measured_equals_model(const RunResult& r);
+bool measured_equals_model(const RunResult& r);
 
 // Every grid shape this strategy accepts on p ranks (its registry entry's grids).
 std::vector<std::vector<int>> grids_for(const std::string& algo, int p);

@@ -64,18 +64,35 @@ PartitionBlock ptscotch_partition(const Graph& g, int parts, double imbalance, s
 
   SCOTCH_randomSeed(static_cast<SCOTCH_Num>(seed));
   SCOTCH_randomReset();
-  SCOTCH_Dgraph graph;
+  SCOTCH_Dgraph built, graph;
   SCOTCH_Strat strat;
-  GCNLAB_CHECK(SCOTCH_dgraphInit(&graph, comm) == 0, "ptscotch: SCOTCH_dgraphInit failed (see its message above)");
+  GCNLAB_CHECK(SCOTCH_dgraphInit(&built, comm) == 0, "ptscotch: SCOTCH_dgraphInit failed (see its message above)");
   GCNLAB_CHECK(SCOTCH_stratInit(&strat) == 0, "ptscotch: SCOTCH_stratInit failed");
-  int status = SCOTCH_dgraphBuild(&graph, 0, b.rows.count, b.rows.count, s.rowptr.data(), s.rowptr.data() + 1,
+  // One Scotch thread per rank. Debian's PT-Scotch 7 otherwise starts a
+  // thread per core whose recursive bipartitioning calls MPI concurrently
+  // (dgraphInducePart -> dgraphHaloSync -> MPI_Alltoallv), which needs
+  // MPI_THREAD_MULTIPLE; gcnlab initialises MPI_THREAD_FUNNELED, and such a
+  // run once crashed inside Open MPI (free(): invalid pointer).
+  // The graph is built, then bound to a one-thread context (the bound copy
+  // is what Scotch computes on; it is freed first).
+  SCOTCH_Context context;
+  GCNLAB_CHECK(SCOTCH_contextInit(&context) == 0, "ptscotch: SCOTCH_contextInit failed");
+  int status = SCOTCH_dgraphBuild(&built, 0, b.rows.count, b.rows.count, s.rowptr.data(), s.rowptr.data() + 1,
                                   nullptr, nullptr, local_edges, local_edges, s.col.data(), nullptr, nullptr);
+  if (status == 0) status = SCOTCH_contextThreadSpawn(&context, 1, nullptr);
+  const bool bound = status == 0 && SCOTCH_contextBindDgraph(&context, &built, &graph) == 0;
+  if (!bound) status = 1;
   if (status == 0) status = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATQUALITY, size, parts, imbalance);
   if (status == 0) status = SCOTCH_dgraphPart(&graph, parts, &strat, part.data());
   SCOTCH_stratExit(&strat);
   int failed = status != 0;  // one verdict for every rank: no rank waits for a failed one
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-  if (failed) SCOTCH_dgraphExit(&graph);
+  auto release = [&] {
+    if (bound) SCOTCH_dgraphExit(&graph);
+    SCOTCH_dgraphExit(&built);
+    SCOTCH_contextExit(&context);
+  };
+  if (failed) release();
   GCNLAB_CHECK(!failed, "ptscotch: partitioning failed on at least one rank (PT-Scotch's message is above)");
   b.part.assign(part.begin(), part.begin() + b.rows.count);
 
@@ -95,7 +112,7 @@ PartitionBlock ptscotch_partition(const Graph& g, int parts, double imbalance, s
   if (status == 0)
     for (std::int64_t i = 0; i < s.rows; ++i)
       for (std::int64_t k = s.rowptr[i]; k < s.rowptr[i + 1]; ++k) cut += part[i] != part[edgegsttab[k]];
-  SCOTCH_dgraphExit(&graph);
+  release();
   failed = status != 0;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
   GCNLAB_CHECK(!failed, "ptscotch: the halo exchange for the edge cut failed (PT-Scotch's message is above)");

@@ -122,11 +122,13 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
   GCNLAB_CHECK(opts.comm_precision == "fp32" || caps.bf16_comm,
                "--comm-precision bf16 is for the 3D PMM of {} (ScaleGNN Sec. V-B); --algo {} communicates in fp32",
                listing(strategies_with(&StrategyCaps::bf16_comm)), opts.algo);
-  GCNLAB_CHECK(opts.variant == ModelVariant::gcn || caps.scalegnn_model,
-               "--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on {}; --algo {} trains "
-               "the plain GCN (--model gcn)", listing(strategies_with(&StrategyCaps::scalegnn_model)), opts.algo);
-  GCNLAB_CHECK(opts.variant == ModelVariant::gcn || opts.order == "auto",
-               "--order is for the plain GCN's convolutions; --model scalegnn aggregates first");
+  const ModelDemands& model = opts.model;
+  GCNLAB_CHECK(!model.linear_layers || caps.linear_layers,
+               "--model {} ({}) runs on {}; --algo {} provides the graph convolution's primitives only (linear layers "
+               "and norm blocks: no)", model.name, model.title, listing(strategies_with(&StrategyCaps::linear_layers)),
+               opts.algo);
+  GCNLAB_CHECK(!model.fixed_order || opts.order == "auto",
+               "--order is for the plain GCN's convolutions; --model {} aggregates first", model.name);
   const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
   if (!caps.any_order) {
     const bool aggregate = std::all_of(orders.begin(), orders.end(),
@@ -175,7 +177,7 @@ nlohmann::json strategies_json() {
                       {"full_graph", c.full_graph},
                       {"dp_oracle", c.dp_oracle},
                       {"bf16_comm", c.bf16_comm},
-                      {"scalegnn_model", c.scalegnn_model},
+                      {"linear_layers", c.linear_layers},
                       {"permutations", c.permutations},
                       {"perf_model", c.perf_model},
                       {"plan", c.plan}}},

@@ -43,7 +43,7 @@ struct StrategyCaps {
   bool full_graph = true;       // trains full-graph epochs (false: --batch-size is required)
   bool dp_oracle = false;       // --dp-groups: the oracle of D data-parallel groups
   bool bf16_comm = false;       // --comm-precision bf16 (ScaleGNN Sec. V-B)
-  bool scalegnn_model = false;  // --model scalegnn (ScaleGNN Sec. III)
+  bool linear_layers = false;   // linear weight layers and norm blocks (ModelDemands::linear_layers: --model scalegnn)
   bool permutations = false;    // --permutation: its graph is prepared with a vertex permutation (Plexus Sec. 5.1)
   // Plexus's analytic performance model (Plexus Sec. 4, planning/perf_model)
   // describes its epochs: --grid auto, plan without --algo, Eq. 4.4's calibration.

@@ -77,17 +77,25 @@ def factorisations(p, dims):
 
 def strategies(gcnlab, local):
     """The registry, name -> entry (`gcnlab strategies --json`): grid axes, whether it is distributed,
-    capabilities. The sweep holds no strategy list of its own. `gcnlab` may be a cluster's path (--slurm):
-    then this checkout's build (`local`) answers."""
+    capabilities, and under "models" the models it runs (`gcnlab models --json`). The sweep holds no
+    strategy or model list of its own. `gcnlab` may be a cluster's path (--slurm): then this checkout's
+    build (`local`) answers."""
     if not os.access(gcnlab, os.X_OK) and os.access(local, os.X_OK):
         gcnlab = local
-    try:
-        out = subprocess.run([gcnlab, "strategies", "--json"], check=True, capture_output=True, text=True,
-                             env={**os.environ, **MPI_ENV}).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise SystemExit(f"sweep: error: cannot read the strategies from '{gcnlab} strategies --json' ({e}); "
-                         "build gcnlab first (bash scripts/build.sh) or give --gcnlab PATH")
-    return {s["name"]: s for s in json.loads(out)["strategies"]}
+
+    def ask(what):
+        try:
+            return json.loads(subprocess.run([gcnlab, what, "--json"], check=True, capture_output=True, text=True,
+                                             env={**os.environ, **MPI_ENV}).stdout)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"sweep: error: cannot read the {what} from '{gcnlab} {what} --json' ({e}); "
+                             "build gcnlab first (bash scripts/build.sh) or give --gcnlab PATH")
+
+    registry = {s["name"]: {**s, "models": []} for s in ask("strategies")["strategies"]}
+    for m in ask("models")["models"]:
+        for name in m["strategies"]:
+            registry[name]["models"].append(m["name"])
+    return registry
 
 
 def die(message):
@@ -164,6 +172,7 @@ def check_algorithms(sweep, registry):
 def expand(sweep, registry):
     """The runs of a sweep, each a dict of parameters with a stable id."""
     runs = []
+    known_models = {m for entry in registry.values() for m in entry.get("models", [])}  # others: gcnlab reports them
     for dataset in sweep["datasets"]:
         for algo in sweep["algorithms"]:
             for p in sweep["ranks"]:
@@ -180,7 +189,7 @@ def expand(sweep, registry):
                 for grid in grids:
                     for variant in sweep["variants"]:
                         for model in sweep.get("models") or [None]:  # None: no --model (ids as before the axis)
-                            if model and not entry.get("capabilities", {}).get(f"{model}_model", True):
+                            if model in known_models and model not in entry.get("models", [model]):
                                 continue  # the registry says the strategy does not run this model
                             for rep in range(sweep["repetitions"]):
                                 label = variant.get("label", "")

@@ -1,5 +1,7 @@
 #include "planning/plan.hpp"
 
+#include "models/registry.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -54,7 +56,7 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                "machine profile '{}' has no kernel rates (spmm_rate, gemm_rate) to compare strategies with; "
                "calibrate one with `gcnlab plan --calibrate`",
                m.name);
-  const Problem p{data.nodes(), data.nnz() + data.nodes(), model.dims(data.features, data.classes),
+  const Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
                   model.learn_features};
   std::vector<StrategyPrediction> out;
   for (const std::string& algo : algos) {

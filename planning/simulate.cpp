@@ -6,6 +6,7 @@
 #include "backends/factory.hpp"
 #include "common/comm/thread_communicator.hpp"
 #include "common/model/trainer.hpp"
+#include "models/registry.hpp"
 #include "partitioners/prepare.hpp"
 
 namespace gcnlab {
@@ -19,7 +20,8 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
     const auto backend = make_backend("cpu", {1, 0});
     const auto strategy = make_strategy(options, {world, *backend});
     TrainConfig train;
-    Trainer trainer(*strategy, world, *backend, model, train);
+    const auto gnn = make_model(model.name);
+    Trainer trainer(*strategy, *gnn, world, *backend, model, train);
     if (world.rank() == 0) {
       const std::string method =
           !partitioner.empty() ? partitioner : data.shards ? "block" : strategy->default_partitioner();

@@ -28,7 +28,8 @@ std::string OneHalfDStrategy::describe() const {
       grid_.world().rank(), grid_.coord("r"), grid_.coord("c"), grid_.coord("r"), nnz_local_, k0, k1 - 1);
 }
 
-void OneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void OneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);

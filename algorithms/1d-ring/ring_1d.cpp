@@ -8,8 +8,8 @@ std::string Ring1DStrategy::describe() const {
   return "1d-ring (CAGNET Alg. 1, blocks passed around a ring): " + layout_summary();
 }
 
-void Ring1DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
-  OneDStrategy::setup(g, dims);
+void Ring1DStrategy::setup(const Graph& g, const Architecture& arch) {
+  OneDStrategy::setup(g, arch);
   second_ = Buffer<float>(backend_, stage_.size());
 }
 

@@ -32,7 +32,7 @@ class Ring1DStrategy final : public OneDStrategy {
   using OneDStrategy::OneDStrategy;
 
   std::string describe() const override;
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
 

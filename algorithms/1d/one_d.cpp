@@ -25,7 +25,8 @@ std::string OneDStrategy::layout_summary() const {
                      block_extent(offsets_).second, world_.rank(), layouts_[0].vertices.size(), nnz_local_);
 }
 
-void OneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);

@@ -13,8 +13,8 @@ std::string MgGcn1DStrategy::describe() const {
                      overlap_ ? " (BC1, BC2)" : " (--overlap off)");
 }
 
-void MgGcn1DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
-  OneDStrategy::setup(g, dims);
+void MgGcn1DStrategy::setup(const Graph& g, const Architecture& arch) {
+  OneDStrategy::setup(g, arch);
   if (overlap_) stage2_ = Buffer<float>(backend_, stage_.size());
 }
 

@@ -36,7 +36,7 @@ class MgGcn1DStrategy final : public OneDStrategy {
   MgGcn1DStrategy(const StrategyOptions& opts, const StrategyContext& ctx);
 
   std::string describe() const override;
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   MemoryNeed memory_need() const override;
   std::string default_partitioner() const override { return "random"; }
   ActivationPlan activation_plan() const override { return ActivationPlan::shared; }

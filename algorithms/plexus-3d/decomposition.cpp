@@ -36,9 +36,6 @@ std::vector<std::int64_t> RowSplit::sub_block_elements(int p, int k, int q, std:
   return s;
 }
 
-ModelShape::ModelShape(std::vector<std::int64_t> d, ModelVariant v)
-    : dims(std::move(d)), kinds(layer_kinds(v, static_cast<int>(dims.size()) - 1)), norms(v == ModelVariant::scalegnn) {}
-
 namespace {
 
 int third(int a, int b) { return 3 - a - b; }

@@ -46,7 +46,7 @@
 #include "common/data/sampling.hpp"
 #include "common/dist/reshard.hpp"
 #include "common/matrix/host_csr.hpp"
-#include "common/model/variant.hpp"
+#include "common/model/architecture.hpp"
 #include "partitioners/permutation.hpp"
 
 namespace gcnlab::plexus {
@@ -63,17 +63,17 @@ constexpr Axes layer_axes(int l) {
 }
 
 // The model as the decomposition sees it: widths f_0..f_L, each layer's kind
-// (none given: all graph convolutions, Plexus's model) and whether each
-// convolution is followed by ScaleGNN's RMSNorm and residual.
+// (none given: all graph convolutions, Plexus's model) and whether a layer is
+// followed by a norm block (ScaleGNN's RMSNorm and residual).
 struct ModelShape {
   std::vector<std::int64_t> dims;
   std::vector<LayerKind> kinds;
-  bool norms = false;
+  std::vector<bool> norms;
   ModelShape(std::vector<std::int64_t> d) : dims(std::move(d)) {}  // NOLINT(google-explicit-constructor): Plexus's GCN
-  ModelShape(std::vector<std::int64_t> d, ModelVariant v);
+  explicit ModelShape(const Architecture& a) : dims(a.dims), kinds(a.kinds), norms(a.norm_after) {}
   int layers() const { return static_cast<int>(dims.size()) - 1; }
   LayerKind kind(int l) const { return kinds.empty() ? LayerKind::conv : kinds[static_cast<std::size_t>(l)]; }
-  bool norm_after(int l) const { return norms && kind(l) == LayerKind::conv; }
+  bool norm_after(int l) const { return !norms.empty() && norms[static_cast<std::size_t>(l)]; }
 };
 
 // Layer l's axes (layer_axes(l) when every layer is a convolution).

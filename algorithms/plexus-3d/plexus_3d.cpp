@@ -53,7 +53,6 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       gemm_order_(opts.option("gemm-order")),
       seed_(opts.seed),
       learn_features_(opts.learn_features),
-      variant_(opts.variant),
       sums_(ctx.backend, parse_comm_precision(opts.comm_precision)),
       keep_host_shards_(opts.batch_size > 0) {
   GCNLAB_CHECK(agg_blocks_ >= 1, "--agg-blocks must be >= 1");
@@ -74,10 +73,11 @@ std::string Plexus3DStrategy::describe() const {
                      to_string(sums_.precision()), orders);
 }
 
-void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   n_ = g.n();
   dims_ = dims;
-  shape_ = ModelShape(dims, variant_);
+  shape_ = ModelShape(arch);
   rows_ = RowSplit(n_);
   cur_ = &full_;
   const int L = static_cast<int>(dims.size()) - 1;
@@ -90,9 +90,9 @@ void Plexus3DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& di
                "the graph was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
                "--seed {})",
                prepared.permutation, prepared.seed, to_string(permutation_), seed_);
-  GCNLAB_CHECK(variant_ == ModelVariant::gcn || permutation_.kind == Permutation::none,
-               "--model scalegnn reshards its residuals in one vertex ordering: --permutation must be none (got {})",
-               to_string(permutation_));
+  GCNLAB_CHECK(!arch.residual() || permutation_.kind == Permutation::none,
+               "--model {} reshards its residuals in one vertex ordering: --permutation must be none (got {})",
+               arch.model, to_string(permutation_));
   GCNLAB_CHECK(!keep_host_shards_ || permutation_.kind == Permutation::none,
                "mini-batches are sampled in one vertex ordering (ScaleGNN Alg. 2): --permutation must be none "
                "(got {})", to_string(permutation_));

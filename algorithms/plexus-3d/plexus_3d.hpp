@@ -57,7 +57,7 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<int> grid() const override { return {g_[0], g_[1], g_[2]}; }
   std::vector<int> coords() const override { return {k_[0], k_[1], k_[2]}; }
   int partition_parts() const override { return world_.size(); }
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return cur_->layouts[l]; }
   Block weight_block(int l) const override;
   // Alg. 1 lines 3-5 (forward: F gathered over c at layer 0, H = A F reduced
@@ -81,7 +81,6 @@ class Plexus3DStrategy final : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
-  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
@@ -131,14 +130,13 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<GemmOrder> dw_order_;  // per layer
   std::uint64_t seed_;
   bool learn_features_;
-  ModelVariant variant_;
   PartialSums sums_;  // the partial-sum all-reduces, in fp32 or bf16 (--comm-precision)
 
   bool keep_host_shards_;  // mini-batches will be cut out of them
 
   std::int64_t n_ = 0;
   std::vector<std::int64_t> dims_;
-  plexus::ModelShape shape_{{}};
+  plexus::ModelShape shape_{std::vector<std::int64_t>{}};
   Geometry full_, sampled_;
   const Geometry* cur_ = &full_;
   Sample sample_;                    // the current sample (cur_ == &sampled_)

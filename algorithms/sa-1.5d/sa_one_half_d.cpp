@@ -63,7 +63,8 @@ std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g,
   return stages;
 }
 
-void SaOneHalfDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void SaOneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   const int R = grid_.dim("r"), i = grid_.coord("r");
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);

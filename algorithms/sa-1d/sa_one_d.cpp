@@ -57,7 +57,8 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
   return e;
 }
 
-void SaOneDStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);

@@ -30,7 +30,7 @@ class SaOneDStrategy final : public Strategy {
   std::vector<int> grid() const override { return {world_.size()}; }
   std::vector<int> coords() const override { return {world_.rank()}; }
   int partition_parts() const override { return world_.size(); }
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;

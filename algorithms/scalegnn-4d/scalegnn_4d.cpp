@@ -38,8 +38,7 @@ ScaleGnn4DStrategy::ScaleGnn4DStrategy(const StrategyOptions& opts, const Strate
 ScaleGnn4DStrategy::ScaleGnn4DStrategy(const std::pair<int, StrategyOptions>& split, const StrategyContext& ctx)
     : d_(split.first),
       grid_(ctx.world, {d_, ctx.world.size() / d_}, {"d", "pmm"}),
-      pmm_(std::make_unique<Plexus3DStrategy>(split.second, StrategyContext{grid_.along({"pmm"}), ctx.backend})),
-      variant_(split.second.variant) {}
+      pmm_(std::make_unique<Plexus3DStrategy>(split.second, StrategyContext{grid_.along({"pmm"}), ctx.backend})) {}
 
 std::string ScaleGnn4DStrategy::describe() const {
   return fmt::format("scalegnn-4d (ScaleGNN Sec. IV): {} data-parallel group(s), each a 3D PMM of {}", d_,
@@ -58,10 +57,10 @@ std::vector<int> ScaleGnn4DStrategy::coords() const {
   return k;
 }
 
-void ScaleGnn4DStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
-  dims_ = dims;
+void ScaleGnn4DStrategy::setup(const Graph& g, const Architecture& arch) {
+  dims_ = arch.dims;
   sampled_ = false;
-  pmm_->setup(g, dims);
+  pmm_->setup(g, arch);
 }
 
 void ScaleGnn4DStrategy::restrict_to(const SampleCut* c) {

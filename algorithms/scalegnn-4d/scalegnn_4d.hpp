@@ -45,7 +45,7 @@ class ScaleGnn4DStrategy final : public Strategy {
   std::vector<int> grid() const override;
   std::vector<int> coords() const override;
   int partition_parts() const override { return pmm_->partition_parts(); }
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return pmm_->layout(l); }
   Block weight_block(int l) const override { return pmm_->weight_block(l); }
   void aggregate(int l, Direction d, ConstView in, View out) override { pmm_->aggregate(l, d, in, out); }
@@ -69,7 +69,6 @@ class ScaleGnn4DStrategy final : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override { pmm_->reshard_bytes(from, to, m); }
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
-  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override {
@@ -84,7 +83,6 @@ class ScaleGnn4DStrategy final : public Strategy {
   ProcessGrid grid_;  // (d, pmm): the groups are consecutive ranks
   std::unique_ptr<Plexus3DStrategy> pmm_;
   std::vector<std::int64_t> dims_;
-  ModelVariant variant_;
   bool sampled_ = false;
 };
 

@@ -9,7 +9,6 @@ namespace gcnlab {
 SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
-      variant_(opts.variant),
       keep_host_(opts.batch_size > 0),
       dp_groups_(opts.dp_groups) {
   GCNLAB_CHECK(dp_groups_ >= 1 && (dp_groups_ == 1 || keep_host_),
@@ -25,7 +24,8 @@ std::string SerialStrategy::describe() const {
                      a_hat_t_.nnz, directed_ ? " and Â" : "");
 }
 
-void SerialStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();

@@ -26,7 +26,7 @@ class SerialStrategy final : public Strategy {
   std::vector<int> coords() const override { return {0}; }
   int partition_parts() const override { return 1; }
   std::array<int, 2> data_parallel() const override { return {dp_groups_, 0}; }
-  void setup(const Graph& g, const std::vector<std::int64_t>& dims) override;
+  void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
@@ -39,7 +39,6 @@ class SerialStrategy final : public Strategy {
   void linear_backward_bytes(int, bool, ByteModel&) const override {}
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
-  ModelVariant variant() const override { return variant_; }
   void sum_over_columns(int, std::span<float>) override {}
   void sum_over_rows(int, std::span<float>) override {}
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
@@ -48,7 +47,6 @@ class SerialStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
-  ModelVariant variant_;
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

@@ -62,7 +62,8 @@ std::vector<std::int64_t> SplitSummaStrategy::sub_blocks(const std::vector<std::
   return s;
 }
 
-void SplitSummaStrategy::setup(const Graph& g, const std::vector<std::int64_t>& dims) {
+void SplitSummaStrategy::setup(const Graph& g, const Architecture& arch) {
+  const std::vector<std::int64_t>& dims = arch.dims;
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
   GCNLAB_CHECK(g.n() >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
                g.n(), X(), Z(), grid_.shape());

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "algorithms/registry.hpp"
+#include "models/registry.hpp"
 #include "apps/gcnlab/options.hpp"
 #include "common/data/dataset.hpp"
 #include "gcnlab_config.hpp"
@@ -76,10 +77,10 @@ Options strategy_options() {
 // The model (train, simulate, bench epoch).
 Options model_options() {
   return {
-      {"--model", "NAME", "gcn: Kipf & Welling's GCN; scalegnn: ScaleGNN's model (input projection, --layers GNN "
-                          "layers each with RMSNorm, ReLU, dropout and a residual, output head; serial, plexus-3d, "
-                          "scalegnn-4d) (default gcn)",
-       {"gcn", "scalegnn"}},
+      {"--model", "NAME",
+       fmt::format("the model: {} (gcnlab models lists them with the strategies each runs on; default gcn)",
+                   fmt::join(model_names(), " | ")),
+       model_names()},
       {"--layers", "L", "graph convolutions (default 3)"},
       {"--hidden", "H", "hidden width (default 128)"},
       {"--optimizer", "NAME", "default adam", {"adam", "sgd"}},
@@ -149,6 +150,10 @@ std::vector<CommandSpec> make_specs() {
                "The registered strategies: name, paper, grid, capabilities and options (--json: for scripts; "
                "experiments/ and plots/ read it).",
                {{"--json", "", "the registry as JSON (schema gcnlab.strategies/1)"}, kQuiet}, "", ""});
+  s.push_back({"models", "gcnlab models [--json]",
+               "The registered models: name, paper, what each asks of a strategy and the strategies it runs on "
+               "(--json: for scripts).",
+               {{"--json", "", "the registry as JSON (schema gcnlab.models/1)"}, kQuiet}, "", ""});
   s.push_back({"info", "gcnlab info --dataset SPEC [--shards RxC [--seed S]]",
                "A dataset's facts; with --shards RxC the balance of its adjacency shards (Plexus Table 3).",
                {dataset_option(), {"--shards", "RxC", "adjacency shard balance of every permutation"},

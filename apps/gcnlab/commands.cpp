@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include "algorithms/registry.hpp"
+#include "models/registry.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/comm/process_grid.hpp"
@@ -407,7 +408,7 @@ StrategyOptions read_strategy_options(Args& args, const char* command) {
 
 ModelConfig read_model_config(Args& args) {
   ModelConfig model;
-  model.variant = parse_model_variant(args.value_or("--model", "gcn"));
+  model.name = model_info(args.value_or("--model", "gcn")).name;
   model.layers = static_cast<int>(args.integer("--layers", 3, 1));
   model.hidden = args.integer("--hidden", 128, 1);
   model.optimizer = args.value_or("--optimizer", "adam");
@@ -459,7 +460,7 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   tc.target_acc = args.real("--target-acc", 0);
   model = read_model_config(args);
   sopts.learn_features = model.learn_features;
-  sopts.variant = model.variant;
+  sopts.model = model_info(model.name).demands;
   sopts.seed = model.seed;
   a.partitioner = args.value("--partitioner");
   info.backend = args.value_or("--backend", "cpu");
@@ -613,7 +614,8 @@ void build_strategy(TrainRun& run, MpiCommunicator& world, const TrainArgs& a, c
   run.strategy = make_strategy(run.strategy_options, {comm, *run.backend});
   // A prepared dataset keeps the layout it was prepared with (checked in graph_for).
   run.info.partitioner = a.partitioner ? *a.partitioner : data.shards ? "block" : run.strategy->default_partitioner();
-  run.trainer = std::make_unique<Trainer>(*run.strategy, comm, *run.backend, run.model, run.train);
+  run.gnn = make_model(run.model.name);
+  run.trainer = std::make_unique<Trainer>(*run.strategy, *run.gnn, comm, *run.backend, run.model, run.train);
 }
 
 // The graph this strategy reads (an in-memory dataset is prepared here; a
@@ -628,7 +630,7 @@ RunGraph run_graph(TrainRun& run, const Dataset& data, const std::optional<Check
   info.model = run.model;
   if (run.checkpoint_dir || resume)  // of the kind the checkpoint recorded, to compare with it
     info.dataset_fingerprint = dataset_fingerprint(data, resume ? resume->identity.value("dataset", nlohmann::json::object()).value("fingerprint", "") : "");
-  if (resume) check_identity(*resume, checkpoint_identity(info, run.model.dims(data.features, data.classes)));
+  if (resume) check_identity(*resume, checkpoint_identity(info, architecture(run.model, data.features, data.classes).dims));
   return graph;
 }
 
@@ -685,8 +687,9 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
       const auto stored = resume->identity.at("model").at("dims").get<std::vector<std::int64_t>>();
       RunInfo probe;
       probe.model = run.model;
-      nlohmann::json mine = checkpoint_identity(probe, run.model.dims(stored.front(), stored.back())).at("model");
-      mine["variant"] = to_string(run.model.variant);
+      nlohmann::json mine =
+          checkpoint_identity(probe, architecture(run.model, stored.front(), stored.back()).dims).at("model");
+      mine["variant"] = run.model.name;
       nlohmann::json& recorded = resume->identity["model"];  // not resumed from: compared only here
       recorded["variant"] = recorded.value("variant", "gcn");  // absent: gcn
       check_identity(*resume, {{"model", {{"variant", mine["variant"]}}}});  // the model first, then its options
@@ -708,7 +711,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   phase("strategy", [&] { build_strategy(run, world, a, *data); });
   phase("partition", [&] { graph = run_graph(run, *data, resume); });
   phase("weights", [&] {
-    if (a.weights_in) initial = read_weights(*a.weights_in, run.model.dims(data->features, data->classes));
+    if (a.weights_in) initial = read_weights(*a.weights_in, architecture(run.model, data->features, data->classes).dims);
   });
   phase("setup", [&] { run.trainer->setup(*data, *graph->graph, initial ? &*initial : nullptr); });
   graph.reset();
@@ -999,6 +1002,43 @@ int strategies(Args& args, MpiCommunicator& world) {
     args.finish();
   });
   if (world.rank() == 0) fmt::print("{}", json ? strategies_json().dump(1) + "\n" : strategies_text());
+  return 0;
+}
+
+namespace {
+
+// The strategies that provide what a model demands (make_strategy's check).
+std::vector<std::string> strategies_for(const ModelDemands& d) {
+  return d.linear_layers ? strategies_with(&StrategyCaps::linear_layers) : strategy_names();
+}
+
+nlohmann::json models_json() {
+  nlohmann::json all = nlohmann::json::array();
+  for (const ModelInfo& m : gcnlab::models())
+    all.push_back({{"name", m.name},
+                   {"summary", m.summary},
+                   {"demands", {{"linear_layers", m.demands.linear_layers}, {"fixed_order", m.demands.fixed_order}}},
+                   {"strategies", strategies_for(m.demands)}});
+  return {{"schema", "gcnlab.models/1"}, {"models", all}};
+}
+
+std::string models_text() {
+  std::string out;
+  for (const ModelInfo& m : gcnlab::models())
+    out += fmt::format("{:<10} {}\n{:<10} runs on: {}\n", m.name, m.summary, "",
+                       fmt::join(strategies_for(m.demands), ", "));
+  return out;
+}
+
+}  // namespace
+
+int models(Args& args, MpiCommunicator& world) {
+  bool json = false;
+  collectively(world, [&] {
+    json = args.flag("--json");
+    args.finish();
+  });
+  if (world.rank() == 0) fmt::print("{}", json ? models_json().dump(1) + "\n" : models_text());
   return 0;
 }
 

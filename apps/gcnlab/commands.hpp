@@ -16,6 +16,7 @@
 #include "common/comm/mpi_communicator.hpp"
 #include "common/model/strategy.hpp"
 #include "common/model/trainer.hpp"
+#include "models/registry.hpp"
 #include "common/results/history.hpp"
 #include "common/results/results.hpp"
 
@@ -61,6 +62,7 @@ struct TrainRun {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
   std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Model> gnn;  // --model (models/registry.hpp)
   std::unique_ptr<Trainer> trainer;
 
   // The communicator the strategy runs on.
@@ -80,6 +82,7 @@ int prepare(Args& args, MpiCommunicator& world);
 int partition(Args& args, MpiCommunicator& world);
 int compare(Args& args, MpiCommunicator& world);
 int strategies(Args& args, MpiCommunicator& world);  // the registry (--json for scripts)
+int models(Args& args, MpiCommunicator& world);      // the models' registry (--json for scripts)
 int plan(Args& args, MpiCommunicator& world);  // plan.cpp
 int simulate(Args& args, MpiCommunicator& world);  // simulate.cpp
 

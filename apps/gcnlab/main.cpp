@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       cli::collectively(world, [&] {  // every rank parses the same line: one message, every rank exits 2
         const cli::CommandSpec* spec = cli::find_command(command);
         if (!spec)
-          throw cli::UsageError(fmt::format("unknown command '{}' (expected train, info, prepare, partition, plan, strategies, "
+          throw cli::UsageError(fmt::format("unknown command '{}' (expected train, info, prepare, partition, plan, strategies, models, "
                                             "simulate, bench or compare; see gcnlab --help)", command));
         a.emplace(*spec, cli::with_config(*spec, args));
       });
@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
       else if (command == "prepare") rc = cli::prepare(*a, world);
       else if (command == "compare") rc = cli::compare(*a, world);
       else if (command == "strategies") rc = cli::strategies(*a, world);
+      else if (command == "models") rc = cli::models(*a, world);
       else if (command == "partition") rc = cli::partition(*a, world);
       else if (command == "plan") rc = cli::plan(*a, world);
       else if (command == "simulate") rc = cli::simulate(*a, world);

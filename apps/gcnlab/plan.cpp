@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
+#include "models/registry.hpp"
 #include "apps/gcnlab/commands.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/core/atomic_file.hpp"
@@ -193,7 +194,7 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
   const auto ranked = planning::compare_strategies(data, algos, base, model, ranks, m, &refused);
   GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks is accepted by {} on {} vertices:\n  {}", ranks,
                fmt::join(algos, ", "), data.nodes(), fmt::join(refused, "\n  "));
-  const auto dims = model.dims(data.features, data.classes);
+  const auto dims = architecture(model, data.features, data.classes).dims;
   std::string text = fmt::format(
       "strategies on {} ranks: {} ({} nodes, {} nnz of Â), dims {}, machine {} ({} ranks per node)\n"
       "{:>4} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10} {:>8} {:>10}\n",
@@ -232,7 +233,7 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
 }  // namespace
 
 std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine) {
-  planning::Problem p{data.nodes(), data.nnz() + data.nodes(), model.dims(data.features, data.classes),
+  planning::Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
                       model.learn_features};
   const auto ranked = planning::rank_grids(p, ranks, planning::machine_profile(machine));
   GCNLAB_CHECK(!ranked.empty(), "--grid auto: no grid of {} ranks fits {} vertices", ranks, data.nodes());
@@ -278,7 +279,7 @@ int plan(Args& args, MpiCommunicator& world) {
     }
     const ModelConfig model = read_model_config(args);
     base.learn_features = model.learn_features;
-    base.variant = model.variant;
+    base.model = model_info(model.name).demands;
     base.seed = model.seed;
     args.finish();
     const auto m = planning::machine_profile(machine);
@@ -287,7 +288,7 @@ int plan(Args& args, MpiCommunicator& world) {
       text = compare(data, *algo_list, base, model, ranks, m, out, world.rank());
       return;
     }
-    const planning::Problem p{data.nodes(), data.nnz() + data.nodes(), model.dims(data.features, data.classes),
+    const planning::Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
                               model.learn_features};
     const auto ranked = planning::rank_grids(p, ranks, m);
     GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks fits {} vertices", ranks, data.nodes());

@@ -31,7 +31,7 @@ int simulate(Args& args, MpiCommunicator& world) {
     spec = args.value_or("--dataset", kDefaultDataset);
     model = read_model_config(args);
     options.learn_features = model.learn_features;
-    options.variant = model.variant;
+    options.model = model_info(model.name).demands;
     options.seed = model.seed;
     partitioner = args.value_or("--partitioner", "");
     out = args.value("--out");

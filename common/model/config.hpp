@@ -6,13 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "common/model/variant.hpp"
-
 namespace gcnlab {
 
 struct ModelConfig {
-  ModelVariant variant = ModelVariant::gcn;  // --model (common/model/variant.hpp)
-  int layers = 3;  // gcn: graph convolutions; scalegnn: GNN layers L (between input projection and head)
+  std::string name = "gcn";  // --model: a registered model (models/registry.hpp, one folder each)
+  int layers = 3;  // the model's layers (gcn: graph convolutions; scalegnn: GNN layers between projection and head)
   std::int64_t hidden = 128;
   std::string optimizer = "adam";  // adam | sgd
   float lr = 0.01f;
@@ -26,18 +24,6 @@ struct ModelConfig {
   bool learn_features = false;
   // scalegnn: ε of RMSNorm, x / sqrt(mean(x²) + ε) (Eq. 7).
   float norm_eps = 1e-6f;
-
-  // Weight layers: gcn L, scalegnn L + 2 (input projection, L GNN layers, output head).
-  int weight_layers() const { return variant == ModelVariant::scalegnn ? layers + 2 : layers; }
-  std::vector<LayerKind> kinds() const { return layer_kinds(variant, weight_layers()); }
-
-  // f_0 .. f_{weight_layers}: input features, hidden widths, classes.
-  std::vector<std::int64_t> dims(std::int64_t features, std::int64_t classes) const {
-    std::vector<std::int64_t> d{features};
-    for (int l = 1; l < weight_layers(); ++l) d.push_back(hidden);
-    d.push_back(classes);
-    return d;
-  }
 };
 
 struct TrainConfig {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "common/model/variant.hpp"
-
 namespace gcnlab {
 
 namespace {
@@ -13,10 +11,6 @@ std::int64_t size_of(const Layout& a) { return rows_of(a) * a.cols; }
 View shaped(float* p, const Layout& a) { return View{p, rows_of(a), a.cols, a.cols}; }
 
 }  // namespace
-
-bool BufferPlan::norm_block(int l) const {
-  return is_norm_block(model.variant, model.kinds(), static_cast<std::size_t>(l));
-}
 
 void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocator& weights) {
   Strategy& st = *p.strategy;
@@ -55,7 +49,7 @@ std::pair<double, double> ModelBuffers::bytes(const BufferPlan& p) {
 void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
   const Strategy& st = *p.strategy;
   const int L = p.weight_layers();
-  const std::vector<LayerKind> kinds = p.model.kinds();
+  const std::vector<LayerKind>& kinds = p.arch.kinds;
   // Slots are taken in the same order on every call, so each buffer keeps its
   // slot between samples and evaluations; a slot grows only if it must.
   std::size_t next = 0;
@@ -101,7 +95,7 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
       c.y = shaped(w, transformed_layout(st, l));
     }
   }
-  if (p.scalegnn()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
+  if (p.residual()) {  // X_l, dX_l, Z_l, G_l, and a GNN layer's row statistics; no input dropout
     for (int l = 0; l < L; ++l) {
       LayerBuffers& s = layers[l];
       const Layout& in = st.layout(l);

@@ -33,7 +33,7 @@ struct LayerBuffers {
   ConvolutionScratch conv;  // a convolution's T_l, dT_l and X_l W_l / Â G_l (convolution.hpp)
   Dense w, dw, m, v;
   Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
-  // --model scalegnn, GNN layers: RMSNorm's scale γ (layout(l+1)'s columns)
+  // Norm blocks (--model scalegnn's GNN layers): RMSNorm's scale γ (layout(l+1)'s columns)
   // with its gradient and Adam moments, and per row of layout(l+1) the sum
   // of squares of Z_l and the backward row dot.
   Dense gamma, dgamma, gamma_m, gamma_v;
@@ -45,12 +45,14 @@ struct LayerBuffers {
 struct BufferPlan {
   Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
   ModelConfig model;
+  Architecture arch;       // the model's weight layers
   bool minibatch = false;  // a sample's rows of H_0 are gathered into a buffer of their own
 
-  int weight_layers() const { return model.weight_layers(); }
+  int weight_layers() const { return arch.weight_layers(); }
   bool shared() const { return strategy->activation_plan() == ActivationPlan::shared; }
-  bool scalegnn() const { return model.variant == ModelVariant::scalegnn; }
-  bool norm_block(int l) const;
+  // Norm blocks: ScaleGNN's activations (linear layers' outputs are the next inputs, no input dropout).
+  bool residual() const { return arch.residual(); }
+  bool norm_block(int l) const { return arch.norm_block(l); }
   bool input_gradient(int l) const { return l > 0 || model.learn_features; }
 };
 

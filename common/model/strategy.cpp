@@ -26,7 +26,8 @@ void Strategy::restrict_to(const SampleCut*) {
 
 namespace {
 [[noreturn]] void no_scalegnn_model() {
-  fail("--model scalegnn runs on serial, plexus-3d and scalegnn-4d only");
+  fail("internal: this strategy provides no norm-block collectives (StrategyCaps::linear_layers; make_strategy refuses "
+       "a model that demands them)");
 }
 }  // namespace
 

@@ -1,9 +1,11 @@
 #pragma once
 // Strategy: the distributed primitives of one parallel layout.
 //
-// The model math (the GCN convolution written once in
-// common/model/convolution, dropout, ReLU, softmax cross-entropy, optimiser,
-// init) lives in common/model. A strategy only decides
+// The models (models/<name>/, written once against these primitives; the
+// graph convolution in common/model/convolution) and the training loop
+// (dropout, softmax cross-entropy, optimiser, init: common/model) know no
+// strategy, and a strategy knows no model: it lays out the weight layers of an
+// Architecture (common/model/architecture.hpp). A strategy only decides
 //   - which rows (vertices) and columns of each activation matrix a rank holds,
 //   - which block of each weight matrix it holds,
 //   - how its primitives are computed from local kernels (Backend) and
@@ -13,8 +15,8 @@
 //       linear_backward dW = Xᵀ G (reduced to the rank's complete block), dX = G Wᵀ
 //   - and its analytic model of the bytes that moves.
 // Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
-// Under --model scalegnn (common/model/variant.hpp) some layers are linear
-// (Z = X W) and the strategy also moves RMSNorm's row statistics and the
+// Where an architecture has linear layers (Z = X W) and norm blocks
+// (ScaleGNN's model), the strategy also moves RMSNorm's row statistics and the
 // residuals between its layouts (sum_over_columns, sum_over_rows, reshard).
 
 #include <array>
@@ -32,7 +34,7 @@
 #include "common/data/sampling.hpp"
 #include "common/model/init.hpp"
 #include "common/model/loss.hpp"
-#include "common/model/variant.hpp"
+#include "common/model/architecture.hpp"
 
 namespace gcnlab {
 
@@ -104,6 +106,16 @@ Layout transformed_layout(const Strategy& s, int l);  // X_l W_l and U_l = Â G_
 enum class ActivationPlan { per_layer, shared };
 std::string to_string(ActivationPlan p);
 
+// What a model asks of a strategy beyond the graph convolution's primitives
+// (models/registry.hpp fills it from --model; make_strategy refuses a
+// strategy that cannot provide it, naming the model and the strategies that can).
+struct ModelDemands {
+  std::string name = "gcn";   // --model
+  std::string title;          // one line, for the refusal
+  bool linear_layers = false; // linear weight layers and norm blocks' collectives (StrategyCaps::linear_layers)
+  bool fixed_order = false;   // the model fixes every convolution's product order (--order must stay auto)
+};
+
 // The settings a strategy is built with. The fields are the ones every
 // strategy reads (grid, model, mini-batch); `options` holds each strategy's
 // own, declared in its registry entry (algorithms/<name>/: name, type,
@@ -113,7 +125,7 @@ struct StrategyOptions {
   std::vector<int> grid;  // empty: the strategy's default for the rank count
   std::string order = "auto";          // product order per layer (ProductOrder; checked against the registry's caps)
   bool learn_features = false;         // the input features are trained (layer 0 computes dL/dX)
-  ModelVariant variant = ModelVariant::gcn;  // --model: linear layers and RMSNorm/residual collectives (variant.hpp)
+  ModelDemands model;                  // what --model asks of a strategy beyond the convolution's primitives
   std::string comm_precision = "fp32"; // the PMM all-reduces in fp32 or bf16 (ScaleGNN Sec. V-B; registry caps)
   std::int64_t batch_size = 0;         // mini-batch training (restrict_to); 0: full graph
   int dp_groups = 1;                   // serial --batch-size: the oracle of D data-parallel groups (--dp-groups)
@@ -159,9 +171,9 @@ class Primitives {
   // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
   // shared plan): G is read before dX is written.
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
-  // --model scalegnn (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of
-  // the residual connections on this strategy's layouts, asked for only by
-  // strategies built with that variant (Strategy's defaults refuse).
+  // Norm blocks (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of the
+  // residual connections on this strategy's layouts, asked for only by a
+  // model that demands them (ModelDemands::linear_layers; Strategy's defaults refuse).
   // Sums per-row values of layout(l) over the ranks that hold the other
   // columns of the same rows (Eq. 29: the rows' sums of squares).
   virtual void sum_over_columns(int l, std::span<float> per_row) = 0;
@@ -186,15 +198,13 @@ class Strategy : public Primitives {
   // block rows (1d: P, 1.5d: P/c); strategies that only use the ordering keep the default.
   virtual int partition_parts() const = 0;
 
-  // Reads this rank's blocks of Â/Âᵀ from the prepared graph for widths dims = f_0..f_L.
-  virtual void setup(const Graph& g, const std::vector<std::int64_t>& dims) = 0;
+  // Reads this rank's blocks of Â/Âᵀ from the prepared graph and lays out
+  // the model's weight layers (widths a.dims = f_0..f_L, their kinds).
+  virtual void setup(const Graph& g, const Architecture& a) = 0;
 
   virtual const Layout& layout(int l) const = 0;
   virtual Block weight_block(int l) const = 0;
 
-  // The variant the strategy was built for (StrategyOptions::variant); the
-  // trainer refuses to run another model on it.
-  virtual ModelVariant variant() const { return ModelVariant::gcn; }
   // The order of layer l's backward where the model leaves it to the strategy
   // (BackwardOrder; convolution_backward_order decides): transform_first where
   // the layouts allow no other.
@@ -203,7 +213,7 @@ class Strategy : public Primitives {
     return BackwardOrder::aggregate_first;
   }
 
-  // --model scalegnn's collectives: the defaults refuse (a strategy without the variant).
+  // The norm blocks' collectives: the defaults refuse (a strategy without caps.linear_layers).
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;

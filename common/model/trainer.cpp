@@ -7,6 +7,7 @@
 
 #include "common/comm/wire.hpp"
 #include "common/model/byte_trace.hpp"
+#include "common/model/convolution.hpp"
 #include "common/core/host_memory.hpp"
 
 namespace gcnlab {
@@ -21,27 +22,25 @@ constexpr int kMetrics = 7;  // loss, correct[train,val,test], counted[train,val
 
 }  // namespace
 
-Trainer::Trainer(Strategy& strategy, Communicator& world, Backend& backend, const ModelConfig& model,
-                 const TrainConfig& train)
-    : strategy_(strategy), world_(world), backend_(backend), ledger_(world.ledger()), model_(model),
+Trainer::Trainer(Strategy& strategy, const Model& model, Communicator& world, Backend& backend,
+                 const ModelConfig& config, const TrainConfig& train)
+    : strategy_(strategy), model_(model), world_(world), backend_(backend), ledger_(world.ledger()), config_(config),
       train_(train) {
-  GCNLAB_CHECK(model_.layers >= 1, "--layers must be >= 1");
-  GCNLAB_CHECK(model_.hidden >= 1, "--hidden must be >= 1");
-  GCNLAB_CHECK(model_.dropout >= 0 && model_.dropout < 1, "--dropout must be in [0, 1)");
-  GCNLAB_CHECK(model_.lr > 0, "--lr must be > 0");
-  GCNLAB_CHECK(model_.weight_decay >= 0, "--weight-decay must be >= 0");
-  GCNLAB_CHECK(model_.optimizer == "adam" || model_.optimizer == "sgd",
-               "unknown --optimizer '{}' (expected adam or sgd)", model_.optimizer);
+  GCNLAB_CHECK(config_.layers >= 1, "--layers must be >= 1");
+  GCNLAB_CHECK(config_.hidden >= 1, "--hidden must be >= 1");
+  GCNLAB_CHECK(config_.dropout >= 0 && config_.dropout < 1, "--dropout must be in [0, 1)");
+  GCNLAB_CHECK(config_.lr > 0, "--lr must be > 0");
+  GCNLAB_CHECK(config_.weight_decay >= 0, "--weight-decay must be >= 0");
+  GCNLAB_CHECK(config_.optimizer == "adam" || config_.optimizer == "sgd",
+               "unknown --optimizer '{}' (expected adam or sgd)", config_.optimizer);
   GCNLAB_CHECK(train_.epochs >= 1, "--epochs must be >= 1");
   GCNLAB_CHECK(train_.batch_size >= 0 && train_.steps_per_epoch >= 0 && train_.eval_every >= 0,
                "--batch-size, --steps-per-epoch and --eval-every must be >= 0");
   GCNLAB_CHECK(train_.target_acc >= 0 && train_.target_acc <= 1, "--target-acc must be in [0, 1] (got {})",
                train_.target_acc);
-  GCNLAB_CHECK(!minibatch() || !model_.learn_features,
+  GCNLAB_CHECK(!minibatch() || !config_.learn_features,
                "--batch-size does not support --learn-features (the sampled rows of H_0 would need their own "
                "optimiser state)");
-  GCNLAB_CHECK(!scalegnn() || !model_.learn_features, "--model scalegnn does not train the input features");
-  GCNLAB_CHECK(model_.norm_eps > 0, "the RMSNorm epsilon must be > 0");
   GCNLAB_CHECK(minibatch() || (train_.steps_per_epoch == 0 && train_.eval_every == 0),
                "--steps-per-epoch and --eval-every are for mini-batch training: add --batch-size B");
 }
@@ -55,7 +54,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   n_ = data.nodes();
   sampled_ = false;
   schedule_.reset();
-  if (minibatch()) schedule_ = std::make_unique<MinibatchSchedule>(strategy_, ledger_, n_, train_, model_.seed);
+  if (minibatch()) schedule_ = std::make_unique<MinibatchSchedule>(strategy_, ledger_, n_, train_, config_.seed);
   admit();
   buf_.allocate(buffer_plan(), backend_, backend_);
   const Layout& in = strategy_.layout(0);
@@ -63,10 +62,10 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     LayerBuffers& s = buf_.layers[l];
     s.row_ids.upload(strategy_.layout(l).vertices);
     const Block b = strategy_.weight_block(l);
-    s.w.upload(glorot_block(model_.seed, l, dims_[l], dims_[l + 1], b));
+    s.w.upload(glorot_block(config_.seed, l, dims_[l], dims_[l + 1], b));
     backend_.fill(s.m, 0.f);
     backend_.fill(s.v, 0.f);
-    if (norm_block(l)) {  // γ = 1
+    if (arch_.norm_block(l)) {  // γ = 1
       backend_.fill(s.gamma, 1.f);
       backend_.fill(s.gamma_m, 0.f);
       backend_.fill(s.gamma_v, 0.f);
@@ -85,7 +84,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     data.feature_rows(rows, in.col0, in.col0 + in.cols, h0.data());
     backend_.copy_to_device(buf_.features.data() + r0 * in.cols, h0.data(), h0.size() * sizeof(float));
   }
-  if (model_.learn_features) {
+  if (config_.learn_features) {
     backend_.fill(buf_.feature_m, 0.f);
     backend_.fill(buf_.feature_v, 0.f);
   }
@@ -107,18 +106,15 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 }
 
 void Trainer::distribute(const Dataset& data, const Graph& graph) {
-  GCNLAB_CHECK(strategy_.variant() == model_.variant, "the strategy was built for --model {}, the model is {}",
-               to_string(strategy_.variant()), to_string(model_.variant));
-  dims_ = model_.dims(data.features, data.classes);
-  kinds_ = model_.kinds();
-  strategy_.setup(graph, dims_);
-  orders_ = strategy_.orders(model_.weight_layers());
+  arch_ = model_.architecture(config_, data.features, data.classes);
+  dims_ = arch_.dims;
+  model_.check(config_, strategy_.activation_plan());
+  strategy_.setup(graph, arch_);
+  orders_ = strategy_.orders(weight_layers());
   backward_orders_.clear();
-  for (int l = 0; l < model_.weight_layers(); ++l)
+  for (int l = 0; l < weight_layers(); ++l)
     backward_orders_.push_back(convolution_backward_order(strategy_, l, orders_[l], input_gradient(l)));
   buf_ = {};
-  plan_ = strategy_.activation_plan();
-  GCNLAB_CHECK(!scalegnn() || !shared(), "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
 }
 
 namespace {
@@ -202,28 +198,9 @@ void Trainer::admit() const {
                need.weights / MiB, budget / MiB, source);
 }
 
-ConstView Trainer::input(int l) const { return model_.dropout > 0 && !scalegnn() ? buf_.layers[l].x : buf_.layers[l].h; }
-
-DropoutParams Trainer::dropout_params(int epoch, int l) const {
-  return {model_.seed,
-          rng::stream(rng::Stream::dropout, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(l)),
-          model_.dropout};
-}
-
-void Trainer::drop_input(int epoch, int l) {
-  auto t = ledger_.time(Category::elementwise);
-  LayerBuffers& s = buf_.layers[l];
-  backend_.dropout(s.h, s.x, s.row_ids.data(), strategy_.layout(l).col0, dropout_params(epoch, l));
-}
-
-void Trainer::layer_forward(Primitives& p, LayerBuffers& s, int l, ConstView x) const {
-  if (kinds_[l] == LayerKind::linear) p.linear(l, x, s.w, s.z);  // ScaleGNN Eq. 4, 11
-  else convolution_forward(p, l, orders_[l], x, s.w, s.z, s.conv);
-}
-
-void Trainer::layer_backward(Primitives& p, LayerBuffers& s, int l, ConstView x, View* dx) const {
-  if (kinds_[l] == LayerKind::linear) p.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
-  else convolution_backward(p, l, backward_orders_[l], x, s.g, s.w, s.dw, dx, s.conv);
+Pass Trainer::pass(Primitives& p, ModelBuffers& buf, int epoch, bool training, bool tracing) const {
+  return Pass{p,        strategy_, buf,      config_, arch_, orders_, backward_orders_, epoch, training,
+              tracing ? nullptr : &backend_, tracing ? nullptr : &ledger_};
 }
 
 ByteModel Trainer::traced_layers() const {
@@ -233,55 +210,22 @@ ByteModel Trainer::traced_layers() const {
   const BufferPlan plan = buffer_plan();
   shapes.allocate(plan, counting, counting);
   if (sampled_) shapes.bind_activations(plan, /*sampled=*/true);
-  // The primitives forward() and backward() call, in their order (norm_forward, norm_backward).
+  // The model's training step, every primitive counted by its byte companion.
   ByteTracer t(strategy_);
-  const int L = weight_layers();
-  for (int l = 0; l < L; ++l) {
-    LayerBuffers& s = shapes.layers[l];
-    layer_forward(t, s, l, s.h);
-    if (norm_block(l)) {
-      t.sum_over_columns(l + 1, {});
-      t.reshard(l, l + 1, s.h, shapes.layers[l + 1].h, /*accumulate=*/false);
-    }
-  }
-  for (int l = L - 1; l >= 0; --l) {
-    LayerBuffers& s = shapes.layers[l];
-    if (norm_block(l)) {
-      t.sum_over_columns(l + 1, {});
-      t.sum_over_rows(l + 1, {});
-    }
-    View dx = s.dx;
-    layer_backward(t, s, l, s.h, input_gradient(l) ? &dx : nullptr);
-    if (l > 0 && norm_block(l)) t.reshard(l + 1, l, shapes.layers[l + 1].dx, s.dx, /*accumulate=*/true);
-  }
+  Pass p = pass(t, shapes, 0, /*training=*/true, /*tracing=*/true);
+  model_.forward(p);
+  model_.backward(p);
   return t.bytes();
 }
 
 void Trainer::forward(int epoch, bool training) {
-  const int L = weight_layers();
-  if (scalegnn()) {
-    for (int l = 0; l < L; ++l) {
-      layer_forward(strategy_, buf_.layers[l], l, buf_.layers[l].h);
-      if (norm_block(l)) norm_forward(epoch, l, training);
-    }
-    return;
-  }
-  const bool drop = training && model_.dropout > 0;
-  for (int l = 0; l < L; ++l) {
-    LayerBuffers& s = buf_.layers[l];
-    // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
-    if (drop && (l == 0 || shared())) drop_input(epoch, l);
-    layer_forward(strategy_, s, l, drop ? s.x : s.h);
-    if (l + 1 < L) {
-      auto t = ledger_.time(Category::elementwise);
-      LayerBuffers& next = buf_.layers[l + 1];
-      if (drop && !shared())
-        backend_.relu_dropout(s.z, next.x, next.row_ids.data(), strategy_.layout(l + 1).col0,
-                              dropout_params(epoch, l + 1));
-      else
-        backend_.relu(s.z, next.h);  // in place under the shared plan
-    }
-  }
+  Pass p = pass(strategy_, buf_, epoch, training, /*tracing=*/false);
+  model_.forward(p);
+}
+
+void Trainer::backward(int epoch) {
+  Pass p = pass(strategy_, buf_, epoch, /*training=*/true, /*tracing=*/false);
+  model_.backward(p);
 }
 
 XentSums Trainer::loss() {
@@ -291,90 +235,28 @@ XentSums Trainer::loss() {
                                buf_.loss, last.g);
 }
 
-void Trainer::norm_forward(int epoch, int l, bool training) {
-  LayerBuffers& s = buf_.layers[l];
-  LayerBuffers& next = buf_.layers[l + 1];
-  const Layout& out = strategy_.layout(l + 1);
-  const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
-  {
-    auto t = ledger_.time(Category::elementwise);
-    backend_.row_sum_squares(s.z, s.sumsq);
-  }
-  strategy_.sum_over_columns(l + 1, {s.sumsq, static_cast<std::size_t>(s.z.rows)});  // Eq. 29
-  strategy_.reshard(l, l + 1, s.h, next.h, /*accumulate=*/false);               // the residual X_h,l-1
-  auto t = ledger_.time(Category::elementwise);
-  DropoutParams drop = dropout_params(epoch, l + 1);
-  if (!training) drop.p = 0;
-  backend_.norm_relu_dropout_add(s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(), out.col0, drop, next.h);
-}
-
-void Trainer::norm_backward(int epoch, int l) {
-  LayerBuffers& s = buf_.layers[l];
-  const LayerBuffers& next = buf_.layers[l + 1];
-  const ew::NormParams norm{static_cast<float>(dims_[l + 1]), model_.norm_eps};
-  {
-    auto t = ledger_.time(Category::elementwise);
-    backend_.norm_relu_dropout_backward(next.dx, s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(),
-                                        strategy_.layout(l + 1).col0, dropout_params(epoch, l + 1), s.g,
-                                        s.dgamma.data(), s.rowdot);
-  }
-  strategy_.sum_over_columns(l + 1, {s.rowdot, static_cast<std::size_t>(s.z.rows)});
-  strategy_.sum_over_rows(l + 1, s.dgamma.span());
-  auto t = ledger_.time(Category::elementwise);
-  backend_.norm_backward(s.z, s.sumsq, s.gamma.data(), s.rowdot, norm, s.g);
-}
-
-void Trainer::backward(int epoch) {
-  if (scalegnn()) {
-    for (int l = weight_layers() - 1; l >= 0; --l) {
-      LayerBuffers& s = buf_.layers[l];
-      if (norm_block(l)) norm_backward(epoch, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
-      View dx = s.dx;
-      layer_backward(strategy_, s, l, s.h, input_gradient(l) ? &dx : nullptr);
-      if (l > 0 && norm_block(l)) strategy_.reshard(l + 1, l, buf_.layers[l + 1].dx, s.dx, /*accumulate=*/true);
-    }
-    return;
-  }
-  for (int l = weight_layers() - 1; l >= 0; --l) {
-    LayerBuffers& s = buf_.layers[l];
-    if (shared() && model_.dropout > 0) drop_input(epoch, l);  // the forward's X_l was overwritten
-    View dx = input_gradient(l) ? s.dx : View{};
-    layer_backward(strategy_, s, l, input(l), input_gradient(l) ? &dx : nullptr);
-    if (!input_gradient(l)) break;
-    auto t = ledger_.time(Category::elementwise);
-    if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
-      if (model_.dropout > 0)
-        backend_.dropout(s.dx, s.dx, s.row_ids.data(), strategy_.layout(0).col0, dropout_params(epoch, 0));
-    } else if (model_.dropout > 0) {
-      backend_.dropout_relu_backward(s.dx, s.x, dropout_params(epoch, l).scale(), buf_.layers[l - 1].g);
-    } else {
-      backend_.relu_backward(s.dx, buf_.layers[l - 1].z, buf_.layers[l - 1].g);
-    }
-  }
-}
-
 void Trainer::update(int step) {
   auto t = ledger_.time(Category::optimizer);
-  const ew::AdamParams p{model_.lr,
-                         model_.beta1,
-                         model_.beta2,
-                         model_.eps,
-                         1.f - std::pow(model_.beta1, static_cast<float>(step)),
-                         1.f - std::pow(model_.beta2, static_cast<float>(step))};
+  const ew::AdamParams p{config_.lr,
+                         config_.beta1,
+                         config_.beta2,
+                         config_.eps,
+                         1.f - std::pow(config_.beta1, static_cast<float>(step)),
+                         1.f - std::pow(config_.beta2, static_cast<float>(step))};
   for (int l = 0; l < weight_layers(); ++l) {
     LayerBuffers& s = buf_.layers[l];
-    if (model_.weight_decay > 0 && (!model_.weight_decay_first_only || l == 0))
-      backend_.axpy(model_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
-    if (model_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
-    else backend_.sgd(s.w, s.dw, model_.lr);
-    if (!norm_block(l)) continue;  // γ: no weight decay
-    if (model_.optimizer == "adam") backend_.adam(s.gamma, s.dgamma, s.gamma_m, s.gamma_v, p);
-    else backend_.sgd(s.gamma, s.dgamma, model_.lr);
+    if (config_.weight_decay > 0 && (!config_.weight_decay_first_only || l == 0))
+      backend_.axpy(config_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
+    if (config_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
+    else backend_.sgd(s.w, s.dw, config_.lr);
+    if (!arch_.norm_block(l)) continue;  // γ: no weight decay
+    if (config_.optimizer == "adam") backend_.adam(s.gamma, s.dgamma, s.gamma_m, s.gamma_v, p);
+    else backend_.sgd(s.gamma, s.dgamma, config_.lr);
   }
-  if (model_.learn_features) {
+  if (config_.learn_features) {
     LayerBuffers& s = buf_.layers[0];
-    if (model_.optimizer == "adam") backend_.adam(s.h, s.dx, buf_.feature_m, buf_.feature_v, p);
-    else backend_.sgd(s.h, s.dx, model_.lr);
+    if (config_.optimizer == "adam") backend_.adam(s.h, s.dx, buf_.feature_m, buf_.feature_v, p);
+    else backend_.sgd(s.h, s.dx, config_.lr);
   }
 }
 
@@ -500,7 +382,7 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   CategoryTallies tallies = ledger_.take(Phase::epoch);
   for (int c = 0; c < kNumCategories; ++c) em.wire_bytes[c] = tallies[c].wire_bytes;
 
-  if ((model_.dropout > 0 && train_.eval_each_epoch) || minibatch()) {  // mini-batches: accuracy of the full graph
+  if ((config_.dropout > 0 && train_.eval_each_epoch) || minibatch()) {  // mini-batches: accuracy of the full graph
     ledger_.set_phase(Phase::eval);
     const auto t1 = Clock::now();
     const auto acc = evaluate(e);
@@ -582,7 +464,7 @@ ByteModel Trainer::planned_byte_model() {
   return m;
 }
 
-BufferPlan Trainer::buffer_plan() const { return {&strategy_, model_, minibatch()}; }
+BufferPlan Trainer::buffer_plan() const { return {&strategy_, config_, arch_, minibatch()}; }
 
 MemoryNeed Trainer::memory_need() const {
   // The trainer's buffers as ModelBuffers::allocate lays them out, counted.
@@ -607,7 +489,7 @@ TrainingState Trainer::state() {
   TrainingState s;
   s.epoch = completed_epochs_;
   s.w = gather(&LayerBuffers::w);
-  if (model_.optimizer == "adam") s.m = gather(&LayerBuffers::m), s.v = gather(&LayerBuffers::v);
+  if (config_.optimizer == "adam") s.m = gather(&LayerBuffers::m), s.v = gather(&LayerBuffers::v);
   std::array<double, 2> seconds = {train_seconds_, target_ ? target_->train_seconds : 0.0};
   world_.allreduce(std::span<double>(seconds), ReduceOp::max, Category::allreduce);
   s.train_seconds = seconds[0];
@@ -625,21 +507,21 @@ FeatureBlock Trainer::feature_layout() const {
 }
 
 FeatureBlock Trainer::feature_block() const {
-  GCNLAB_ASSERT(model_.learn_features);
+  GCNLAB_ASSERT(config_.learn_features);
   FeatureBlock b = feature_layout();
   b.x = buf_.features.download();
-  if (model_.optimizer == "adam") b.m = buf_.feature_m.download(), b.v = buf_.feature_v.download();
+  if (config_.optimizer == "adam") b.m = buf_.feature_m.download(), b.v = buf_.feature_v.download();
   return b;
 }
 
 void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
   GCNLAB_CHECK(s.epoch >= 0 && s.epoch < train_.epochs, "training resumes at epoch {}: --epochs {} leaves nothing to run",
                s.epoch, train_.epochs);
-  const bool adam = model_.optimizer == "adam";
+  const bool adam = config_.optimizer == "adam";
   GCNLAB_CHECK(s.m.empty() == !adam && s.v.empty() == !adam,
-               "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", model_.optimizer);
-  GCNLAB_CHECK(!features == !model_.learn_features, "the training state {} learned features, the run {}",
-               features ? "has" : "lacks", model_.learn_features ? "learns them (--learn-features)" : "does not learn them");
+               "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", config_.optimizer);
+  GCNLAB_CHECK(!features == !config_.learn_features, "the training state {} learned features, the run {}",
+               features ? "has" : "lacks", config_.learn_features ? "learns them (--learn-features)" : "does not learn them");
   scatter(&LayerBuffers::w, s.w, "W");
   if (adam) scatter(&LayerBuffers::m, s.m, "Adam m of W"), scatter(&LayerBuffers::v, s.v, "Adam v of W");
   if (features) {
@@ -661,7 +543,7 @@ std::vector<std::pair<int, bool>> Trainer::parameters() const {
   std::vector<std::pair<int, bool>> out;
   for (int l = 0; l < weight_layers(); ++l) out.emplace_back(l, false);
   for (int l = 0; l < weight_layers(); ++l)
-    if (norm_block(l)) out.emplace_back(l, true);
+    if (arch_.norm_block(l)) out.emplace_back(l, true);
   return out;
 }
 

@@ -1,25 +1,14 @@
 #pragma once
-// The GCN model, written once (docs/design.md principle 1). The trainer owns the
-// activations, weights and optimiser state in the strategy's layouts and runs
-//   forward   X_l = dropout(H_l);  Z_l = Âᵀ X_l W_l  (strategy);  H_{l+1} = ReLU(Z_l)
+// The training loop every model shares (docs/design.md principle 1). The
+// trainer owns the activations, weights and optimiser state in the strategy's
+// layouts (ModelBuffers) and runs, per epoch or mini-batch step,
+//   forward   the model's (common/model/model.hpp; models/<name>/), to the logits
 //   loss      masked softmax cross-entropy over the global training vertices
-//   backward  dW_l, dX_l (strategy);  dH_l = dropout'(dX_l);  G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
-// Element-wise work is fused where it touches the same matrix: X_{l+1} =
-// dropout(ReLU(Z_l)) in one pass (H_{l+1} is written only by the evaluation
-// pass), and G_{l-1} from dX_l and X_l in one pass (ew::DropoutReluBackward).
+//   backward  the model's, to every weight layer's dW
 //   update    dW += λ W (L2 weight decay);  Adam or SGD
 // and accounts every epoch per category (Phase::epoch), the dropout-free
-// evaluation pass separately (Phase::eval).
-// The buffers follow the strategy's ActivationPlan: per layer (above), or
-// MG-GCN's shared plan, where Z_l, H_{l+1}, G_l and dX_l take turns in one
-// buffer per layer, ReLU runs in place and dropout(H_l) is recomputed from its
-// keyed mask for the backward pass instead of being kept.
-// --model scalegnn (common/model/variant.hpp) runs ScaleGNN's layers instead:
-// linear input projection and head, and after each graph convolution
-//   X_l+1 = dropout(ReLU(RMSNorm(Z_l))) + reshard(X_l)      (Eq. 7-10)
-// with the row statistics, dL/dγ and the residual moved by the strategy
-// (Strategy::sum_over_columns, sum_over_rows, reshard); backward
-//   G_l = RMSNorm'(ReLU'(dropout'(dX_l+1))),  dX_l = strategy's dX_l + reshard(dX_l+1).
+// evaluation pass separately (Phase::eval). Its byte model is the model's
+// step traced through the strategy's byte companions (byte_trace.hpp).
 
 #include <array>
 #include <functional>
@@ -32,6 +21,7 @@
 #include "common/model/config.hpp"
 #include "common/model/loss.hpp"
 #include "common/model/minibatch.hpp"
+#include "common/model/model.hpp"
 #include "common/model/model_buffers.hpp"
 #include "common/model/rank_report.hpp"
 
@@ -98,7 +88,7 @@ struct RunResult {
 
 class Trainer {
  public:
-  Trainer(Strategy& strategy, Communicator& world, Backend& backend, const ModelConfig& model,
+  Trainer(Strategy& strategy, const Model& model, Communicator& world, Backend& backend, const ModelConfig& config,
           const TrainConfig& train);
 
   // Distributes the graph (strategy) and the vertex data (here). `initial`
@@ -147,14 +137,7 @@ class Trainer {
   std::pair<double, Weights> loss_and_gradients(int epoch = 0);
 
  private:
-  bool shared() const { return plan_ == ActivationPlan::shared; }
-  bool scalegnn() const { return model_.variant == ModelVariant::scalegnn; }
-  int weight_layers() const { return model_.weight_layers(); }
-  // Weight layer l is a GNN layer of --model scalegnn (RMSNorm, ReLU, dropout, residual after it).
-  bool norm_block(int l) const { return is_norm_block(model_.variant, kinds_, static_cast<std::size_t>(l)); }
-  // Eq. 7-10 after layer l's Z, into layer l+1's input; and its backward pass into layer l's G.
-  void norm_forward(int epoch, int l, bool training);
-  void norm_backward(int epoch, int l);
+  int weight_layers() const { return arch_.weight_layers(); }
   // Memory admission: memory_need() against the budget (TrainConfig, the device's free memory).
   void admit() const;
   BufferPlan buffer_plan() const;
@@ -175,18 +158,13 @@ class Trainer {
   std::array<double, 7> evaluate(int epoch);
   // The model of one training step or full-graph epoch: the traced layers + softmax (+ the step's training count).
   ByteModel step_model() const;
-  // Dropout's input X_l from H_l (forward, and the shared plan's backward).
-  void drop_input(int epoch, int l);
-
-  // Weight layer l's product and its backward on `p` (the strategy, or the byte
-  // tracer) with s's buffers: a convolution (convolution.hpp) or, under --model
-  // scalegnn, a linear layer.
-  void layer_forward(Primitives& p, LayerBuffers& s, int l, ConstView x) const;
-  void layer_backward(Primitives& p, LayerBuffers& s, int l, ConstView x, View* dx) const;
-  // Whether weight layer l computes dX (scalegnn's input projection never does).
-  bool input_gradient(int l) const { return l > 0 || (!scalegnn() && model_.learn_features); }
+  // Whether weight layer l computes dX (Pass::input_gradient).
+  bool input_gradient(int l) const { return l > 0 || config_.learn_features; }
+  // A pass of the model on `p` (the strategy, or the byte tracer) with buf's
+  // buffers; tracing: no backend (no element-wise work).
+  Pass pass(Primitives& p, ModelBuffers& buf, int epoch, bool training, bool tracing) const;
   // The wire bytes of forward() and backward() on the current layouts: the
-  // same layer code run against the strategy's byte companions (byte_trace.hpp).
+  // model's pass run against the strategy's byte companions (byte_trace.hpp).
   ByteModel traced_layers() const;
   void forward(int epoch, bool training);
   XentSums loss();
@@ -205,20 +183,18 @@ class Trainer {
   Weights gather(Dense LayerBuffers::*member);
   // This rank's block of each full matrix in `full` into `member` (γ may be left out: it keeps its value).
   void scatter(Dense LayerBuffers::*member, const Weights& full, const char* what);
-  ConstView input(int l) const;
-  DropoutParams dropout_params(int epoch, int l) const;
 
   Strategy& strategy_;
+  const Model& model_;
   Communicator& world_;
   Backend& backend_;
   Ledger& ledger_;
-  ModelConfig model_;
+  ModelConfig config_;
   TrainConfig train_;
+  Architecture arch_;  // the model's weight layers (after distribute)
   std::vector<std::int64_t> dims_;
-  std::vector<LayerKind> kinds_;
   std::vector<ProductOrder> orders_;  // each convolution's forward order (the strategy's, after setup)
   std::vector<BackwardOrder> backward_orders_;  // ... and its backward's (convolution_backward_order)
-  ActivationPlan plan_ = ActivationPlan::per_layer;
   ModelBuffers buf_;  // every backend buffer: activations, weights, vertex data (model_buffers.hpp)
   double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)
   // Mini-batches: the full layouts' vertices and vertex data on the host, and

@@ -118,8 +118,8 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
             {"dropout", exact(m.dropout)},
             {"seed", m.seed},
             {"learn_features", m.learn_features}}}};
-  if (m.variant != ModelVariant::gcn) {  // absent: gcn (checkpoints written before --model)
-    j["model"]["variant"] = to_string(m.variant);
+  if (m.name != "gcn") {  // absent: gcn (checkpoints written before --model)
+    j["model"]["variant"] = m.name;
     j["model"]["norm_eps"] = exact(m.norm_eps);
   }
   return j;

@@ -71,7 +71,7 @@ json config_json(const RunInfo& info, const RunResult& r) {
             {"seed", info.model.seed},
             {"epochs", info.train.epochs},
             {"model",
-             {{"variant", to_string(info.model.variant)},
+             {{"variant", info.model.name},
               {"layers", info.model.layers},
               {"dims", r.dims},
               {"optimizer", info.model.optimizer},

@@ -20,7 +20,7 @@ JSON
 grep -q "\[1/9\]" "$WORK/first.txt" && grep -q "ETA" "$WORK/first.txt" || { cat "$WORK/first.txt"; fail "no progress lines"; }
 "$PYTHON" "$SWEEP" "$WORK/tiny.json" --results "$WORK/res" --gcnlab "$GCNLAB" --mpirun "$MPIEXEC" >"$WORK/second.txt" 2>&1
 grep -q "9 runs, 7 already done, 2 to run" "$WORK/second.txt" || { cat "$WORK/second.txt"; fail "re-run did not skip the completed runs"; }
-# --- the models axis: every strategy that runs the model (the registry's <model>_model capability; an
+# --- the models axis: every strategy that runs the model (gcnlab models --json; an
 # unknown one, nope, is passed on for gcnlab to report), ids of
 # a sweep without it unchanged
 "$PYTHON" - "$WORK/tiny.json" "$WORK/models.json" <<'PY'

@@ -62,7 +62,7 @@ def runs(strategies):
         if axes >= 2:
             out.append((f"{name}/grid-{SECOND_GRID[axes]}", ranks,
                         base + ["--dataset", UNDIRECTED, "--grid", SECOND_GRID[axes]]))
-        if caps["scalegnn_model"]:
+        if caps["linear_layers"]:
             extra = ["--permutation", "none"] if caps["permutations"] else []  # its residual reshard: one ordering
             out.append((f"{name}/scalegnn", ranks, base + ["--dataset", UNDIRECTED, "--model", "scalegnn"] + extra))
         if name in ("serial", "1d", "2d", "plexus-3d"):

@@ -189,7 +189,7 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
   };
   const std::vector<Case> cases = {
       {"--model scalegnn", [](test::RunSpec& s) {
-         s.model.variant = ModelVariant::scalegnn;
+         s.model.name = "scalegnn";
          s.model.layers = 2;
        }},
       {"--learn-features", [](test::RunSpec& s) { s.model.learn_features = true; }},
@@ -212,7 +212,7 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
       spec.grid = grids.front();
       spec.backend = "cuda";
       if (algo == "scalegnn-4d" && !minibatch) spec.train.batch_size = data.nodes();
-      if (algo == "plexus-3d" && serial.model.variant == ModelVariant::scalegnn)
+      if (algo == "plexus-3d" && serial.model.name == "scalegnn")
         spec.options["permutation"] = "none";  // its residuals are resharded in one vertex ordering
       const std::string run = fmt::format("{} {} {}", algo, format_grid(grids.front()), c.name);
       INFO(run);

@@ -21,7 +21,7 @@ root=$GCNLAB_SOURCE_DIR
 declare -A DIRECT=(
   [core]="" [matrix]="core" [comm]="core" [data]="matrix" [model]="data comm"
   [results]="model" [dist]="model" [backends]="matrix comm" [partitioners]="model"
-  [algorithms]="dist partitioners" [planning]="algorithms backends results" [app]="planning"
+  [algorithms]="dist partitioners" [models]="model" [planning]="algorithms models backends results" [app]="planning"
 )
 below() {  # the layers below $1, transitively
   local l seen=" "

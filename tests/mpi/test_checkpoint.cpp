@@ -17,6 +17,7 @@
 #include "common/comm/process_grid.hpp"
 #include "common/core/fingerprint.hpp"
 #include "common/results/checkpoint.hpp"
+#include "models/registry.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -126,7 +127,7 @@ TEST_CASE("every strategy resumed from a checkpoint equals its uninterrupted run
   for (const std::string algo : {"serial", "plexus-3d", "scalegnn-4d"}) {  // with ScaleGNN's RMSNorm scales
     if (algo == "serial" && world_size() > 1) continue;
     RunSpec spec = spec_for(algo, 2 * kHalf, "adam");
-    spec.model.variant = ModelVariant::scalegnn;
+    spec.model.name = "scalegnn";
     spec.grid = grids_for(algo, world_size()).back();
     if (algo == "plexus-3d") spec.options["permutation"] = "none";
     if (algo == "scalegnn-4d") spec.train.batch_size = 150;
@@ -166,14 +167,14 @@ TEST_CASE("a damaged, foreign or missing checkpoint is one clear error", "[check
   RunSpec wider = spec;
   wider.model.hidden = 14;
   const RunInfo other_info = info_for(wider, data);
-  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(other_info, wider.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(other_info, architecture(wider.model, 19, 5).dims)); }),
              Catch::Contains("its model dims is [19,13,13,5], this run's is [19,14,14,5]"));
   RunSpec faster = spec;
   faster.model.lr = 0.02f;
-  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(faster, data), faster.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(faster, data), architecture(faster.model, 19, 5).dims)); }),
              Catch::Contains("its model lr is"));
   const Dataset other = load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=4");
-  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(spec, other), spec.model.dims(19, 5))); }),
+  CHECK_THAT(error_message([&] { check_identity(c, checkpoint_identity(info_for(spec, other), architecture(spec.model, 19, 5).dims)); }),
              Catch::Contains("its dataset fingerprint is"));
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {
@@ -225,7 +226,7 @@ TEST_CASE("a checkpoint written before xxHash (FNV-1a records) still reads, chec
   RunInfo info = info_for(spec, data);
   info.dataset_fingerprint = dataset_fingerprint(data, old.identity["dataset"]["fingerprint"].get<std::string>());
   CHECK(info.dataset_fingerprint == legacy_fingerprint);
-  CHECK_NOTHROW(check_identity(old, checkpoint_identity(info, spec.model.dims(data.features, data.classes))));
+  CHECK_NOTHROW(check_identity(old, checkpoint_identity(info, architecture(spec.model, data.features, data.classes).dims)));
   require_identical_tail(run(MPI_COMM_WORLD, spec, data), resumed(MPI_COMM_WORLD, spec, data, old.state));
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {  // and a damaged file is still found by its FNV-1a record

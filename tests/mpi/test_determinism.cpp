@@ -94,9 +94,9 @@ TEST_CASE("two identical runs give the same bits, whatever the alignment of buff
         const RunSpec spec = spec_for(s, grid, threads);
         const RunResult first = run(MPI_COMM_WORLD, spec, data);
         require_bitwise_equal(first, perturbed(spec, data));
-        if (s.caps.scalegnn_model && grid == job_grids(s.name, world_size()).front()) {  // RMSNorm, residuals
+        if (s.caps.linear_layers && grid == job_grids(s.name, world_size()).front()) {  // RMSNorm, residuals
           RunSpec scalegnn = spec;
-          scalegnn.model.variant = ModelVariant::scalegnn;
+          scalegnn.model.name = "scalegnn";
           if (declares(s.name, "permutation")) scalegnn.options["permutation"] = "none";  // one vertex ordering
           INFO("--model scalegnn");
           require_bitwise_equal(run(MPI_COMM_WORLD, scalegnn, data), perturbed(scalegnn, data));

@@ -13,6 +13,7 @@
 #include "planning/perf_model.hpp"
 #include "planning/plan.hpp"
 #include "planning/simulate.hpp"
+#include "models/registry.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -133,7 +134,7 @@ TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "
   // every grid of each strategy, accepted or refused: 1 + 4 + 4 + 10 + 10
   CHECK(ranked.size() + refused.size() == 29);
   for (std::size_t i = 1; i < ranked.size(); ++i) CHECK(ranked[i - 1].total_s() <= ranked[i].total_s());
-  const planning::Problem prob{1200, data.nnz() + 1200, model.dims(data.features, data.classes), false};
+  const planning::Problem prob{1200, data.nnz() + 1200, architecture(model, data.features, data.classes).dims, false};
   for (const auto& q : ranked) {
     INFO(q.algo << " " << format_grid(q.grid));
     // the volumes are simulate's, the times the profile's

@@ -13,6 +13,7 @@
 #include "common/data/sampling.hpp"
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/comm/process_grid.hpp"
+#include "models/registry.hpp"
 #include "tests/support/harness.hpp"
 #include "tests/support/random.hpp"
 
@@ -294,7 +295,7 @@ TEST_CASE("--model scalegnn: plexus-3d and scalegnn-4d equal the serial oracle o
   const Dataset data = load_dataset(kDirected);
   auto model_spec = [](const std::string& algo, std::int64_t batch) {
     RunSpec s = spec_for(algo, batch, 0.5f);
-    s.model.variant = ModelVariant::scalegnn;
+    s.model.name = "scalegnn";
     s.model.layers = 2;
     s.model.optimizer = "sgd", s.model.lr = 0.2f;
     s.train.epochs = 3;
@@ -302,7 +303,7 @@ TEST_CASE("--model scalegnn: plexus-3d and scalegnn-4d equal the serial oracle o
     return s;
   };
   auto residual_bytes = [&](const std::vector<int>& g3, const std::vector<int>& k3, std::int64_t rows) {
-    const plexus::ModelShape shape({data.features, 13, 13, 13, data.classes}, ModelVariant::scalegnn);
+    const plexus::ModelShape shape(architecture(model_spec("plexus-3d", 0).model, data.features, data.classes));
     const plexus::Grid g{g3[0], g3[1], g3[2]};
     const plexus::Coords k{k3[0], k3[1], k3[2]};
     double bytes = 0;
@@ -362,7 +363,7 @@ TEST_CASE("--model scalegnn is refused where it is not built, with one clear mes
     return error_message([&] { run(comm, spec, data); });
   };
   RunSpec s = spec_for("1d", 0, 0.f);
-  s.model.variant = ModelVariant::scalegnn;
+  s.model.name = "scalegnn";
   s.grid = {world_size()};
   CHECK(fails(s).find("--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, "
                       "plexus-3d and scalegnn-4d") != std::string::npos);

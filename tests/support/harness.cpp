@@ -1,5 +1,6 @@
 #include "algorithms/registry.hpp"
 #include "backends/factory.hpp"
+#include "models/registry.hpp"
 #include "tests/support/harness.hpp"
 
 #include <catch2/catch.hpp>
@@ -28,7 +29,8 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   device_comm_ = make_device_communicator(*backend_, *comm_);
   Communicator& c = device_comm_ ? *device_comm_ : *comm_;
   strategy_ = make_strategy(strategy_options(spec), {c, *backend_});
-  trainer_ = std::make_unique<Trainer>(*strategy_, c, *backend_, spec.model, spec.train);
+  model_ = make_model(spec.model.name);
+  trainer_ = std::make_unique<Trainer>(*strategy_, *model_, c, *backend_, spec.model, spec.train);
 }
 
 void Job::setup(const Dataset& data, const Weights* initial) {
@@ -44,7 +46,7 @@ StrategyOptions strategy_options(const RunSpec& spec) {
   opts.comm_precision = spec.comm_precision;
   opts.dp_groups = spec.dp_groups;
   opts.learn_features = spec.model.learn_features;
-  opts.variant = spec.model.variant;
+  opts.model = model_info(spec.model.name).demands;
   opts.seed = spec.model.seed;
   opts.batch_size = spec.train.batch_size;
   return opts;

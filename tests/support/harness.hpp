@@ -52,6 +52,7 @@ class Job {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Communicator> device_comm_;  // NCCL for the CUDA backend
   std::unique_ptr<Strategy> strategy_;
+  std::unique_ptr<Model> model_;
   std::unique_ptr<Trainer> trainer_;
 };
 

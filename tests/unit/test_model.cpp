@@ -237,7 +237,7 @@ TEST_CASE("ScaleGNN model gradients against finite differences", "[model][gradch
   // signs so that ReLU' depends on it.
   const Dataset data = load_dataset("sbm:nodes=20,classes=3,avg-degree=3,features=4,seed=5,directed=1,train=0.6");
   test::RunSpec spec;
-  spec.model.variant = ModelVariant::scalegnn;
+  spec.model.name = "scalegnn";
   spec.model.layers = 2;
   spec.model.hidden = 5;
   spec.model.seed = 7;

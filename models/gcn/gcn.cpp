@@ -1,0 +1,61 @@
+#include "models/gcn/gcn.hpp"
+
+namespace gcnlab {
+
+Architecture GcnModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
+  std::vector<std::int64_t> dims{features};
+  for (int l = 1; l < c.layers; ++l) dims.push_back(c.hidden);
+  dims.push_back(classes);
+  return convolutions(std::move(dims), "gcn");
+}
+
+void GcnModel::drop_input(const Pass& p, int l) {
+  p.elementwise([&](Backend& b) {
+    LayerBuffers& s = p.buf.layers[l];
+    b.dropout(s.h, s.x, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l));
+  });
+}
+
+void GcnModel::forward(Pass& p) const {
+  const int L = p.arch.weight_layers();
+  const bool drop = p.training && p.config.dropout > 0;
+  const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
+  for (int l = 0; l < L; ++l) {
+    LayerBuffers& s = p.buf.layers[l];
+    // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
+    if (drop && (l == 0 || shared)) drop_input(p, l);
+    p.layer_forward(l, drop ? s.x : s.h);
+    if (l + 1 == L) break;
+    p.elementwise([&](Backend& b) {
+      LayerBuffers& next = p.buf.layers[l + 1];
+      if (drop && !shared)
+        b.relu_dropout(s.z, next.x, next.row_ids.data(), p.strategy.layout(l + 1).col0, p.dropout(l + 1));
+      else
+        b.relu(s.z, next.h);  // in place under the shared plan
+    });
+  }
+}
+
+void GcnModel::backward(Pass& p) const {
+  const bool drop = p.config.dropout > 0;
+  const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
+  for (int l = p.arch.weight_layers() - 1; l >= 0; --l) {
+    LayerBuffers& s = p.buf.layers[l];
+    if (shared && drop) drop_input(p, l);  // the forward's X_l was overwritten
+    const bool input_gradient = p.input_gradient(l);
+    View dx = input_gradient ? s.dx : View{};
+    p.layer_backward(l, drop ? s.x : s.h, input_gradient ? &dx : nullptr);
+    if (!input_gradient) break;
+    p.elementwise([&](Backend& b) {
+      if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
+        if (drop) b.dropout(s.dx, s.dx, s.row_ids.data(), p.strategy.layout(0).col0, p.dropout(0));
+      } else if (drop) {
+        b.dropout_relu_backward(s.dx, s.x, p.dropout(l).scale(), p.buf.layers[l - 1].g);
+      } else {
+        b.relu_backward(s.dx, p.buf.layers[l - 1].z, p.buf.layers[l - 1].g);
+      }
+    });
+  }
+}
+
+}  // namespace gcnlab

@@ -1,0 +1,82 @@
+#include "models/scalegnn/scalegnn.hpp"
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+// Per-row values of a layer's output block (empty while tracing: no storage).
+std::span<float> per_row(float* values, const View& z) {
+  return values ? std::span<float>(values, static_cast<std::size_t>(z.rows)) : std::span<float>();
+}
+
+}  // namespace
+
+Architecture ScaleGnnModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
+  Architecture a;
+  a.model = "scalegnn";
+  const int weight_layers = c.layers + 2;  // input projection, L GNN layers, output head
+  a.dims.push_back(features);
+  for (int l = 1; l < weight_layers; ++l) a.dims.push_back(c.hidden);
+  a.dims.push_back(classes);
+  a.kinds.assign(static_cast<std::size_t>(weight_layers), LayerKind::conv);
+  a.kinds.front() = a.kinds.back() = LayerKind::linear;
+  for (const LayerKind k : a.kinds) a.norm_after.push_back(k == LayerKind::conv);
+  return a;
+}
+
+void ScaleGnnModel::check(const ModelConfig& c, ActivationPlan plan) const {
+  GCNLAB_CHECK(!c.learn_features, "--model scalegnn does not train the input features");
+  GCNLAB_CHECK(c.norm_eps > 0, "the RMSNorm epsilon must be > 0");
+  GCNLAB_CHECK(plan != ActivationPlan::shared,
+               "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
+}
+
+void ScaleGnnModel::forward(Pass& p) const {
+  for (int l = 0; l < p.arch.weight_layers(); ++l) {
+    p.layer_forward(l, p.buf.layers[l].h);
+    if (p.arch.norm_block(l)) norm_forward(p, l);
+  }
+}
+
+void ScaleGnnModel::backward(Pass& p) const {
+  for (int l = p.arch.weight_layers() - 1; l >= 0; --l) {
+    LayerBuffers& s = p.buf.layers[l];
+    if (p.arch.norm_block(l)) norm_backward(p, l);  // G_l from dX_l+1 (a linear layer's G is dX_l+1 itself)
+    View dx = s.dx;
+    p.layer_backward(l, s.h, p.input_gradient(l) ? &dx : nullptr);
+    if (l > 0 && p.arch.norm_block(l))
+      p.primitives.reshard(l + 1, l, p.buf.layers[l + 1].dx, s.dx, /*accumulate=*/true);
+  }
+}
+
+void ScaleGnnModel::norm_forward(const Pass& p, int l) {
+  LayerBuffers& s = p.buf.layers[l];
+  LayerBuffers& next = p.buf.layers[l + 1];
+  const ew::NormParams norm{static_cast<float>(p.arch.dims[l + 1]), p.config.norm_eps};
+  p.elementwise([&](Backend& b) { b.row_sum_squares(s.z, s.sumsq); });
+  p.primitives.sum_over_columns(l + 1, per_row(s.sumsq, s.z));                // Eq. 29
+  p.primitives.reshard(l, l + 1, s.h, next.h, /*accumulate=*/false);          // the residual X_h,l-1
+  p.elementwise([&](Backend& b) {
+    DropoutParams drop = p.dropout(l + 1);
+    if (!p.training) drop.p = 0;
+    b.norm_relu_dropout_add(s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(), p.strategy.layout(l + 1).col0,
+                            drop, next.h);
+  });
+}
+
+void ScaleGnnModel::norm_backward(const Pass& p, int l) {
+  LayerBuffers& s = p.buf.layers[l];
+  const LayerBuffers& next = p.buf.layers[l + 1];
+  const ew::NormParams norm{static_cast<float>(p.arch.dims[l + 1]), p.config.norm_eps};
+  p.elementwise([&](Backend& b) {
+    b.norm_relu_dropout_backward(next.dx, s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(),
+                                 p.strategy.layout(l + 1).col0, p.dropout(l + 1), s.g, s.dgamma.data(), s.rowdot);
+  });
+  p.primitives.sum_over_columns(l + 1, per_row(s.rowdot, s.z));
+  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : s.dgamma.span());
+  p.elementwise([&](Backend& b) { b.norm_backward(s.z, s.sumsq, s.gamma.data(), s.rowdot, norm, s.g); });
+}
+
+}  // namespace gcnlab

@@ -221,28 +221,33 @@ nlohmann::json provenance(const Communicator& world, int ranks_on_node, const Th
             {"warning", binding_warning(threads.threads, place)}}}};
 }
 
-// W<l>.npy per weight layer, then (--model scalegnn) S<k>.npy, the RMSNorm
-// scale γ of the k-th GNN layer (1 x hidden), in Weights order.
-Weights read_weights(const std::string& dir, const std::vector<std::int64_t>& dims) {
+// <name>.npy per parameter of the model (Model::parameters: W<l> for weight
+// layer l, then the model's others, e.g. --model scalegnn's S<k>, the
+// RMSNorm scale of GNN layer k), in Weights order. Reading, the weight layers'
+// files are required and the others optional, all or none.
+Weights read_weights(const std::string& dir, const Model& model, const Architecture& arch) {
+  const std::vector<ParameterSpec> params = model.parameters(arch);
   Weights w;
-  for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
-    const std::string path = fmt::format("{}/W{}.npy", dir, l);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const std::string path = fmt::format("{}/{}.npy", dir, params[k].name);
+    const bool layer_weight = k < static_cast<std::size_t>(arch.weight_layers());
+    if (!layer_weight && k == static_cast<std::size_t>(arch.weight_layers()) && !std::filesystem::exists(path)) break;
     NpyMatrix m = read_npy(path);
-    GCNLAB_CHECK(m.rows == dims[l] && m.cols == dims[l + 1], "'{}' is {} x {}, the model needs {} x {}", path,
-                 m.rows, m.cols, dims[l], dims[l + 1]);
+    const auto [rows, cols] = global_shape(params[k], arch);
+    GCNLAB_CHECK(m.rows == rows && m.cols == cols, "'{}' is {} x {}, the model needs {} x {}", path, m.rows, m.cols,
+                 rows, cols);
     w.push_back(std::move(m.data));
   }
-  for (int k = 0; std::filesystem::exists(fmt::format("{}/S{}.npy", dir, k)); ++k)
-    w.push_back(read_npy(fmt::format("{}/S{}.npy", dir, k)).data);  // shapes checked by the trainer
   return w;
 }
 
-void write_weights(const std::string& dir, const std::vector<std::int64_t>& dims, const Weights& w) {
+void write_weights(const std::string& dir, const Model& model, const Architecture& arch, const Weights& w) {
   std::filesystem::create_directories(dir);
-  const std::size_t layers = dims.size() - 1;
+  const std::vector<ParameterSpec> params = model.parameters(arch);
+  GCNLAB_ASSERT(params.size() == w.size());
   for (std::size_t k = 0; k < w.size(); ++k) {
-    if (k < layers) write_npy(fmt::format("{}/W{}.npy", dir, k), dims[k], dims[k + 1], w[k]);
-    else write_npy(fmt::format("{}/S{}.npy", dir, k - layers), 1, static_cast<std::int64_t>(w[k].size()), w[k]);
+    const auto [rows, cols] = global_shape(params[k], arch);
+    write_npy(fmt::format("{}/{}.npy", dir, params[k].name), rows, cols, w[k]);
   }
 }
 
@@ -711,7 +716,8 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   phase("strategy", [&] { build_strategy(run, world, a, *data); });
   phase("partition", [&] { graph = run_graph(run, *data, resume); });
   phase("weights", [&] {
-    if (a.weights_in) initial = read_weights(*a.weights_in, architecture(run.model, data->features, data->classes).dims);
+    if (a.weights_in)
+      initial = read_weights(*a.weights_in, *run.gnn, run.gnn->architecture(run.model, data->features, data->classes));
   });
   phase("setup", [&] { run.trainer->setup(*data, *graph->graph, initial ? &*initial : nullptr); });
   graph.reset();
@@ -828,8 +834,9 @@ int train(Args& args, MpiCommunicator& world) {
     if (world.rank() != 0) return;
     if (out && !(stopped_by && (kept = complete_results(*out)))) write_file_atomically(*out, j.dump(1) + "\n");
     if (weights_out && !stopped_by) {
-      write_weights(*weights_out + "/initial", r.dims, r.initial_weights);
-      write_weights(*weights_out + "/final", r.dims, r.final_weights);
+      const Architecture arch = run.gnn->architecture(run.model, r.dims.front(), r.dims.back());
+      write_weights(*weights_out + "/initial", *run.gnn, arch, r.initial_weights);
+      write_weights(*weights_out + "/final", *run.gnn, arch, r.final_weights);
     }
   });
   if (!stopped_by) return 0;

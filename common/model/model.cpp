@@ -4,6 +4,12 @@
 
 namespace gcnlab {
 
+std::vector<ParameterSpec> Model::parameters(const Architecture& a) const {
+  std::vector<ParameterSpec> out;
+  for (int l = 0; l < a.weight_layers(); ++l) out.push_back(layer_weight(l));
+  return out;
+}
+
 DropoutParams Pass::dropout(int l) const {
   return {config.seed, rng::stream(rng::Stream::dropout, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(l)),
           config.dropout};
@@ -11,14 +17,16 @@ DropoutParams Pass::dropout(int l) const {
 
 void Pass::layer_forward(int l, ConstView x) const {
   LayerBuffers& s = buf.layers[l];
-  if (!arch.conv(l)) primitives.linear(l, x, s.w, s.z);  // ScaleGNN Eq. 4, 11
-  else convolution_forward(primitives, l, orders[l], x, s.w, s.z, s.conv);
+  const Dense& w = buf.params[l].value;
+  if (!arch.conv(l)) primitives.linear(l, x, w, s.z);  // ScaleGNN Eq. 4, 11
+  else convolution_forward(primitives, l, orders[l], x, w, s.z, s.conv);
 }
 
 void Pass::layer_backward(int l, ConstView x, View* dx) const {
   LayerBuffers& s = buf.layers[l];
-  if (!arch.conv(l)) primitives.linear_backward(l, x, s.g, s.w, s.dw, dx);  // Eq. 13-14, 18-19
-  else convolution_backward(primitives, l, backward_orders[l], x, s.g, s.w, s.dw, dx, s.conv);
+  Parameter& w = buf.params[l];
+  if (!arch.conv(l)) primitives.linear_backward(l, x, s.g, w.value, w.grad, dx);  // Eq. 13-14, 18-19
+  else convolution_backward(primitives, l, backward_orders[l], x, s.g, w.value, w.grad, dx, s.conv);
 }
 
 }  // namespace gcnlab

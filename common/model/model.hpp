@@ -68,6 +68,9 @@ class Model {
 
   // The weight layers for `features` inputs and `classes` outputs.
   virtual Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const = 0;
+  // Its parameters, by name: params[l] is weight layer l's W (layer_weight(l),
+  // what Pass::layer_forward computes with), any others after them.
+  virtual std::vector<ParameterSpec> parameters(const Architecture& a) const;
   // Refuses settings the model does not support (one line each).
   virtual void check(const ModelConfig& c, ActivationPlan plan) const { (void)c, (void)plan; }
 

@@ -22,13 +22,13 @@ void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocat
   slots_from_ = &activations;
   features = Dense(activations, rows_of(in), in.cols);
   bind_activations(p, /*sampled=*/false);
-  for (int l = 0; l < L; ++l) {
-    LayerBuffers& s = layers[l];
-    s.row_ids = Buffer<std::int64_t>(activations, st.layout(l).vertices.size());
-    const Block b = st.weight_block(l);
-    for (Dense* d : {&s.w, &s.dw, &s.m, &s.v}) *d = Dense(weights, b.rows, b.cols);
-    if (p.norm_block(l))
-      for (Dense* d : {&s.gamma, &s.dgamma, &s.gamma_m, &s.gamma_v}) *d = Dense(weights, 1, st.layout(l + 1).cols);
+  for (int l = 0; l < L; ++l) layers[l].row_ids = Buffer<std::int64_t>(activations, st.layout(l).vertices.size());
+  params.clear();
+  for (const ParameterSpec& spec : p.params) {
+    const Block b = block_of(spec, st);
+    Parameter& q = params.emplace_back();
+    q.spec = spec;
+    for (Dense* d : {&q.value, &q.grad, &q.m, &q.v}) *d = Dense(weights, b.rows, b.cols);
   }
   if (p.model.learn_features)
     for (Dense* d : {&feature_m, &feature_v}) *d = Dense(weights, rows_of(in), in.cols);
@@ -37,6 +37,12 @@ void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocat
   split = Buffer<std::uint8_t>(activations, out_rows);
   if (p.minibatch) sample_rows = Buffer<std::int64_t>(activations, in.vertices.size());
   reserve_workspace(loss, activations, st.class_split(), static_cast<std::int64_t>(out_rows));
+}
+
+Parameter& ModelBuffers::param(const std::string& name) {
+  for (Parameter& q : params)
+    if (q.spec.name == name) return q;
+  fail("internal: the model has no parameter {}", name);
 }
 
 std::pair<double, double> ModelBuffers::bytes(const BufferPlan& p) {

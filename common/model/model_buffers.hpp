@@ -2,8 +2,8 @@
 // The trainer's backend buffers, laid out in one place. ModelBuffers::allocate
 // hands out every buffer the trainer computes in: the activations (per layer,
 // MG-GCN's shared plan or ScaleGNN's layers; see bind_activations) with the
-// convolutions' intermediate products, the
-// weights with their gradients and optimiser state, and the vertex data (H_0,
+// convolutions' intermediate products, the model's parameters (parameters.hpp)
+// with their gradients and optimiser state, and the vertex data (H_0,
 // dropout keys, labels, split, the loss workspace). The memory model runs the same code on
 // allocators that only count (ModelBuffers::bytes), so the analytic memory of
 // every strategy is this plan, not a second formula kept beside it
@@ -18,6 +18,7 @@
 #include "common/model/config.hpp"
 #include "common/model/convolution.hpp"
 #include "common/model/loss.hpp"
+#include "common/model/parameters.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -31,14 +32,18 @@ struct LayerBuffers {
   View g;   // dL/dZ_l
   View dx;  // dL/dX_l (l > 0; l = 0 with learned features)
   ConvolutionScratch conv;  // a convolution's T_l, dT_l and X_l W_l / Â G_l (convolution.hpp)
-  Dense w, dw, m, v;
   Buffer<std::int64_t> row_ids;  // global vertex ids of layout(l) rows (dropout keys)
-  // Norm blocks (--model scalegnn's GNN layers): RMSNorm's scale γ (layout(l+1)'s columns)
-  // with its gradient and Adam moments, and per row of layout(l+1) the sum
-  // of squares of Z_l and the backward row dot.
-  Dense gamma, dgamma, gamma_m, gamma_v;
+  // Norm blocks (--model scalegnn's GNN layers): per row of layout(l+1) the
+  // sum of squares of Z_l and the backward row dot.
   float* sumsq = nullptr;
   float* rowdot = nullptr;
+};
+
+// One parameter of the model: this rank's block of its value, gradient and
+// Adam moments (m, v: allocated under SGD too, unused).
+struct Parameter {
+  ParameterSpec spec;
+  Dense value, grad, m, v;
 };
 
 // What the layout of the buffers depends on.
@@ -46,6 +51,7 @@ struct BufferPlan {
   Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
   ModelConfig model;
   Architecture arch;       // the model's weight layers
+  std::vector<ParameterSpec> params;  // the model's parameters (params[l]: weight layer l's W)
   bool minibatch = false;  // a sample's rows of H_0 are gathered into a buffer of their own
 
   int weight_layers() const { return arch.weight_layers(); }
@@ -79,6 +85,9 @@ class ModelBuffers {
   static std::pair<double, double> bytes(const BufferPlan& p);
 
   std::vector<LayerBuffers> layers;
+  std::vector<Parameter> params;  // in the model's order: params[l] is weight layer l's W
+  // The parameter named `name` (an internal error if the model has none).
+  Parameter& param(const std::string& name);
   Dense features;              // H_0 of the full graph's layout(0) (a sample's rows are gathered from it)
   Dense feature_m, feature_v;  // optimiser state of H_0 (--learn-features)
   Buffer<std::int32_t> labels;      // of layout(L)'s rows

@@ -58,20 +58,19 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   admit();
   buf_.allocate(buffer_plan(), backend_, backend_);
   const Layout& in = strategy_.layout(0);
-  for (int l = 0; l < L; ++l) {
-    LayerBuffers& s = buf_.layers[l];
-    s.row_ids.upload(strategy_.layout(l).vertices);
-    const Block b = strategy_.weight_block(l);
-    s.w.upload(glorot_block(config_.seed, l, dims_[l], dims_[l + 1], b));
-    backend_.fill(s.m, 0.f);
-    backend_.fill(s.v, 0.f);
-    if (arch_.norm_block(l)) {  // γ = 1
-      backend_.fill(s.gamma, 1.f);
-      backend_.fill(s.gamma_m, 0.f);
-      backend_.fill(s.gamma_v, 0.f);
+  for (int l = 0; l < L; ++l) buf_.layers[l].row_ids.upload(strategy_.layout(l).vertices);
+  for (Parameter& q : buf_.params) {
+    const ParameterSpec& p = q.spec;
+    if (p.init == ParameterSpec::Init::glorot) {
+      const auto [rows, cols] = global_shape(p, arch_);
+      q.value.upload(glorot_block(config_.seed, p.stream, rows, cols, block_of(p, strategy_)));
+    } else {
+      backend_.fill(q.value, p.init == ParameterSpec::Init::ones ? 1.f : 0.f);
     }
+    backend_.fill(q.m, 0.f);
+    backend_.fill(q.v, 0.f);
   }
-  if (initial) scatter(&LayerBuffers::w, *initial, "initial W");
+  if (initial) scatter(&Parameter::value, *initial, "initial W");
   first_epoch_ = completed_epochs_ = 0;
 
   // Vertex data for this rank only: feature columns of layout(0), labels of
@@ -108,6 +107,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 void Trainer::distribute(const Dataset& data, const Graph& graph) {
   arch_ = model_.architecture(config_, data.features, data.classes);
   dims_ = arch_.dims;
+  params_ = model_.parameters(arch_);
   model_.check(config_, strategy_.activation_plan());
   strategy_.setup(graph, arch_);
   orders_ = strategy_.orders(weight_layers());
@@ -243,15 +243,11 @@ void Trainer::update(int step) {
                          config_.eps,
                          1.f - std::pow(config_.beta1, static_cast<float>(step)),
                          1.f - std::pow(config_.beta2, static_cast<float>(step))};
-  for (int l = 0; l < weight_layers(); ++l) {
-    LayerBuffers& s = buf_.layers[l];
-    if (config_.weight_decay > 0 && (!config_.weight_decay_first_only || l == 0))
-      backend_.axpy(config_.weight_decay, s.w, s.dw);  // d/dW of λ/2 ||W||²
-    if (config_.optimizer == "adam") backend_.adam(s.w, s.dw, s.m, s.v, p);
-    else backend_.sgd(s.w, s.dw, config_.lr);
-    if (!arch_.norm_block(l)) continue;  // γ: no weight decay
-    if (config_.optimizer == "adam") backend_.adam(s.gamma, s.dgamma, s.gamma_m, s.gamma_v, p);
-    else backend_.sgd(s.gamma, s.dgamma, config_.lr);
+  for (Parameter& q : buf_.params) {
+    if (q.spec.decay && config_.weight_decay > 0 && (!config_.weight_decay_first_only || q.spec.layer == 0))
+      backend_.axpy(config_.weight_decay, q.value, q.grad);  // d/dW of λ/2 ||W||²
+    if (config_.optimizer == "adam") backend_.adam(q.value, q.grad, q.m, q.v, p);
+    else backend_.sgd(q.value, q.grad, config_.lr);
   }
   if (config_.learn_features) {
     LayerBuffers& s = buf_.layers[0];
@@ -464,7 +460,7 @@ ByteModel Trainer::planned_byte_model() {
   return m;
 }
 
-BufferPlan Trainer::buffer_plan() const { return {&strategy_, config_, arch_, minibatch()}; }
+BufferPlan Trainer::buffer_plan() const { return {&strategy_, config_, arch_, params_, minibatch()}; }
 
 MemoryNeed Trainer::memory_need() const {
   // The trainer's buffers as ModelBuffers::allocate lays them out, counted.
@@ -482,14 +478,14 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
   const auto m = reduce_metrics(loss());
   backward(epoch);
   ledger_.set_phase(previous);
-  return {m[0] / n_train_, gather(&LayerBuffers::dw)};  // full graph: a mini-batch run's layouts are restored after each epoch
+  return {m[0] / n_train_, gather(&Parameter::grad)};  // full graph: a mini-batch run's layouts are restored after each epoch
 }
 
 TrainingState Trainer::state() {
   TrainingState s;
   s.epoch = completed_epochs_;
-  s.w = gather(&LayerBuffers::w);
-  if (config_.optimizer == "adam") s.m = gather(&LayerBuffers::m), s.v = gather(&LayerBuffers::v);
+  s.w = gather(&Parameter::value);
+  if (config_.optimizer == "adam") s.m = gather(&Parameter::m), s.v = gather(&Parameter::v);
   std::array<double, 2> seconds = {train_seconds_, target_ ? target_->train_seconds : 0.0};
   world_.allreduce(std::span<double>(seconds), ReduceOp::max, Category::allreduce);
   s.train_seconds = seconds[0];
@@ -522,8 +518,8 @@ void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
                "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", config_.optimizer);
   GCNLAB_CHECK(!features == !config_.learn_features, "the training state {} learned features, the run {}",
                features ? "has" : "lacks", config_.learn_features ? "learns them (--learn-features)" : "does not learn them");
-  scatter(&LayerBuffers::w, s.w, "W");
-  if (adam) scatter(&LayerBuffers::m, s.m, "Adam m of W"), scatter(&LayerBuffers::v, s.v, "Adam v of W");
+  scatter(&Parameter::value, s.w, "W");
+  if (adam) scatter(&Parameter::m, s.m, "Adam m of W"), scatter(&Parameter::v, s.v, "Adam v of W");
   if (features) {
     const FeatureBlock mine = feature_layout();
     const std::size_t size = mine.vertices.size() * static_cast<std::size_t>(mine.cols);
@@ -539,69 +535,38 @@ void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
   target_ = s.target;
 }
 
-std::vector<std::pair<int, bool>> Trainer::parameters() const {
-  std::vector<std::pair<int, bool>> out;
-  for (int l = 0; l < weight_layers(); ++l) out.emplace_back(l, false);
-  for (int l = 0; l < weight_layers(); ++l)
-    if (arch_.norm_block(l)) out.emplace_back(l, true);
-  return out;
-}
-
-std::pair<std::int64_t, std::int64_t> Trainer::global_shape(std::pair<int, bool> p) const {
-  const auto [l, scale] = p;
-  return scale ? std::pair{std::int64_t{1}, dims_[l + 1]} : std::pair{dims_[l], dims_[l + 1]};
-}
-
-Block Trainer::block_of(std::pair<int, bool> p) const {
-  const auto [l, scale] = p;
-  if (!scale) return strategy_.weight_block(l);
-  const Layout& out = strategy_.layout(l + 1);  // γ: the columns of the layer's output
-  return {0, 1, out.col0, out.cols};
-}
-
-namespace {
-// The member of γ that goes with a member of W (value, gradient, Adam moments).
-template <class S>
-Dense S::*scale_member(Dense S::*w) {
-  if (w == &S::dw) return &S::dgamma;
-  if (w == &S::m) return &S::gamma_m;
-  if (w == &S::v) return &S::gamma_v;
-  return &S::gamma;
-}
-}  // namespace
-
-void Trainer::scatter(Dense LayerBuffers::*member, const Weights& full, const char* what) {
-  const auto params = parameters();
+void Trainer::scatter(Dense Parameter::*member, const Weights& full, const char* what) {
+  const std::vector<Parameter>& params = buf_.params;
   GCNLAB_CHECK(static_cast<int>(full.size()) == weight_layers() || full.size() == params.size(),
                "{} has {} matrices, the model {} weight matrices{}", what, full.size(), weight_layers(),
                params.size() > static_cast<std::size_t>(weight_layers())
-                   ? fmt::format(" (and {} RMSNorm scales)", params.size() - weight_layers())
+                   ? fmt::format(" (and {} other parameters)", params.size() - weight_layers())
                    : std::string());
   for (std::size_t k = 0; k < full.size(); ++k) {
-    const auto p = params[k];
-    const Block b = block_of(p);
-    const auto [rows, cols] = global_shape(p);
-    GCNLAB_CHECK(static_cast<std::int64_t>(full[k].size()) == rows * cols, "{}{} has {} values, expected {} x {}",
-                 what, p.first, full[k].size(), rows, cols);
+    const ParameterSpec& p = params[k].spec;
+    const Block b = block_of(p, strategy_);
+    const auto [rows, cols] = global_shape(p, arch_);
+    GCNLAB_CHECK(static_cast<std::int64_t>(full[k].size()) == rows * cols, "{} {} has {} values, expected {} x {}",
+                 what, p.name, full[k].size(), rows, cols);
     std::vector<float> block(static_cast<std::size_t>(b.rows * b.cols));
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) block[i * b.cols + j] = full[k][(b.row0 + i) * cols + b.col0 + j];
-    (buf_.layers[p.first].*(p.second ? scale_member(member) : member)).upload(block);
+    (buf_.params[k].*member).upload(block);
   }
 }
 
-Weights Trainer::gather(Dense LayerBuffers::*member) {
+Weights Trainer::gather(Dense Parameter::*member) {
   // Each rank adds its block into a zeroed global matrix; replicas are
   // averaged exactly (sums of identical floats are exact in double).
   const Phase previous = ledger_.phase();
   ledger_.set_phase(Phase::report);
   Weights out;
-  for (const auto& p : parameters()) {
-    const Block b = block_of(p);
-    const auto [rows, cols] = global_shape(p);
+  for (Parameter& q : buf_.params) {
+    const Block b = block_of(q.spec, strategy_);
+    const auto [rows, cols] = global_shape(q.spec, arch_);
     const std::size_t total = static_cast<std::size_t>(rows * cols);
     std::vector<double> sum(2 * total, 0.0);  // values, then counts
-    const std::vector<float> w = (buf_.layers[p.first].*(p.second ? scale_member(member) : member)).download();
+    const std::vector<float> w = (q.*member).download();
     for (std::int64_t i = 0; i < b.rows; ++i)
       for (std::int64_t j = 0; j < b.cols; ++j) {
         const std::size_t k = static_cast<std::size_t>((b.row0 + i) * cols + b.col0 + j);

@@ -38,8 +38,9 @@ struct EpochMetrics {
   int segment = 0;  // the run segment (start or resume) it ran in: the results' history
 };
 
-// The trained parameters: W_l as f_l x f_{l+1} row-major, then (--model
-// scalegnn) the RMSNorm scale γ of every GNN layer, 1 x hidden each.
+// The trained parameters in the model's order (Model::parameters): W_l as
+// f_l x f_{l+1} row-major for every weight layer, then the model's others
+// (--model scalegnn: the RMSNorm scale γ of every GNN layer, 1 x hidden each).
 using Weights = std::vector<std::vector<float>>;
 
 // When the validation accuracy first reached TrainConfig::target_acc.
@@ -130,7 +131,9 @@ class Trainer {
   MemoryNeed memory_need() const;
 
   // Full weight matrices assembled from every rank's blocks (collective).
-  Weights gather_weights() { return gather(&LayerBuffers::w); }
+  Weights gather_weights() { return gather(&Parameter::value); }
+  // The model's parameters in Weights order (after setup).
+  const std::vector<ParameterSpec>& parameters() const { return params_; }
 
   // One forward + loss + backward at the current weights, without an update;
   // returns the loss and the full gradients dL/dW_l (for gradient checks).
@@ -174,15 +177,9 @@ class Trainer {
   // loss, correct[train, val, test], counted[...] of this rank (zero on replicas).
   std::array<double, 7> metrics_of(const XentSums& s) const;
   std::array<double, 7> reduce(std::array<double, 7> m);
-  // The parameters (Weights order) as (layer, is γ) pairs.
-  std::vector<std::pair<int, bool>> parameters() const;
-  // Global shape (rows, cols) and this rank's block of a parameter.
-  std::pair<std::int64_t, std::int64_t> global_shape(std::pair<int, bool> p) const;
-  Block block_of(std::pair<int, bool> p) const;
-  // `member` of W (w, dw, m, v), with the matching member of γ, of every parameter.
-  Weights gather(Dense LayerBuffers::*member);
+  Weights gather(Dense Parameter::*member);
   // This rank's block of each full matrix in `full` into `member` (γ may be left out: it keeps its value).
-  void scatter(Dense LayerBuffers::*member, const Weights& full, const char* what);
+  void scatter(Dense Parameter::*member, const Weights& full, const char* what);
 
   Strategy& strategy_;
   const Model& model_;
@@ -192,6 +189,7 @@ class Trainer {
   ModelConfig config_;
   TrainConfig train_;
   Architecture arch_;  // the model's weight layers (after distribute)
+  std::vector<ParameterSpec> params_;  // ... and its parameters
   std::vector<std::int64_t> dims_;
   std::vector<ProductOrder> orders_;  // each convolution's forward order (the strategy's, after setup)
   std::vector<BackwardOrder> backward_orders_;  // ... and its backward's (convolution_backward_order)

@@ -1,5 +1,7 @@
 #include "models/scalegnn/scalegnn.hpp"
 
+#include <fmt/format.h>
+
 #include "common/core/error.hpp"
 
 namespace gcnlab {
@@ -25,6 +27,23 @@ Architecture ScaleGnnModel::architecture(const ModelConfig& c, std::int64_t feat
   for (const LayerKind k : a.kinds) a.norm_after.push_back(k == LayerKind::conv);
   return a;
 }
+
+std::vector<ParameterSpec> ScaleGnnModel::parameters(const Architecture& a) const {
+  std::vector<ParameterSpec> out = Model::parameters(a);
+  for (int l = 0; l < a.weight_layers(); ++l) {
+    if (!a.norm_block(l)) continue;
+    ParameterSpec gamma;
+    gamma.name = fmt::format("S{}", l - 1);
+    gamma.layer = l;
+    gamma.placement = ParameterSpec::Placement::columns;
+    gamma.init = ParameterSpec::Init::ones;
+    gamma.decay = false;
+    out.push_back(gamma);
+  }
+  return out;
+}
+
+Parameter& ScaleGnnModel::scale(const Pass& p, int l) { return p.buf.param(fmt::format("S{}", l - 1)); }
 
 void ScaleGnnModel::check(const ModelConfig& c, ActivationPlan plan) const {
   GCNLAB_CHECK(!c.learn_features, "--model scalegnn does not train the input features");
@@ -61,7 +80,7 @@ void ScaleGnnModel::norm_forward(const Pass& p, int l) {
   p.elementwise([&](Backend& b) {
     DropoutParams drop = p.dropout(l + 1);
     if (!p.training) drop.p = 0;
-    b.norm_relu_dropout_add(s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(), p.strategy.layout(l + 1).col0,
+    b.norm_relu_dropout_add(s.z, s.sumsq, scale(p, l).value.data(), norm, next.row_ids.data(), p.strategy.layout(l + 1).col0,
                             drop, next.h);
   });
 }
@@ -69,14 +88,15 @@ void ScaleGnnModel::norm_forward(const Pass& p, int l) {
 void ScaleGnnModel::norm_backward(const Pass& p, int l) {
   LayerBuffers& s = p.buf.layers[l];
   const LayerBuffers& next = p.buf.layers[l + 1];
+  Parameter& gamma = scale(p, l);
   const ew::NormParams norm{static_cast<float>(p.arch.dims[l + 1]), p.config.norm_eps};
   p.elementwise([&](Backend& b) {
-    b.norm_relu_dropout_backward(next.dx, s.z, s.sumsq, s.gamma.data(), norm, next.row_ids.data(),
-                                 p.strategy.layout(l + 1).col0, p.dropout(l + 1), s.g, s.dgamma.data(), s.rowdot);
+    b.norm_relu_dropout_backward(next.dx, s.z, s.sumsq, gamma.value.data(), norm, next.row_ids.data(),
+                                 p.strategy.layout(l + 1).col0, p.dropout(l + 1), s.g, gamma.grad.data(), s.rowdot);
   });
   p.primitives.sum_over_columns(l + 1, per_row(s.rowdot, s.z));
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : s.dgamma.span());
-  p.elementwise([&](Backend& b) { b.norm_backward(s.z, s.sumsq, s.gamma.data(), s.rowdot, norm, s.g); });
+  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : gamma.grad.span());
+  p.elementwise([&](Backend& b) { b.norm_backward(s.z, s.sumsq, gamma.value.data(), s.rowdot, norm, s.g); });
 }
 
 }  // namespace gcnlab

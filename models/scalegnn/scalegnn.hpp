@@ -18,6 +18,9 @@ namespace gcnlab {
 class ScaleGnnModel final : public Model {
  public:
   Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
+  // W_l of every weight layer, then S<k>: RMSNorm's scale γ of GNN layer k
+  // (weight layer k + 1), 1 x hidden, initialised to 1, not decayed.
+  std::vector<ParameterSpec> parameters(const Architecture& a) const override;
   void check(const ModelConfig& c, ActivationPlan plan) const override;
   void forward(Pass& p) const override;
   void backward(Pass& p) const override;
@@ -26,6 +29,8 @@ class ScaleGnnModel final : public Model {
   // Eq. 7-10 after layer l's Z, into layer l+1's input; and its backward pass into layer l's G.
   static void norm_forward(const Pass& p, int l);
   static void norm_backward(const Pass& p, int l);
+  // γ of weight layer l's norm block.
+  static Parameter& scale(const Pass& p, int l);
 };
 
 }  // namespace gcnlab

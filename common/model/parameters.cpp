@@ -1,0 +1,28 @@
+#include "common/model/parameters.hpp"
+
+#include <fmt/format.h>
+
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+ParameterSpec layer_weight(int l) {
+  ParameterSpec p;
+  p.name = fmt::format("W{}", l);
+  p.layer = p.stream = l;
+  return p;
+}
+
+std::pair<std::int64_t, std::int64_t> global_shape(const ParameterSpec& p, const Architecture& a) {
+  const auto l = static_cast<std::size_t>(p.layer);
+  return p.placement == ParameterSpec::Placement::weight ? std::pair{a.dims[l], a.dims[l + 1]}
+                                                         : std::pair{std::int64_t{1}, a.dims[l + 1]};
+}
+
+Block block_of(const ParameterSpec& p, const Strategy& s) {
+  if (p.placement == ParameterSpec::Placement::weight) return s.weight_block(p.layer);
+  const Layout& out = s.layout(p.layer + 1);  // the columns of the layer's output
+  return {0, 1, out.col0, out.cols};
+}
+
+}  // namespace gcnlab

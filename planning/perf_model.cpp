@@ -146,6 +146,24 @@ std::string profile_json(const MachineProfile& m) {
   return j.dump(1);
 }
 
+Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
+  return {n, nnz, a.dims, learn_features, a.kinds, a.model};
+}
+
+namespace {
+
+// Plexus's model (Sec. 4) is of its GCN: every layer a graph convolution.
+void check_convolutions(const Problem& p) {
+  const bool convolutions =
+      std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; });
+  GCNLAB_CHECK(convolutions,
+               "Plexus's performance model (Sec. 4) prices graph convolutions only and --model {} has linear layers: "
+               "compare strategies on their simulated bytes with plan --algo (and give plexus-3d a --grid)",
+               p.model);
+}
+
+}  // namespace
+
 std::array<double, 3> spmm_terms(const Problem& p, const Grid& g, bool per_gpu_flops) {
   const int L = static_cast<int>(p.dims.size()) - 1;
   const double G = per_gpu_flops ? static_cast<double>(g[0]) * g[1] * g[2] : 1.0, n = static_cast<double>(p.n);
@@ -162,6 +180,7 @@ std::array<double, 3> spmm_terms(const Problem& p, const Grid& g, bool per_gpu_f
 }
 
 Prediction predict(const Problem& p, const Grid& g, const MachineProfile& m) {
+  check_convolutions(p);
   Prediction out;
   out.grid = g;
   const auto t = spmm_terms(p, g, m.per_gpu_flops);
@@ -190,6 +209,7 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
 }
 
 LinkBytes plexus_link_bytes(const Problem& p, const Grid& g, int gpus_per_node) {
+  check_convolutions(p);
   LinkBytes out;
   for (const Collective& c : plexus::epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
     const int sharing = axis_sharing(g, c.axis, gpus_per_node);
@@ -213,8 +233,9 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
   for (std::size_t l = 0; l + 1 < p.dims.size(); ++l) {
     const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
     const bool dx = l > 0 || p.learn_features;
-    w.spmm += nnz * fin;
-    if (dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)
+    const bool conv = p.kinds.empty() || p.kinds[l] == LayerKind::conv;
+    if (conv) w.spmm += nnz * fin;
+    if (conv && dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)
     w.gemm += 2 * n * fin * fout * (dx ? 3 : 2);
   }
   return w;

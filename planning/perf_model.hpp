@@ -63,7 +63,14 @@ struct Problem {
   std::int64_t n = 0, nnz = 0;      // vertices, nonzeros of Â
   std::vector<std::int64_t> dims;   // f_0 .. f_L
   bool learn_features = false;
+  // The model's layer kinds (empty: every layer a graph convolution) and its
+  // name, for messages: Plexus's model (predict, rank_grids) prices graph
+  // convolutions only; epoch_work counts a linear layer's GEMMs and no SpMM.
+  std::vector<LayerKind> kinds;
+  std::string model = "gcn";
 };
+// The problem of a model of architecture `a` on a graph of n vertices and nnz nonzeros of Â.
+Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features);
 
 // Seconds of a rank's modelled bytes: intra / β_intra + inter_weighted / β_inter.
 double seconds(const LinkBytes& b, const MachineProfile& m);

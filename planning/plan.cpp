@@ -56,8 +56,8 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                "machine profile '{}' has no kernel rates (spmm_rate, gemm_rate) to compare strategies with; "
                "calibrate one with `gcnlab plan --calibrate`",
                m.name);
-  const Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
-                  model.learn_features};
+  const Problem p = problem_of(data.nodes(), data.nnz() + data.nodes(),
+                               architecture(model, data.features, data.classes), model.learn_features);
   std::vector<StrategyPrediction> out;
   for (const std::string& algo : algos) {
     const StrategyInfo& info = strategy_info(algo);

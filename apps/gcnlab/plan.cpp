@@ -233,8 +233,8 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
 }  // namespace
 
 std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine) {
-  planning::Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
-                      model.learn_features};
+  const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),
+                                                  architecture(model, data.features, data.classes), model.learn_features);
   const auto ranked = planning::rank_grids(p, ranks, planning::machine_profile(machine));
   GCNLAB_CHECK(!ranked.empty(), "--grid auto: no grid of {} ranks fits {} vertices", ranks, data.nodes());
   const Grid& g = ranked.front().grid;
@@ -288,8 +288,8 @@ int plan(Args& args, MpiCommunicator& world) {
       text = compare(data, *algo_list, base, model, ranks, m, out, world.rank());
       return;
     }
-    const planning::Problem p{data.nodes(), data.nnz() + data.nodes(), architecture(model, data.features, data.classes).dims,
-                              model.learn_features};
+    const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),
+                                                    architecture(model, data.features, data.classes), model.learn_features);
     const auto ranked = planning::rank_grids(p, ranks, m);
     GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks fits {} vertices", ranks, data.nodes());
     text = fmt::format("plexus-3d plan: {} ({} nodes, {} nnz of Â), dims {}, {} ranks, machine {}\n"

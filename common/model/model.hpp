@@ -71,6 +71,13 @@ class Model {
   // Its parameters, by name: params[l] is weight layer l's W (layer_weight(l),
   // what Pass::layer_forward computes with), any others after them.
   virtual std::vector<ParameterSpec> parameters(const Architecture& a) const;
+  // Points every layer's activation views (H_l for l > 0, dropout's X_l, Z_l,
+  // G_l, dX_l where input_gradient(l)) and the model's own per-layer storage
+  // at slots, on the strategy's current layouts (ModelBuffers has bound H_0
+  // and the convolutions' intermediates). The memory model counts the same
+  // calls, so a model's analytic memory is its plan.
+  virtual void bind_activations(ActivationSlots& slots, const BufferPlan& p,
+                                std::vector<LayerBuffers>& layers) const = 0;
   // Refuses settings the model does not support (one line each).
   virtual void check(const ModelConfig& c, ActivationPlan plan) const { (void)c, (void)plan; }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The trainer's backend buffers, laid out in one place. ModelBuffers::allocate
-// hands out every buffer the trainer computes in: the activations (per layer,
-// MG-GCN's shared plan or ScaleGNN's layers; see bind_activations) with the
-// convolutions' intermediate products, the model's parameters (parameters.hpp)
+// hands out every buffer the trainer computes in: the activations (the
+// model's plan, Model::bind_activations: per layer, MG-GCN's shared plan,
+// ScaleGNN's layers) with the convolutions' intermediate products, the
+// model's parameters (parameters.hpp)
 // with their gradients and optimiser state, and the vertex data (H_0,
 // dropout keys, labels, split, the loss workspace). The memory model runs the same code on
 // allocators that only count (ModelBuffers::bytes), so the analytic memory of
@@ -22,6 +23,8 @@
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
+
+class Model;
 
 // One weight layer's buffers. The views point into ModelBuffers' activation
 // slots (several views may share one slot under the shared plan).
@@ -49,17 +52,39 @@ struct Parameter {
 // What the layout of the buffers depends on.
 struct BufferPlan {
   Strategy* strategy = nullptr;  // its layouts and weight blocks (after Strategy::setup)
-  ModelConfig model;
+  const Model* model = nullptr;  // lays out its activations (Model::bind_activations)
+  ModelConfig config;
   Architecture arch;       // the model's weight layers
   std::vector<ParameterSpec> params;  // the model's parameters (params[l]: weight layer l's W)
   bool minibatch = false;  // a sample's rows of H_0 are gathered into a buffer of their own
 
   int weight_layers() const { return arch.weight_layers(); }
   bool shared() const { return strategy->activation_plan() == ActivationPlan::shared; }
-  // Norm blocks: ScaleGNN's activations (linear layers' outputs are the next inputs, no input dropout).
-  bool residual() const { return arch.residual(); }
   bool norm_block(int l) const { return arch.norm_block(l); }
-  bool input_gradient(int l) const { return l > 0 || model.learn_features; }
+  bool input_gradient(int l) const { return l > 0 || config.learn_features; }
+};
+
+std::int64_t rows_of(const Layout& a);
+std::int64_t size_of(const Layout& a);  // rows x columns
+// A's rows and columns at p (row-major, leading dimension a.cols).
+View shaped(float* p, const Layout& a);
+
+// The storage activation views point into, taken in order: every bind takes
+// the same slots in the same order, so each buffer keeps its slot between
+// samples and evaluations; a slot grows only for a layout larger than the
+// full graph's. The memory model counts them (ModelBuffers::bytes).
+class ActivationSlots {
+ public:
+  ActivationSlots(Allocator& from, std::vector<Dense>& slots) : from_(from), slots_(slots) {}
+  // The next slot, of at least `elements` floats (may be empty).
+  float* take(std::int64_t elements);
+  // The next slot as a view of a's rows and columns.
+  View take(const Layout& a) { return shaped(take(size_of(a)), a); }
+
+ private:
+  Allocator& from_;
+  std::vector<Dense>& slots_;
+  std::size_t next_ = 0;
 };
 
 class ModelBuffers {

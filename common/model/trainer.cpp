@@ -460,7 +460,7 @@ ByteModel Trainer::planned_byte_model() {
   return m;
 }
 
-BufferPlan Trainer::buffer_plan() const { return {&strategy_, config_, arch_, params_, minibatch()}; }
+BufferPlan Trainer::buffer_plan() const { return {&strategy_, &model_, config_, arch_, params_, minibatch()}; }
 
 MemoryNeed Trainer::memory_need() const {
   // The trainer's buffers as ModelBuffers::allocate lays them out, counted.
@@ -484,6 +484,7 @@ std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {
 TrainingState Trainer::state() {
   TrainingState s;
   s.epoch = completed_epochs_;
+  s.params = parameter_shapes();
   s.w = gather(&Parameter::value);
   if (config_.optimizer == "adam") s.m = gather(&Parameter::m), s.v = gather(&Parameter::v);
   std::array<double, 2> seconds = {train_seconds_, target_ ? target_->train_seconds : 0.0};
@@ -491,6 +492,15 @@ TrainingState Trainer::state() {
   s.train_seconds = seconds[0];
   if (target_) s.target = TargetReached{target_->epochs, seconds[1], target_->val_acc};
   return s;
+}
+
+std::vector<ParameterShape> Trainer::parameter_shapes() const {
+  std::vector<ParameterShape> out;
+  for (const ParameterSpec& p : params_) {
+    const auto [rows, cols] = global_shape(p, arch_);
+    out.push_back({p.name, rows, cols});
+  }
+  return out;
 }
 
 FeatureBlock Trainer::feature_layout() const {
@@ -518,6 +528,16 @@ void Trainer::restore(const TrainingState& s, const FeatureBlock* features) {
                "the training state {} Adam moments, the run's optimizer is {}", adam ? "lacks" : "has", config_.optimizer);
   GCNLAB_CHECK(!features == !config_.learn_features, "the training state {} learned features, the run {}",
                features ? "has" : "lacks", config_.learn_features ? "learns them (--learn-features)" : "does not learn them");
+  if (!s.params.empty()) {
+    const std::vector<ParameterShape> mine = parameter_shapes();
+    auto listing = [](const std::vector<ParameterShape>& ps) {
+      std::string out;
+      for (const ParameterShape& p : ps) out += fmt::format("{}{} {}x{}", out.empty() ? "" : ", ", p.name, p.rows, p.cols);
+      return out;
+    };
+    GCNLAB_CHECK(s.params == mine, "the training state's parameters are {}, the model's {}", listing(s.params),
+                 listing(mine));
+  }
   scatter(&Parameter::value, s.w, "W");
   if (adam) scatter(&Parameter::m, s.m, "Adam m of W"), scatter(&Parameter::v, s.v, "Adam v of W");
   if (features) {

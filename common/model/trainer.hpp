@@ -54,9 +54,21 @@ struct TargetReached {
 // defined on the global matrices, so it does not depend on the strategy or
 // the rank count that produced it. Dropout masks are keyed by (seed, epoch,
 // layer, vertex, column), so the epoch counter is the whole RNG position.
+// A parameter as a checkpoint records it: its name and global shape.
+struct ParameterShape {
+  std::string name;
+  std::int64_t rows = 0, cols = 0;
+  bool operator==(const ParameterShape&) const = default;
+};
+
 struct TrainingState {
   int epoch = 0;    // completed epochs: the next one is `epoch`, its Adam step epoch + 1
-  Weights w, m, v;  // W_l, and Adam's first and second moments of W_l (empty under SGD)
+  // The model's parameters (Model::parameters' order) and their values, and
+  // Adam's first and second moments of them (empty under SGD). `params` may
+  // be empty where a test writes bare matrices (a checkpoint then names them
+  // as a GCN's, W<l>, from its identity's dims).
+  std::vector<ParameterShape> params;
+  Weights w, m, v;
   // Progress so far, carried across a resume: training seconds (evaluation
   // excluded, max over ranks) and when --target-acc was first reached.
   double train_seconds = 0;
@@ -134,6 +146,8 @@ class Trainer {
   Weights gather_weights() { return gather(&Parameter::value); }
   // The model's parameters in Weights order (after setup).
   const std::vector<ParameterSpec>& parameters() const { return params_; }
+  // ... with their global shapes (after setup).
+  std::vector<ParameterShape> parameter_shapes() const;
 
   // One forward + loss + backward at the current weights, without an update;
   // returns the loss and the full gradients dL/dW_l (for gradient checks).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -83,15 +84,43 @@ std::vector<std::pair<int, std::string>> checkpoints_in(const std::string& dir) 
   return out;
 }
 
-// W<l>.npy for weight layer l (M, V: its Adam moments); parameters past the
-// weight layers are --model scalegnn's RMSNorm scales: WS<k>.npy (MS, VS) for GNN layer k.
-std::string matrix_name(char kind, std::size_t k, std::size_t layers) {
-  return k < layers ? fmt::format("{}{}.npy", kind, k) : fmt::format("{}S{}.npy", kind, k - layers);
+// A parameter's files: its value W<stem>.npy and Adam's moments M<stem>.npy
+// and V<stem>.npy, the stem being its name without a leading W (W1: W1.npy,
+// M1.npy, V1.npy; S0: WS0.npy, MS0.npy, VS0.npy).
+std::string matrix_name(char kind, const std::string& name) {
+  return fmt::format("{}{}.npy", kind, !name.empty() && name[0] == 'W' ? name.substr(1) : name);
 }
 
-// The RMSNorm scales a model recorded in a checkpoint's identity has (--model scalegnn: one per GNN layer).
-std::size_t scales_of(const json& model, std::size_t weight_layers) {
-  return model.value("variant", "gcn") == "scalegnn" ? weight_layers - 2 : 0;
+json parameters_json(const std::vector<ParameterShape>& params) {
+  json out = json::array();
+  for (const ParameterShape& p : params) out.push_back({{"name", p.name}, {"rows", p.rows}, {"cols", p.cols}});
+  return out;
+}
+
+// The parameters of a checkpoint: its index's list, or, in one written before
+// the index recorded them, what the models then had: W<l> for every weight
+// layer of the identity's dims and, for ScaleGNN's model (the only one with
+// more), the RMSNorm scale S<k> of each GNN layer (1 x dims[1]).
+std::vector<ParameterShape> recorded_parameters(const json& index_or_null, const json& model) {
+  std::vector<ParameterShape> out;
+  if (index_or_null.is_object() && index_or_null.contains("parameters")) {
+    for (const json& p : index_or_null.at("parameters")) {
+      out.push_back({json_get<std::string>(p.at("name")), json_get<std::int64_t>(p.at("rows")),
+                     json_get<std::int64_t>(p.at("cols"))});
+      const ParameterShape& q = out.back();
+      const bool plain = !q.name.empty() && std::all_of(q.name.begin(), q.name.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+      });
+      GCNLAB_CHECK(plain && q.rows >= 1 && q.cols >= 1, "malformed parameter '{}' ({} x {}) in the checkpoint index",
+                   q.name, q.rows, q.cols);
+    }
+    return out;
+  }
+  const auto dims = json_get<std::vector<std::int64_t>>(model.at("dims"));
+  for (std::size_t l = 0; l + 1 < dims.size(); ++l) out.push_back({fmt::format("W{}", l), dims[l], dims[l + 1]});
+  if (model.value("variant", "gcn") == "scalegnn" && dims.size() >= 3)
+    for (std::size_t k = 0; k + 3 < dims.size(); ++k) out.push_back({fmt::format("S{}", k), 1, dims[1]});
+  return out;
 }
 
 }  // namespace
@@ -203,9 +232,9 @@ constexpr const char* kResults = "results.json";
 std::string write_checkpoint_files(const std::string& dir, const TrainingState& state, const json& identity,
                                    const json& run, int keep, const std::string& tmp, bool fresh,
                                    const CheckpointRecords& records) {
-  const std::vector<std::int64_t> dims = identity.at("model").at("dims").get<std::vector<std::int64_t>>();
-  const std::size_t layers = dims.size() - 1;
-  GCNLAB_ASSERT(state.w.size() == layers + scales_of(identity.at("model"), layers));
+  const std::vector<ParameterShape> params =
+      state.params.empty() ? recorded_parameters(nullptr, identity.at("model")) : state.params;
+  GCNLAB_ASSERT(state.w.size() == params.size());
   std::error_code ec;
   const std::string final_path = checkpoint_path(dir, state.epoch);
   if (fresh) {
@@ -216,10 +245,9 @@ std::string write_checkpoint_files(const std::string& dir, const TrainingState& 
 
   json files = json::object();
   auto put = [&](char kind, const Weights& ws) {
-    for (std::size_t l = 0; l < ws.size(); ++l) {
-      const std::string file = matrix_name(kind, l, layers), path = (fs::path(tmp) / file).string();
-      if (l < layers) write_npy(path, dims[l], dims[l + 1], ws[l]);
-      else write_npy(path, 1, static_cast<std::int64_t>(ws[l].size()), ws[l]);
+    for (std::size_t k = 0; k < ws.size(); ++k) {
+      const std::string file = matrix_name(kind, params[k].name), path = (fs::path(tmp) / file).string();
+      write_npy(path, params[k].rows, params[k].cols, ws[k]);
       const std::string bytes = file_bytes(path);
       files[file] = {{"bytes", bytes.size()}, {"fingerprint", Fingerprint().add(bytes).hex()}};
     }
@@ -235,8 +263,10 @@ std::string write_checkpoint_files(const std::string& dir, const TrainingState& 
     }
   if (!records.history.is_null()) put_record(tmp, kHistory, records.history, files);
   if (!records.results.is_null()) put_record(tmp, kResults, records.results, files);
-  const json index = {{"schema", kSchema}, {"epoch", state.epoch}, {"identity", identity}, {"run", run},
-                      {"progress", progress_json(state)}, {"files", files}};
+  const json index = {{"schema", kSchema},      {"epoch", state.epoch},
+                      {"identity", identity},   {"run", run},
+                      {"parameters", parameters_json(params)}, {"progress", progress_json(state)},
+                      {"files", files}};
   write_file_atomically((fs::path(tmp) / kIndex).string(), index.dump(1) + "\n");
   commit_directory(tmp, final_path);
 
@@ -299,11 +329,11 @@ Checkpoint read_checkpoint(const std::string& path) {
     const bool adam = c.identity.at("model").at("optimizer").get<std::string>() == "adam";
     GCNLAB_CHECK(dims.size() >= 2 && c.state.epoch >= 0, "'{}': malformed model dims or epoch", index_path);
     const json& files = index.at("files");
-    const std::size_t layers = dims.size() - 1, scales = scales_of(c.identity.at("model"), layers);
-    GCNLAB_CHECK(layers >= 2 || scales == 0, "'{}': malformed model dims", index_path);
+    c.state.params = recorded_parameters(index, c.identity.at("model"));
+    GCNLAB_CHECK(!c.state.params.empty(), "'{}': malformed model dims or parameters", index_path);
     auto take = [&](char kind, Weights& out) {
-      for (std::size_t l = 0; l < layers + scales; ++l) {
-        const std::string file = matrix_name(kind, l, layers), p = (fs::path(c.path) / file).string();
+      for (const ParameterShape& param : c.state.params) {
+        const std::string file = matrix_name(kind, param.name), p = (fs::path(c.path) / file).string();
         GCNLAB_CHECK(files.contains(file), "'{}' does not list {}", index_path, file);
         GCNLAB_CHECK(fs::exists(p, ec), "checkpoint file '{}' is missing", p);
         const std::string bytes = file_bytes(p);
@@ -313,9 +343,8 @@ Checkpoint read_checkpoint(const std::string& path) {
         GCNLAB_CHECK(matches_record(bytes, files.at(file)),
                      "checkpoint file '{}' does not match its recorded hash (damaged)", p);
         NpyMatrix m = read_npy(p);
-        const std::int64_t rows = l < layers ? dims[l] : 1, cols = l < layers ? dims[l + 1] : dims[1];  // γ: 1 x hidden
-        GCNLAB_CHECK(m.rows == rows && m.cols == cols, "'{}' is {} x {}, the model recorded needs {} x {}", p, m.rows,
-                     m.cols, rows, cols);
+        GCNLAB_CHECK(m.rows == param.rows && m.cols == param.cols, "'{}' is {} x {}, the model recorded needs {} x {}",
+                     p, m.rows, m.cols, param.rows, param.cols);
         out.push_back(std::move(m.data));
       }
     };

@@ -3,7 +3,9 @@
 // Adam's moments, the number of completed epochs and the run's configuration,
 //   DIR/epoch-000050/W<l>.npy M<l>.npy V<l>.npy history.json [results.json] checkpoint.json
 // (--learn-features: also X.npy XM.npy XV.npy, the n x f learned features, written row-distributed)
-// (--model scalegnn: also WS<k>.npy MS<k>.npy VS<k>.npy, the RMSNorm scale γ of GNN layer k)
+// one value and two moment files per parameter of the model, named by it
+// (W<stem>, M<stem>, V<stem>: --model scalegnn's RMSNorm scale S<k> is WS<k>.npy
+// MS<k>.npy VS<k>.npy); checkpoint.json lists the parameters with their shapes.
 // An epoch directory is written under a temporary name and renamed into place
 // once every file is synced, so DIR only ever holds whole checkpoints; the
 // newest `keep` are kept. checkpoint.json, written last, records each file's

@@ -1,5 +1,7 @@
 #include "models/gcn/gcn.hpp"
 
+#include <algorithm>
+
 namespace gcnlab {
 
 Architecture GcnModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
@@ -7,6 +9,41 @@ Architecture GcnModel::architecture(const ModelConfig& c, std::int64_t features,
   for (int l = 1; l < c.layers; ++l) dims.push_back(c.hidden);
   dims.push_back(classes);
   return convolutions(std::move(dims), "gcn");
+}
+
+void GcnModel::bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const {
+  const Strategy& st = *p.strategy;
+  const int L = p.weight_layers();
+  const bool drop = p.config.dropout > 0;
+  if (!p.shared()) {  // H (l > 0), dropout(H), dX, Z, G
+    for (int l = 0; l < L; ++l) {
+      LayerBuffers& s = layers[l];
+      const Layout& in = st.layout(l);
+      const Layout& out = st.layout(l + 1);
+      if (l > 0) s.h = slots.take(in);
+      if (drop) s.x = slots.take(in);
+      if (p.input_gradient(l)) s.dx = slots.take(in);
+      s.z = slots.take(out);
+      s.g = slots.take(out);
+    }
+    return;
+  }
+  // MG-GCN Sec. 4.2: layer l's buffer holds Z_l -> H_{l+1} (Eq. 18) -> G_l (19) -> dX_l (21).
+  std::int64_t widest_input = 0;
+  for (int l = 0; l < L; ++l) {
+    LayerBuffers& s = layers[l];
+    const Layout& in = st.layout(l);
+    const Layout& out = st.layout(l + 1);
+    float* a = slots.take(std::max(size_of(out), p.input_gradient(l) ? size_of(in) : 0));
+    s.z = s.g = shaped(a, out);
+    if (l + 1 < L) layers[l + 1].h = shaped(a, out);
+    if (p.input_gradient(l)) s.dx = shaped(a, in);
+    widest_input = std::max(widest_input, size_of(in));
+  }
+  if (drop) {  // X_l = dropout(H_l), written before each forward and backward product of layer l
+    float* x = slots.take(widest_input);
+    for (int l = 0; l < L; ++l) layers[l].x = shaped(x, st.layout(l));
+  }
 }
 
 void GcnModel::drop_input(const Pass& p, int l) {

@@ -20,6 +20,14 @@ namespace gcnlab {
 class GcnModel final : public Model {
  public:
   Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
+  // Per layer, as CAGNET and DGL keep them (4-6 buffers a layer), or MG-GCN's
+  // shared plan (Balın et al. Sec. 4.2, Eq. 16-21, Fig. 4): one buffer per
+  // layer holds its output Z, then H' = ReLU(Z) in place, then G = dL/dZ,
+  // then dX; dropout's input is recomputed from its keyed mask into one
+  // shared buffer. With the strategy's broadcast buffers and the work slot
+  // that is L + 3 buffers (+1 with dropout) beside the input features. G and
+  // dX share storage: the backward reads G before it writes dX.
+  void bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const override;
   void forward(Pass& p) const override;
   void backward(Pass& p) const override;
 

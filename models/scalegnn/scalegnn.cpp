@@ -52,6 +52,28 @@ void ScaleGnnModel::check(const ModelConfig& c, ActivationPlan plan) const {
                "--model scalegnn keeps its activations per layer (not MG-GCN's shared plan)");
 }
 
+void ScaleGnnModel::bind_activations(ActivationSlots& slots, const BufferPlan& p,
+                                     std::vector<LayerBuffers>& layers) const {
+  const Strategy& st = *p.strategy;
+  const int L = p.weight_layers();
+  for (int l = 0; l < L; ++l) {
+    LayerBuffers& s = layers[l];
+    const Layout& in = st.layout(l);
+    const Layout& out = st.layout(l + 1);
+    const bool after_linear = l > 0 && !p.arch.conv(l - 1);
+    if (l > 0 && !after_linear) s.h = slots.take(in);
+    if (l > 0) s.dx = slots.take(in);
+    s.z = slots.take(out);
+    if (p.arch.conv(l) || l + 1 == L) s.g = slots.take(out);
+    if (p.norm_block(l)) s.sumsq = slots.take(rows_of(out)), s.rowdot = slots.take(rows_of(out));
+  }
+  for (int l = 0; l + 1 < L; ++l)
+    if (!p.arch.conv(l)) {  // X_h,0 = X_in W_in is the next input as it is (Eq. 4)
+      layers[l + 1].h = layers[l].z;
+      layers[l].g = layers[l + 1].dx;
+    }
+}
+
 void ScaleGnnModel::forward(Pass& p) const {
   for (int l = 0; l < p.arch.weight_layers(); ++l) {
     p.layer_forward(l, p.buf.layers[l].h);

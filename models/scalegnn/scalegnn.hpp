@@ -22,6 +22,9 @@ class ScaleGnnModel final : public Model {
   // (weight layer k + 1), 1 x hidden, initialised to 1, not decayed.
   std::vector<ParameterSpec> parameters(const Architecture& a) const override;
   void check(const ModelConfig& c, ActivationPlan plan) const override;
+  // X_l, dX_l, Z_l, G_l per layer and a norm block's row statistics; no input
+  // dropout; a linear layer's output is the next layer's input as it is (Eq. 4).
+  void bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const override;
   void forward(Pass& p) const override;
   void backward(Pass& p) const override;
 

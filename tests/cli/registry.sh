@@ -30,6 +30,27 @@ for s in reg["strategies"]:
 print("ok   registry:", ", ".join(names))
 PY
 
+# The models' registry (models/registry.hpp): `gcnlab models [--json]` lists every
+# model with the strategies it runs on, --model's choices come from it, and a
+# model that demands nothing beyond the convolution runs on every strategy.
+"$GCNLAB" models --json >"$WORK/models.json" || fail "models --json"
+"$GCNLAB" models >"$WORK/models.txt" || fail "models"
+"$PYTHON" - "$WORK/models.json" "$WORK/models.txt" "$WORK/help.txt" "$WORK/registry.json" <<'PY' || fail "models output"
+import json, sys
+reg = json.load(open(sys.argv[1]))
+assert reg["schema"] == "gcnlab.models/1"
+text, help_text = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+strategies = [s["name"] for s in json.load(open(sys.argv[4]))["strategies"]]
+names = [m["name"] for m in reg["models"]]
+assert len(names) == len(set(names)) and "gcn" in names, names
+for m in reg["models"]:
+    assert m["summary"] and m["name"] in text and m["name"] in help_text, m["name"]
+    assert m["strategies"] and set(m["strategies"]) <= set(strategies), m
+    if not any(m["demands"].values()):
+        assert m["strategies"] == strategies, m
+print("ok   models:", ", ".join(names))
+PY
+
 # No string literal equal to a strategy's name in C++ outside algorithms/ and tests/.
 names=$("$PYTHON" -c 'import json,sys; print("\n".join(s["name"] for s in json.load(open(sys.argv[1]))["strategies"]))' \
         "$WORK/registry.json")

@@ -263,3 +263,30 @@ TEST_CASE("checkpoints keep the newest two and replace a rewritten epoch whole",
   CHECK(c.state.m.empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("checkpoints name a model's parameters by name and read them back with their shapes",
+          "[checkpoint][files]") {
+  if (world_rank() != 0) return;
+  const std::string dir = (fs::temp_directory_path() / ("gcnlab-test-params-" + std::to_string(::getpid()))).string();
+  TrainingState s;
+  s.epoch = 3;
+  s.params = {{"W0", 2, 3}, {"Wself0", 2, 3}, {"bias0", 1, 3}};  // a model with more than one matrix per layer
+  s.w = {{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}, {13, 14, 15}};
+  s.m = s.v = s.w;
+  const nlohmann::json identity = {{"model", {{"dims", {2, 3}}, {"optimizer", "adam"}}}};
+  const std::string written = write_checkpoint(dir, s, identity, nlohmann::json::object());
+  for (const char* f : {"W0.npy", "M0.npy", "V0.npy", "Wself0.npy", "Mself0.npy", "Wbias0.npy", "Vbias0.npy"})
+    CHECK(fs::exists(fs::path(written) / f));
+  const Checkpoint c = read_checkpoint(dir);
+  CHECK(c.state.params == s.params);
+  CHECK(c.state.w == s.w);
+  CHECK(c.state.v == s.v);
+
+  // A name that is not a plain identifier is refused before any file is opened.
+  const std::string index = (fs::path(written) / "checkpoint.json").string();
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(index));
+  j["parameters"][1]["name"] = "../../etc/x";
+  std::ofstream(index) << j.dump();
+  CHECK_THAT(error_message([&] { read_checkpoint(dir); }), Catch::Contains("malformed parameter '../../etc/x'"));
+  fs::remove_all(dir);
+}

@@ -48,6 +48,23 @@ TEST_CASE("plan: every factorisation, best first; all ranks on Y for a wide laye
         std::vector<std::vector<int>>{{1, 12}, {2, 6}, {3, 4}, {4, 3}, {6, 2}, {12, 1}});
 }
 
+TEST_CASE("plan: Plexus's model prices graph convolutions only; a model's linear layers add GEMMs, no SpMM",
+          "[plan][unit]") {
+  ModelConfig gcn, scalegnn;
+  gcn.layers = 4, gcn.hidden = 13;
+  scalegnn.name = "scalegnn", scalegnn.layers = 2, scalegnn.hidden = 13;  // linear, 2 convolutions, linear
+  const planning::Problem conv = planning::problem_of(1001, 9000, architecture(gcn, 19, 5), false);
+  const planning::Problem mixed = planning::problem_of(1001, 9000, architecture(scalegnn, 19, 5), false);
+  REQUIRE(conv.dims == mixed.dims);  // the same widths: only the layer kinds differ
+  CHECK_FALSE(planning::rank_grids(conv, 8, planning::machine_profile("local")).empty());
+  CHECK_THAT(error_message([&] { planning::rank_grids(mixed, 8, planning::machine_profile("local")); }),
+             Catch::Contains("prices graph convolutions only and --model scalegnn has linear layers"));
+  const auto all = planning::epoch_work(conv, "1d"), some = planning::epoch_work(mixed, "1d");
+  CHECK(some.gemm == all.gemm);
+  CHECK(some.spmm == 9000.0 * (13 + 13 + 13 + 13));  // the two convolutions, forward and backward, at width 13
+  CHECK(all.spmm == 9000.0 * (19 + (13 + 13) + (13 + 13) + (13 + 5)));
+}
+
 TEST_CASE("plan: the perlmutter profile is Eq. 4.4 as printed, with the paper's coefficients, at every G",
           "[plan][unit]") {
   // One layer (no backward SpMM): comp = 1e-3 s/ms · (7.8e-4 √(NNZ·D) + 7.8e-10 √(NNZ·D) · (N/Gx)(Gy/D)), Sec. 4.1.

@@ -18,13 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/registry.hpp"
-#include "models/registry.hpp"
 #include "apps/gcnlab/commands.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/core/json.hpp"
 #include "common/data/dataset.hpp"
 #include "common/model/config.hpp"
+#include "models/registry.hpp"
 #include "planning/perf_model.hpp"
 #include "planning/plan.hpp"
 
@@ -63,9 +63,20 @@ Observation observation(const std::string& file) {
     const auto nnz = json_get<std::int64_t>(d.at("nnz"));
     GCNLAB_CHECK(o.problem.n >= 1 && nnz >= 0 && nnz <= std::numeric_limits<std::int64_t>::max() - o.problem.n,
                  "'{}': {} vertices, {} edges", file, o.problem.n, nnz);
-    o.problem.nnz = nnz + o.problem.n;  // Â = A + I
-    o.problem.dims = json_get<std::vector<std::int64_t>>(j.at("config").at("model").at("dims"));
-    o.problem.learn_features = j.at("config").at("model").value("learn_features", false);
+    // The run's model, rebuilt from its name, layers and widths: its layer kinds decide what the
+    // performance models price (a linear layer has no SpMM; Plexus's model prices convolutions only).
+    const auto& recorded = j.at("config").at("model");
+    const auto dims = json_get<std::vector<std::int64_t>>(recorded.at("dims"));
+    GCNLAB_CHECK(dims.size() >= 2, "'{}': malformed model dims", file);
+    ModelConfig model;
+    model.name = model_info(recorded.value("variant", "gcn")).name;
+    model.layers = recorded.contains("layers") ? json_get<int>(recorded.at("layers")) : static_cast<int>(dims.size()) - 1;
+    model.hidden = dims[1];
+    const Architecture arch = architecture(model, dims.front(), dims.back());
+    GCNLAB_CHECK(arch.dims == dims, "'{}': --model {} with {} layers does not have the recorded widths", file,
+                 model.name, model.layers);
+    o.problem = planning::problem_of(o.problem.n, nnz + o.problem.n,  // Â = A + I
+                                     arch, recorded.value("learn_features", false));
     o.run_grid = json_get<std::vector<int>>(j.at("config").at("grid"));
     if (strategy_info(o.algo).caps.perf_model) {
       const auto& grid = o.run_grid;

@@ -24,7 +24,7 @@ std::string OneHalfDStrategy::describe() const {
   return fmt::format(
       "1.5d (CAGNET Alg. 2): grid {} (R = {} block rows, replication c = {}); Âᵀ{} and activations in block rows "
       "of {}..{} rows, W replicated; rank {} = P({}, {}) holds block row {} (nnz {}) and runs stages {}..{}",
-      grid_.shape(), R, c, directed_ ? " and Â" : "", block_extent(offsets_).first, block_extent(offsets_).second,
+      grid_.shape(), R, c, asymmetric_ ? " and Â" : "", block_extent(offsets_).first, block_extent(offsets_).second,
       grid_.world().rank(), grid_.coord("r"), grid_.coord("c"), grid_.coord("r"), nnz_local_, k0, k1 - 1);
 }
 
@@ -33,7 +33,7 @@ void OneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
   GCNLAB_CHECK(g.n() >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n(), R);
   offsets_ = row_blocks(g, R);
   const std::int64_t r0 = offsets_[i], r1 = offsets_[i + 1];

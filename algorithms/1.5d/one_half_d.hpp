@@ -64,7 +64,7 @@ class OneHalfDStrategy final : public Strategy {
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // R block rows
   std::vector<Layout> layouts_;
-  bool directed_ = false;
+  bool asymmetric_ = false;
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;  // the blocks of this column's stages
   Buffer<float> stage_;

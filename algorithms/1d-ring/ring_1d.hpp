@@ -3,7 +3,7 @@
 // with the dense blocks passed around a ring instead of broadcast: the pattern
 // of NCCL's ring collectives (and of Cannon-style shifts), with the same volume.
 //
-// Rank i holds block row i of Âᵀ (and of Â when directed), split into P column
+// Rank i holds block row i of Âᵀ (and of Â unless Â = Âᵀ), split into P column
 // blocks Âᵀ_ij, block row i of every activation and gradient, and all of W.
 // For an SpMM T_i = Σ_j Âᵀ_ij X_j, P steps; at step s rank i holds
 // X_{(i-s) mod P}:

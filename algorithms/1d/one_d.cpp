@@ -21,7 +21,7 @@ std::string OneDStrategy::describe() const { return "1d (CAGNET Alg. 1): " + lay
 std::string OneDStrategy::layout_summary() const {
   return fmt::format("{} ranks, Âᵀ{} and activations in block rows of {}..{} rows, W replicated; rank {} holds {} "
                      "rows, nnz {}",
-                     world_.size(), directed_ ? " and Â" : "", block_extent(offsets_).first,
+                     world_.size(), asymmetric_ ? " and Â" : "", block_extent(offsets_).first,
                      block_extent(offsets_).second, world_.rank(), layouts_[0].vertices.size(), nnz_local_);
 }
 
@@ -30,7 +30,7 @@ void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(g.n() >= p, "{}: {} vertices cannot be split into {} non-empty block rows", algo_, g.n(), p);
   const std::int64_t r0 = offsets_[me], r1 = offsets_[me + 1];

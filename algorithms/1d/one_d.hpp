@@ -60,7 +60,7 @@ class OneDStrategy : public Strategy {
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<std::int64_t> offsets_;  // block rows: rank j owns [offsets_[j], offsets_[j+1])
   std::vector<Layout> layouts_;
-  bool directed_ = false;
+  bool asymmetric_ = false;
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;     // Âᵀ_ij and Â_ij, j = 0..P-1; stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f

@@ -68,12 +68,12 @@ void SaOneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   const int R = grid_.dim("r"), i = grid_.coord("r");
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
   offsets_ = row_blocks(g, R);
   GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
   layouts_ = block_row_layouts(g, offsets_[i], offsets_[i + 1], dims);
   fwd_ = build(g, Direction::forward);
-  if (directed_) bwd_ = build(g, Direction::backward);
+  if (asymmetric_) bwd_ = build(g, Direction::backward);
   nnz_local_ = 0;
   const auto [max_send, max_recv] = largest_exchange();
   for (const Stage& st : fwd_) nnz_local_ += st.block.nnz;
@@ -140,7 +140,7 @@ void SaOneHalfDStrategy::spmm(std::vector<Stage>& stages, ConstView x, View y) {
 }
 
 void SaOneHalfDStrategy::aggregate(int, Direction d, ConstView in, View out) {
-  spmm(d == Direction::backward && directed_ ? bwd_ : fwd_, in, out);
+  spmm(d == Direction::backward && asymmetric_ ? bwd_ : fwd_, in, out);
   row_.allreduce(std::span<float>(out.data, out.size()), ReduceOp::sum, Category::allreduce);
 }
 
@@ -152,7 +152,7 @@ void SaOneHalfDStrategy::linear_backward(int, ConstView x, ConstView g, ConstVie
 
 void SaOneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
   double received = 0;  // rows of the column's stages
-  for (const Stage& st : d == Direction::backward && directed_ ? bwd_ : fwd_) received += static_cast<double>(st.recv_rows);
+  for (const Stage& st : d == Direction::backward && asymmetric_ ? bwd_ : fwd_) received += static_cast<double>(st.recv_rows);
   const double rows = static_cast<double>(layouts_[0].vertices.size()), f = static_cast<double>(cols);
   m.add(Category::p2p, col_, received * f * sizeof(float));
   m.add(Category::allreduce, row_, wire::allreduce(rows * f * sizeof(float), grid_.dim("c")));

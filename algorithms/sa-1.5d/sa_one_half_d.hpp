@@ -65,7 +65,7 @@ class SaOneHalfDStrategy final : public Strategy {
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
-  bool directed_ = false;
+  bool asymmetric_ = false;
   std::int64_t nnz_local_ = 0;
   std::vector<Stage> fwd_, bwd_;
   Buffer<float> send_, recv_;

@@ -62,14 +62,14 @@ void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
   layouts_ = block_row_layouts(g, offsets_[me], offsets_[me + 1], dims);
   fwd_ = build(g, Direction::forward);
-  if (directed_) bwd_ = build(g, Direction::backward);
+  if (asymmetric_) bwd_ = build(g, Direction::backward);
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
-  const Exchange& b = directed_ ? bwd_ : fwd_;
+  const Exchange& b = asymmetric_ ? bwd_ : fwd_;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.sent_rows(), b.sent_rows()) * fmax));
   recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
@@ -78,8 +78,8 @@ void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
 MemoryNeed SaOneDStrategy::memory_need() const {
   // Per direction: Â(ᵀ)_ii, the compacted remote part, the rows this rank sends (SA Alg. 1).
   MemoryNeed m;
-  const Exchange& b = directed_ ? bwd_ : fwd_;
-  for (const Exchange* e : directed_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
+  const Exchange& b = asymmetric_ ? bwd_ : fwd_;
+  for (const Exchange* e : asymmetric_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
     m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->sent_rows());
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
   m.buffers = bytes_of<float>((std::max(fwd_.sent_rows(), b.sent_rows()) + std::max(fwd_.recv_rows, b.recv_rows)) * fmax);
@@ -108,7 +108,7 @@ void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
 }
 
 void SaOneDStrategy::aggregate(int, Direction d, ConstView in, View out) {
-  spmm(d == Direction::backward && directed_ ? bwd_ : fwd_, in, out);
+  spmm(d == Direction::backward && asymmetric_ ? bwd_ : fwd_, in, out);
 }
 
 void SaOneDStrategy::linear(int, ConstView x, ConstView w, View z) { multiply_weights(backend_, ledger_, x, w, z); }
@@ -118,7 +118,7 @@ void SaOneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w,
 }
 
 void SaOneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
-  const Exchange& e = d == Direction::backward && directed_ ? bwd_ : fwd_;
+  const Exchange& e = d == Direction::backward && asymmetric_ ? bwd_ : fwd_;
   m.add(Category::alltoall, world_, static_cast<double>(e.recv_rows) * static_cast<double>(cols) * sizeof(float));
 }
 

@@ -11,7 +11,7 @@
 //   ALLTOALLV of the packed rows                               alltoall
 //   T_i = Âᵀ_ii H_i + Âᵀ_i,remote · [received rows]            spmm (two local SpMMs)
 //   Z_i = T_i W                                                 gemm
-// Backward: the same with Â and its own lists (directed graphs) on G;
+// Backward: the same with Â and its own lists on G (unless Â = Âᵀ, Graph::symmetric);
 // dW = ALLREDUCE(X_iᵀ U_i); dX_i = U_i Wᵀ.
 // Per rank and epoch: alltoall Σ_l Σ_{j≠i} (|NnzCols(i,j)| a_l + |NnzCols'(i,j)| b_l) · 4
 // (a_l, b_l: the aggregation widths of 1d's formula)
@@ -61,9 +61,9 @@ class SaOneDStrategy final : public Strategy {
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
-  bool directed_ = false;
+  bool asymmetric_ = false;
   std::int64_t nnz_local_ = 0;
-  Exchange fwd_, bwd_;  // bwd_ unused when undirected
+  Exchange fwd_, bwd_;  // bwd_ unused when Â = Âᵀ (Graph::symmetric)
   Buffer<float> send_, recv_;
 };
 

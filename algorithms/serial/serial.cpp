@@ -21,7 +21,7 @@ SerialStrategy::SerialStrategy(const StrategyOptions& opts, const StrategyContex
 
 std::string SerialStrategy::describe() const {
   return fmt::format("serial: one rank holds Âᵀ ({} x {}, nnz {}){} and all activations", n_, n_,
-                     a_hat_t_.nnz, directed_ ? " and Â" : "");
+                     a_hat_t_.nnz, asymmetric_ ? " and Â" : "");
 }
 
 void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
@@ -29,7 +29,7 @@ void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
   dims_ = dims;
   orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
   Layout all;
   all.vertices = g.vertices(0, n_);
   layouts_.clear();
@@ -40,7 +40,7 @@ void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
   HostCsr t = g.block(Direction::forward, 0, n_, 0, n_);
   a_hat_t_ = upload(backend_, t);
   if (keep_host_) host_t_ = std::move(t);
-  if (directed_) {
+  if (asymmetric_) {
     HostCsr a = g.block(Direction::backward, 0, n_, 0, n_);
     a_hat_ = upload(backend_, a);
     if (keep_host_) host_ = std::move(a);
@@ -52,7 +52,7 @@ namespace {
 
 struct SerialCut final : SampleCut {
   std::vector<Layout> layouts;
-  HostCsr a_t, a;  // Âᵀ_S and (directed) Â_S
+  HostCsr a_t, a;  // Âᵀ_S and (unless Â = Âᵀ) Â_S
 };
 
 }  // namespace
@@ -69,11 +69,11 @@ std::unique_ptr<SampleCut> SerialStrategy::cut(Sample s) const {
   for (const Sample& g : samples) {
     for (const std::int64_t q : g.positions) vertices.push_back(layouts_[0].vertices[q]);
     a_t.push_back(induced_block(host_t_, 0, 0, g.positions, g.positions, g.inclusion));
-    if (directed_) a.push_back(induced_block(host_, 0, 0, g.positions, g.positions, g.inclusion));
+    if (asymmetric_) a.push_back(induced_block(host_, 0, 0, g.positions, g.positions, g.inclusion));
   }
   for (const Layout& full : layouts_) c->layouts.push_back({vertices, full.col0, full.cols});
   c->a_t = block_diagonal(a_t);
-  if (directed_) c->a = block_diagonal(a);
+  if (asymmetric_) c->a = block_diagonal(a);
   c->sample = std::move(s);
   return c;
 }
@@ -84,12 +84,12 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
   const auto& cut = dynamic_cast<const SerialCut&>(*c);
   sample_layouts_ = cut.layouts;
   sample_t_ = upload(backend_, cut.a_t);
-  if (directed_) sample_ = upload(backend_, cut.a);
+  if (asymmetric_) sample_ = upload(backend_, cut.a);
 }
 
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
-  m.graph = csr_bytes(a_hat_t_) + (directed_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
+  m.graph = csr_bytes(a_hat_t_) + (asymmetric_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
   return m;
 }
 
@@ -97,7 +97,7 @@ void SerialStrategy::aggregate(int, Direction d, ConstView in, View out) {
   auto s = ledger_.time(Category::spmm);
   const Csr& a_t = sampled_ ? sample_t_ : a_hat_t_;
   const Csr& a = sampled_ ? sample_ : a_hat_;
-  backend_.spmm(d == Direction::forward || !directed_ ? a_t : a, in, out, 0.f);  // undirected: Â = Âᵀ
+  backend_.spmm(d == Direction::forward || !asymmetric_ ? a_t : a, in, out, 0.f);  // Graph::symmetric: Â = Âᵀ
 }
 
 void SerialStrategy::linear(int, ConstView x, ConstView w, View z) {

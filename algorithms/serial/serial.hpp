@@ -51,8 +51,8 @@ class SerialStrategy final : public Strategy {
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;
   std::int64_t n_ = 0;
-  bool directed_ = false;
-  Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when undirected
+  bool asymmetric_ = false;
+  Csr a_hat_t_, a_hat_;  // a_hat_ unused (empty) when Â = Âᵀ
   bool keep_host_;       // --batch-size: samples are cut out of the host copies
   int dp_groups_;        // --dp-groups: the groups whose samples a step unites
   HostCsr host_t_, host_;

@@ -68,7 +68,7 @@ void SplitSummaStrategy::setup(const Graph& g, const Architecture& arch) {
   GCNLAB_CHECK(g.n() >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
                g.n(), X(), Z(), grid_.shape());
   dims_ = dims;
-  directed_ = g.directed();
+  asymmetric_ = !g.symmetric();
 
   // R_i and its Z sub-blocks R_{i,k'} (positions)
   const auto row_off = block_offsets(g.n(), X());
@@ -136,14 +136,14 @@ void SplitSummaStrategy::read_pieces(const Graph& g, std::int64_t r0, std::int64
     g.column_blocks(d, r0, r1, owned, [&](HostCsr b) { pieces.push_back(upload(backend_, b)); });
   };
   read(Direction::forward, pieces_fwd_);
-  if (directed_) read(Direction::backward, pieces_bwd_);
+  if (asymmetric_) read(Direction::backward, pieces_bwd_);
   nnz_local_ = 0;
   std::vector<std::int64_t> piece_nnz;  // forward and backward nnz per stage, 0 where not owned
   for (const Stage& st : stages_) {
     const bool mine = st.owned >= 0;
     const std::int64_t fwd = mine ? pieces_fwd_[st.owned].nnz : 0;
     piece_nnz.push_back(fwd);
-    piece_nnz.push_back(mine && directed_ ? pieces_bwd_[st.owned].nnz : fwd);
+    piece_nnz.push_back(mine && asymmetric_ ? pieces_bwd_[st.owned].nnz : fwd);
     nnz_local_ += fwd;
   }
   row_.allreduce(std::span<std::int64_t>(piece_nnz), ReduceOp::sum, Category::allreduce);
@@ -262,7 +262,7 @@ void SplitSummaStrategy::spmm(bool backward, ConstView h, View t) {
     // Âᵀ[R_i, piece] (or Â) along the process row
     Csr* a = &sparse_scratch_;
     if (st.owned >= 0) {
-      a = backward && directed_ ? &pieces_bwd_[st.owned] : &pieces_fwd_[st.owned];
+      a = backward && asymmetric_ ? &pieces_bwd_[st.owned] : &pieces_fwd_[st.owned];
     } else {
       a->rows = rows_i_;
       a->cols = st.len;

@@ -143,12 +143,12 @@ class SplitSummaStrategy : public Strategy {
   SoftmaxComm softmax_;
   std::vector<std::int64_t> dims_;
   std::vector<Layout> layouts_;
-  bool directed_ = false;
+  bool asymmetric_ = false;
   std::int64_t rows_i_ = 0, rows_ik_ = 0;  // |R_i|, |R_{i,k}|
   std::vector<std::int64_t> sub_rows_;     // |R_{i,k'}| for k' = 0..Z-1
   std::vector<Stage> stages_;
   std::vector<std::vector<const Stage*>> stages_by_roots_;  // [i' * Y + j']: the stages with those roots, in order
-  std::vector<Csr> pieces_fwd_, pieces_bwd_;  // owned pieces (bwd empty when undirected)
+  std::vector<Csr> pieces_fwd_, pieces_bwd_;  // owned pieces (bwd empty when Â = Âᵀ: Graph::symmetric)
   std::int64_t nnz_local_ = 0;
   Csr sparse_scratch_;
   Buffer<float> dense_scratch_, partial_;

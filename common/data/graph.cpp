@@ -86,8 +86,24 @@ void Graph::read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, st
   for (const auto& [c0, c1] : columns) sink(block(d, r0, r1, c0, c1));
 }
 
+std::vector<std::int64_t> Graph::in_degrees(int id, std::int64_t q0, std::int64_t q1) const {
+  GCNLAB_ASSERT(id >= 0 && id < layout_.orderings && 0 <= q0 && q0 <= q1 && q1 <= n_);
+  return read_in_degrees(id, q0, q1);
+}
+
+std::vector<std::int64_t> Graph::read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const {
+  // Any stored version with rows in ordering `id`; every row of A + I holds its diagonal.
+  const auto& v = layout_.versions;
+  const auto it = std::find_if(v.begin(), v.end(), [&](const std::array<int, 2>& rc) { return rc[0] == id; });
+  GCNLAB_CHECK(it != v.end(), "the graph holds no adjacency with rows in ordering {}", id);
+  const HostCsr stripe = read_block_t(id, q0, q1, (*it)[1], 0, n_);
+  std::vector<std::int64_t> deg(static_cast<std::size_t>(q1 - q0));
+  for (std::int64_t i = 0; i < q1 - q0; ++i) deg[i] = stripe.rowptr[i + 1] - stripe.rowptr[i] - 1;
+  return deg;
+}
+
 HostCsr Graph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const {
-  return directed_ ? transpose(read_block_t(c, c0, c1, r, r0, r1)) : read_block_t(r, r0, r1, c, c0, c1);
+  return symmetric_ ? read_block_t(r, r0, r1, c, c0, c1) : transpose(read_block_t(c, c0, c1, r, r0, r1));
 }
 
 InMemoryGraph::InMemoryGraph(NormalizedAdjacency adj, GraphLayout layout, std::vector<std::vector<std::int64_t>> orderings)
@@ -122,6 +138,17 @@ HostCsr InMemoryGraph::read_block_t(int r, std::int64_t r0, std::int64_t r1, int
 HostCsr InMemoryGraph::read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,
                                   std::int64_t c1) const {
   return extract(*adj_.a_hat, r, r0, r1, c, c0, c1);
+}
+
+std::vector<std::int64_t> InMemoryGraph::read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const {
+  const HostCsr& t = *adj_.a_hat_t;
+  std::vector<std::int64_t> deg;
+  deg.reserve(static_cast<std::size_t>(q1 - q0));
+  for (std::int64_t q = q0; q < q1; ++q) {
+    const std::int64_t v = orderings_[id][q];
+    deg.push_back(t.rowptr[v + 1] - t.rowptr[v] - 1);
+  }
+  return deg;
 }
 
 std::vector<std::int64_t> row_blocks(const Graph& g, int k) {

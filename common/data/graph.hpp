@@ -14,7 +14,10 @@
 //                  `gcnlab prepare` writes out)
 //   ShardStore     a prepared directory (common/data/shards.hpp): each rank
 //                  reads only the shards its blocks overlap
-// so every strategy runs the same code on both.
+// so every strategy runs the same code on both. Both store Â's values; a
+// model that aggregates with other values on the same pattern A + I (a mean
+// or a sum over the in-neighbours) reads them through a ValuedGraph
+// (common/data/edge_values.hpp), which forms them from the in-degrees.
 
 #include <array>
 #include <cstdint>
@@ -49,6 +52,9 @@ class Graph {
   virtual ~Graph() = default;
   std::int64_t n() const { return n_; }
   bool directed() const { return directed_; }
+  // Â = Âᵀ: a strategy keeps one copy of its blocks for both directions. True
+  // for undirected graphs with symmetric values (not for a mean aggregator's).
+  bool symmetric() const { return symmetric_; }
   const GraphLayout& layout() const { return layout_; }
 
   // Original vertex ids of positions [q0, q1) of ordering `id`.
@@ -70,8 +76,14 @@ class Graph {
   void column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                      const BlockSink& sink) const;
 
+  // The in-degree in A (edges j -> i, j != i: the nonzeros of row i of Âᵀ but
+  // its diagonal) of the vertices at positions [q0, q1) of ordering `id`.
+  std::vector<std::int64_t> in_degrees(int id, std::int64_t q0, std::int64_t q1) const;
+
  protected:
-  Graph(std::int64_t n, bool directed, GraphLayout layout) : n_(n), directed_(directed), layout_(std::move(layout)) {}
+  Graph(std::int64_t n, bool directed, GraphLayout layout, bool symmetric)
+      : n_(n), directed_(directed), symmetric_(symmetric), layout_(std::move(layout)) {}
+  Graph(std::int64_t n, bool directed, GraphLayout layout) : Graph(n, directed, std::move(layout), !directed) {}
   virtual std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const = 0;
   // Only called with a stored version (r, c) of Âᵀ.
   virtual HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const = 0;
@@ -80,12 +92,14 @@ class Graph {
   // The default reads one block() per range.
   virtual void read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                                   const BlockSink& sink) const;
+  // The default counts the row lengths of the forward row stripe [q0, q1) x all columns.
+  virtual std::vector<std::int64_t> read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const;
 
  private:
   void check_version(Direction d, int r, int c) const;
 
   std::int64_t n_;
-  bool directed_;
+  bool directed_, symmetric_;
   GraphLayout layout_;
 };
 
@@ -117,6 +131,7 @@ class InMemoryGraph : public Graph {
   std::vector<std::int64_t> read_vertices(int id, std::int64_t q0, std::int64_t q1) const override;
   HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
   HostCsr read_block(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
+  std::vector<std::int64_t> read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const override;
 
  private:
   HostCsr extract(const HostCsr& a, int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0,

@@ -157,6 +157,7 @@ ShardMeta read_shard_meta(const std::string& dir) {
     get_to(j.at("shards"), m.shards);
     get_to(j.at("directed"), m.directed);
     get_to(j.at("synthetic_features"), m.synthetic_features);
+    m.degrees = j.value("degrees", false);
     get_to(j.at("feature_seed"), m.feature_seed);
     get_to(j.at("class_signal"), m.class_signal);
     get_to(j.at("split_counts"), m.split_counts);
@@ -218,6 +219,7 @@ ShardStore::ShardStore(const std::string& dir, ShardMeta meta)
   expect("labels.bin", 4 * n);
   expect("split.bin", n);
   if (!meta_.synthetic_features) expect("x.bin", 4 * n * meta_.features);
+  if (meta_.degrees) expect("degrees.bin", 8 * n);
   for (const auto& [r, c] : meta_.layout.versions)
     for (int i = 0; i < meta_.shards; ++i)
       for (int j = 0; j < meta_.shards; ++j) {
@@ -338,6 +340,12 @@ std::vector<T> ShardStore::rows_of(const std::string& file, std::span<const std:
     a = b;
   }
   return out;
+}
+
+std::vector<std::int64_t> ShardStore::read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const {
+  if (!meta_.degrees) return Graph::read_in_degrees(id, q0, q1);
+  const std::vector<std::int64_t> v = read_vertices(id, q0, q1);
+  return rows_of<std::int64_t>("degrees.bin", v, 1, 0, 1);
 }
 
 void ShardStore::features(std::span<const std::int64_t> vertices, std::int64_t c0, std::int64_t c1, float* out) const {
@@ -485,6 +493,7 @@ nlohmann::json shards_meta(const Dataset& d, const DatasetInfo& info, const std:
       {"directed", d.directed},
       {"shards", K},
       {"synthetic_features", d.synthetic_features},
+      {"degrees", true},
       {"feature_seed", d.feature_seed},
       {"class_signal", d.class_signal},
       {"split_counts", counts},
@@ -523,6 +532,12 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
   write_file((fs::path(dir) / "labels.bin").string(), d.labels);
   write_file((fs::path(dir) / "split.bin").string(), d.split);
   if (!d.synthetic_features) write_file((fs::path(dir) / "x.bin").string(), d.x);
+  {  // in original vertex order: row v of Âᵀ holds v's in-neighbours and its diagonal
+    const HostCsr& t = *g.adjacency().a_hat_t;
+    std::vector<std::int64_t> degrees(static_cast<std::size_t>(n));
+    for (std::int64_t v = 0; v < n; ++v) degrees[v] = t.rowptr[v + 1] - t.rowptr[v] - 1;
+    write_file((fs::path(dir) / "degrees.bin").string(), degrees);
+  }
 
   Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
                     static_cast<double>(layout.versions.size()) * K * K, "shards");

@@ -17,6 +17,8 @@
 //                          i64 rows, i64 cols, i64 nnz, i64[rows+1] rowptr, i32[nnz] local cols, f32[nnz] values
 //   DIR/x.bin              f32[n x f] features in original vertex order (absent when synthetic)
 //   DIR/labels.bin i32[n], DIR/split.bin u8[n]   in original vertex order
+//   DIR/degrees.bin        i64[n]   in-degrees in A, in original vertex order (meta "degrees": true;
+//                          directories prepared before it count them from the shards' rows)
 // Little-endian. Vertex data is read by row (pread of the runs a rank needs).
 
 #include <array>
@@ -40,6 +42,7 @@ struct ShardMeta {
   std::int64_t nodes = 0, nnz = 0, features = 0;
   int classes = 0, shards = 0;
   bool directed = false, synthetic_features = false;
+  bool degrees = false;  // degrees.bin is there
   std::uint64_t feature_seed = 0;
   float class_signal = 0;
   std::array<std::int64_t, 4> split_counts{};  // per ew::Split
@@ -67,6 +70,7 @@ class ShardStore final : public Graph {
   HostCsr read_block_t(int r, std::int64_t r0, std::int64_t r1, int c, std::int64_t c0, std::int64_t c1) const override;
   void read_column_blocks(Direction d, std::int64_t r0, std::int64_t r1, std::span<const ColumnRange> columns,
                           const BlockSink& sink) const override;
+  std::vector<std::int64_t> read_in_degrees(int id, std::int64_t q0, std::int64_t q1) const override;
 
  private:
   class ShardCache;  // the shards of the previous block, which its right neighbour may share

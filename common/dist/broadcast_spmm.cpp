@@ -49,8 +49,8 @@ BlockRowStages block_row_stages(Backend& backend, const Graph& g, const std::vec
   };
   BlockRowStages s;
   s.forward_blocks = split(Direction::forward);
-  if (g.directed()) s.backward_blocks = split(Direction::backward);
-  const std::vector<Csr>& backward = g.directed() ? s.backward_blocks : s.forward_blocks;
+  if (!g.symmetric()) s.backward_blocks = split(Direction::backward);
+  const std::vector<Csr>& backward = !g.symmetric() ? s.backward_blocks : s.forward_blocks;
   for (int k = k0; k < k1; ++k) {
     s.forward.push_back({k, offsets[k + 1] - offsets[k], &s.forward_blocks[k - k0]});
     s.backward.push_back({k, offsets[k + 1] - offsets[k], &backward[k - k0]});

@@ -28,7 +28,7 @@ struct BroadcastStage {
 // column blocks k in [k0, k1) of `offsets`; stage k's root is group rank k
 // (1d: all blocks over the world; 1.5d: one column's chunk over the column).
 struct BlockRowStages {
-  std::vector<Csr> forward_blocks, backward_blocks;  // backward_blocks empty when undirected
+  std::vector<Csr> forward_blocks, backward_blocks;  // backward_blocks empty when Â = Âᵀ (Graph::symmetric)
   std::vector<BroadcastStage> forward, backward;     // point into the blocks
   std::int64_t nnz = 0;                              // nonzeros of the forward blocks
   double bytes() const;                              // storage of all blocks (csr_bytes)

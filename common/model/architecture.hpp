@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/data/edge_values.hpp"
+
 namespace gcnlab {
 
 enum class LayerKind {
@@ -22,6 +24,9 @@ struct Architecture {
   std::vector<std::int64_t> dims;   // f_0 .. f_K: input features, hidden widths, classes
   std::vector<LayerKind> kinds;     // weight layer l maps f_l -> f_{l+1}
   std::vector<bool> norm_after;     // layer l's output goes through RMSNorm and a residual add (Eq. 7-10)
+  // The values every convolution aggregates with (common/data/edge_values.hpp):
+  // the strategy reads its blocks with them.
+  EdgeValues values = EdgeValues::gcn;
 
   int weight_layers() const { return static_cast<int>(kinds.size()); }
   bool conv(int l) const { return kinds[static_cast<std::size_t>(l)] == LayerKind::conv; }

@@ -109,7 +109,16 @@ void Trainer::distribute(const Dataset& data, const Graph& graph) {
   dims_ = arch_.dims;
   params_ = model_.parameters(arch_);
   model_.check(config_, strategy_.activation_plan());
-  strategy_.setup(graph, arch_);
+  GCNLAB_CHECK(!minibatch() || arch_.values == EdgeValues::gcn,
+               "--batch-size rescales a sample's Â (ScaleGNN Eq. 24, GCN's values); --model {} aggregates with {} "
+               "values: train it on the full graph",
+               arch_.model, to_string(arch_.values));
+  if (arch_.values == EdgeValues::gcn) {
+    strategy_.setup(graph, arch_);
+  } else {
+    const ValuedGraph valued(graph, arch_.values);
+    strategy_.setup(valued, arch_);
+  }
   orders_ = strategy_.orders(weight_layers());
   backward_orders_.clear();
   for (int l = 0; l < weight_layers(); ++l)

@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "common/comm/process_grid.hpp"
+#include "common/data/edge_values.hpp"
 #include "common/data/shards.hpp"
 #include "partitioners/prepare.hpp"
 #include "partitioners/ptscotch.hpp"
@@ -215,4 +218,99 @@ TEST_CASE("ptscotch partitions across the ranks, from memory and from a prepared
   check(*prepared.shards, "prepared, random order");
   // rows of Âᵀ and (directed) of Â: at most 3 of the 8 shard rows and columns each from 4 ranks on
   if (p >= 4) CHECK(prepared.shards->bytes_read() < directory_bytes(dir.path()));
+}
+
+namespace {
+
+// Every entry of `g`'s blocks under `values` against its formula
+// (common/data/edge_values.hpp), from A's edges in original ids: forward
+// blocks hold edge v -> u at (row u, column v), backward ones at (row v, column u).
+void check_values(const Graph& g, const Dataset& data, EdgeValues values) {
+  const std::int64_t n = g.n();
+  std::vector<std::int64_t> in_degree(static_cast<std::size_t>(n), 0);
+  std::set<std::pair<std::int64_t, std::int64_t>> edges;  // (source, target)
+  for (std::int64_t v = 0; v < n; ++v)
+    for (std::int64_t k = data.adj.rowptr[v]; k < data.adj.rowptr[v + 1]; ++k)
+      if (data.adj.col[k] != v) edges.insert({v, data.adj.col[k]}), ++in_degree[data.adj.col[k]];
+  const ValuedGraph valued(g, values);
+  CHECK(valued.symmetric() == (!data.directed && values != EdgeValues::mean));
+  CHECK(valued.in_degrees(0, 0, n) == [&] {
+    std::vector<std::int64_t> d;
+    for (const std::int64_t v : g.vertices(0, 0, n)) d.push_back(in_degree[v]);
+    return d;
+  }());
+  for (const auto& [r, c] : g.layout().versions)
+    for (const Direction d : {Direction::forward, Direction::backward}) {
+      // forward reads version (r, c) as rows r x columns c; backward the transpose, rows c x columns r
+      const int rows = d == Direction::forward ? r : c, cols = d == Direction::forward ? c : r;
+      const std::int64_t r0 = 97, r1 = 613, c0 = 41, c1 = 877;
+      const HostCsr b = valued.block(d, rows, r0, r1, cols, c0, c1);
+      const HostCsr pattern = g.block(d, rows, r0, r1, cols, c0, c1);
+      CHECK(b.rowptr == pattern.rowptr);
+      CHECK(b.col == pattern.col);
+      const std::vector<std::int64_t> row_ids = g.vertices(rows, r0, r1), col_ids = g.vertices(cols, c0, c1);
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < b.rows; ++i)
+        for (std::int64_t k = b.rowptr[i]; k < b.rowptr[i + 1]; ++k) {
+          const std::int64_t a = row_ids[i], z = col_ids[b.col[k]];
+          const std::int64_t source = d == Direction::forward ? z : a, target = d == Direction::forward ? a : z;
+          float want = 0.f;
+          if (source != target) {
+            wrong += edges.count({source, target}) == 0;
+            want = values == EdgeValues::sum ? 1.f : static_cast<float>(1.0 / static_cast<double>(in_degree[target]));
+          }
+          wrong += b.val[k] != want;
+        }
+      INFO(to_string(values) << " direction " << (d == Direction::forward ? "forward" : "backward") << " version " << r
+                             << "," << c);
+      CHECK(wrong == 0);
+    }
+  // column_blocks (ordering 0) forms the same values as block()
+  const auto& v = g.layout().versions;
+  if (std::find(v.begin(), v.end(), std::array<int, 2>{0, 0}) == v.end()) return;
+  const std::vector<Graph::ColumnRange> ranges{{0, 300}, {300, 301}, {500, n}};
+  std::size_t k = 0;
+  valued.column_blocks(Direction::backward, 200, 700, ranges, [&](HostCsr b) {
+    const HostCsr want = valued.block(Direction::backward, 200, 700, ranges[k].first, ranges[k].second);
+    CHECK(b.val == want.val);
+    ++k;
+  });
+  CHECK(k == ranges.size());
+}
+
+}  // namespace
+
+TEST_CASE("edge values by kind are formed from one prepared graph: in memory, from shards, from shards without degrees",
+          "[prepared][values]") {
+  if (world_rank() != 0) return;  // no communication: one rank checks
+  TempDir tmp("values");
+  const char* kUndirected = "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4";
+  const std::vector<std::pair<const char*, const char*>> cases{
+      {kDirected, "none"}, {kDirected, "double"}, {kUndirected, "none"}, {kUndirected, "double"}};
+  int k = 0;
+  for (const auto& [spec, permutation] : cases) {
+    const Dataset data = load_dataset(spec);
+    const VertexPlan plan{"random", 0, parse_permutation(permutation), 7};
+    const PreparedGraph in_memory = prepare_graph(data, plan);
+    const std::string dir = fmt::format("{}-{}", tmp.path(), k++);
+    write_shards(data, dataset_info(data), dataset_fingerprint(data), *in_memory.graph, 4, nlohmann::json(), dir, 13);
+    const ShardStore store(dir);
+    CHECK(store.meta().degrees);
+    for (const EdgeValues v : {EdgeValues::mean, EdgeValues::sum}) {
+      INFO(spec << " permutation " << permutation);
+      check_values(*in_memory.graph, data, v);
+      check_values(store, data, v);
+    }
+    // a directory prepared before degrees.bin: the in-degrees are counted from its shards' rows
+    {
+      std::ifstream in(dir + "/meta.json");
+      nlohmann::json meta = nlohmann::json::parse(in);
+      meta.erase("degrees");
+      std::ofstream(dir + "/meta.json") << meta.dump();
+      fs::remove(dir + "/degrees.bin");
+    }
+    const ShardStore old(dir);
+    CHECK_FALSE(old.meta().degrees);
+    check_values(old, data, EdgeValues::mean);
+  }
 }

@@ -127,6 +127,10 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
                "--model {} ({}) runs on {}; --algo {} provides the graph convolution's primitives only (linear layers "
                "and norm blocks: no)", model.name, model.title, listing(strategies_with(&StrategyCaps::linear_layers)),
                opts.algo);
+  GCNLAB_CHECK(opts.batch_size == 0 || !model.full_graph_only,
+               "--model {} ({}) trains on the full graph: mini-batches rescale GCN's Â (ScaleGNN Eq. 24), not its "
+               "edge values; drop --batch-size (strategies: {})",
+               model.name, model.title, listing(strategies_with(&StrategyCaps::full_graph)));
   GCNLAB_CHECK(!model.fixed_order || opts.order == "auto",
                "--order is for the plain GCN's convolutions; --model {} aggregates first", model.name);
   const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup

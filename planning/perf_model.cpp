@@ -147,7 +147,7 @@ std::string profile_json(const MachineProfile& m) {
 }
 
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
-  return {n, nnz, a.dims, learn_features, a.kinds, a.model};
+  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.model};
 }
 
 namespace {
@@ -156,10 +156,10 @@ namespace {
 void check_convolutions(const Problem& p) {
   const bool convolutions =
       std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; });
-  GCNLAB_CHECK(convolutions,
-               "Plexus's performance model (Sec. 4) prices graph convolutions only and --model {} has linear layers: "
+  GCNLAB_CHECK(convolutions && !p.self_term,
+               "Plexus's performance model (Sec. 4) prices GCN's graph convolutions only and --model {} has {}: "
                "compare strategies on their simulated bytes with plan --algo (and give plexus-3d a --grid)",
-               p.model);
+               p.model, convolutions ? "a root term in each layer" : "linear layers");
 }
 
 }  // namespace
@@ -236,7 +236,7 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
     const bool conv = p.kinds.empty() || p.kinds[l] == LayerKind::conv;
     if (conv) w.spmm += nnz * fin;
     if (conv && dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)
-    w.gemm += 2 * n * fin * fout * (dx ? 3 : 2);
+    w.gemm += 2 * n * fin * fout * (dx ? 3 : 2) * (conv && p.self_term ? 2 : 1);  // the root term's X S_l
   }
   return w;
 }

@@ -67,6 +67,7 @@ struct Problem {
   // name, for messages: Plexus's model (predict, rank_grids) prices graph
   // convolutions only; epoch_work counts a linear layer's GEMMs and no SpMM.
   std::vector<LayerKind> kinds;
+  bool self_term = false;  // Architecture::self_term: each convolution also aligns and multiplies its input rows
   std::string model = "gcn";
 };
 // The problem of a model of architecture `a` on a graph of n vertices and nnz nonzeros of Â.

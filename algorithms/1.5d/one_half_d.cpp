@@ -4,6 +4,7 @@
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
+#include "common/dist/column_sums.hpp"
 #include "common/core/blocks.hpp"
 #include "common/data/graph.hpp"
 
@@ -73,6 +74,14 @@ void OneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, Byte
 
 void OneHalfDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
   m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], dims_[l + 1], grid_.dim("r")));
+}
+
+void OneHalfDStrategy::sum_over_rows(int, std::span<float> per_column) {
+  sum_columns_over(col_, per_column);  // P(:, j) holds each block row once
+}
+
+void OneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  sum_columns_over_bytes(col_, layouts_[l].cols, m);
 }
 
 }  // namespace gcnlab

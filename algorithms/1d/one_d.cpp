@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/dist/block_rows.hpp"
+#include "common/dist/column_sums.hpp"
 #include "common/core/blocks.hpp"
 #include "common/data/graph.hpp"
 
@@ -69,6 +70,14 @@ void OneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteMode
 
 void OneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
   m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], dims_[l + 1], world_.size()));
+}
+
+void OneDStrategy::sum_over_rows(int, std::span<float> per_column) {
+  sum_columns_over(world_, per_column);  // every rank holds one block row
+}
+
+void OneDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  sum_columns_over_bytes(world_, layouts_[l].cols, m);
 }
 
 }  // namespace gcnlab

@@ -42,6 +42,8 @@ class OneDStrategy : public Strategy {
   std::int64_t nnz_local() const override { return nnz_local_; }
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
+  void sum_over_rows(int l, std::span<float> per_column) override;
+  void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
 

@@ -112,6 +112,19 @@ Reshard residual_reshard(const RowSplit& rows, const ModelShape& m, const Grid& 
   return Reshard(src, dst, grid_rank(g, k));
 }
 
+Reshard align_reshard(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l,
+                      bool backward) {
+  const int p = g[0] * g[1] * g[2];
+  std::vector<Rect> input, aggregated;
+  for (int r = 0; r < p; ++r) {
+    const Coords c = grid_coords(g, r);
+    const InputBlock x = input_block(rows, m, g, c, l), z = input_block(rows, m, g, c, l + 1);
+    input.push_back({x.rows, x.cols});
+    aggregated.push_back({z.rows, x.cols});
+  }
+  return backward ? Reshard(aggregated, input, grid_rank(g, k)) : Reshard(input, aggregated, grid_rank(g, k));
+}
+
 std::vector<Collective> step_collectives(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k,
                                          int l, Step step, double sum_element_bytes) {
   constexpr double f4 = sizeof(float);

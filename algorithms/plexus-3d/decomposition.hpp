@@ -69,8 +69,10 @@ struct ModelShape {
   std::vector<std::int64_t> dims;
   std::vector<LayerKind> kinds;
   std::vector<bool> norms;
+  bool self_term = false;  // Architecture::self_term: X_l is aligned with each layer's aggregate
   ModelShape(std::vector<std::int64_t> d) : dims(std::move(d)) {}  // NOLINT(google-explicit-constructor): Plexus's GCN
-  explicit ModelShape(const Architecture& a) : dims(a.dims), kinds(a.kinds), norms(a.norm_after) {}
+  explicit ModelShape(const Architecture& a)
+      : dims(a.dims), kinds(a.kinds), norms(a.norm_after), self_term(a.self_term) {}
   int layers() const { return static_cast<int>(dims.size()) - 1; }
   LayerKind kind(int l) const { return kinds.empty() ? LayerKind::conv : kinds[static_cast<std::size_t>(l)]; }
   bool norm_after(int l) const { return !norms.empty() && norms[static_cast<std::size_t>(l)]; }
@@ -145,6 +147,9 @@ Coords grid_coords(const Grid& g, int rank);
 
 // The residual of a GNN layer moved from activation matrix `from`'s layout into `to`'s.
 Reshard residual_reshard(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int from, int to);
+// Layer l's input X_l moved into its aggregated layout (the rows of matrix
+// l + 1, the columns of matrix l: Primitives::align), or back (backward).
+Reshard align_reshard(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l, bool backward);
 
 // One collective of an epoch as one rank sees it.
 struct Collective {

@@ -90,8 +90,9 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
                "the graph was prepared with --permutation {} --seed {}; train with the same (got --permutation {} "
                "--seed {})",
                prepared.permutation, prepared.seed, to_string(permutation_), seed_);
-  GCNLAB_CHECK(!arch.residual() || permutation_.kind == Permutation::none,
-               "--model {} reshards its residuals in one vertex ordering: --permutation must be none (got {})",
+  GCNLAB_CHECK((!arch.residual() && !arch.self_term) || permutation_.kind == Permutation::none,
+               "--model {} moves a layer's input rows into its output's layout (residuals, root terms) in one vertex "
+               "ordering: --permutation must be none (got {})",
                arch.model, to_string(permutation_));
   GCNLAB_CHECK(!keep_host_shards_ || permutation_.kind == Permutation::none,
                "mini-batches are sampled in one vertex ordering (ScaleGNN Alg. 2): --permutation must be none "
@@ -143,7 +144,10 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
   std::int64_t dw = 0;
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = geo.blocks[l];
-    w_full_.push_back(g_[b.ax.c] > 1 ? Dense(backend_, b.cols_in.count, b.cols_out.count) : Dense());
+    std::vector<GatheredWeight> weights(shape_.self_term ? 2 : 1);  // W_l, and a root term's S_l
+    if (g_[b.ax.c] > 1)
+      for (GatheredWeight& w : weights) w.full = Dense(backend_, b.cols_in.count, b.cols_out.count);
+    w_full_.push_back(std::move(weights));
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   sums_.reserve(largest_partial_sum(geo.blocks));
@@ -226,16 +230,20 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
     }
   std::int64_t floats = 0, dw = 0;
   for (const LayerBlocks& b : full_.blocks) {
-    floats += g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count : 0;
+    floats += g_[b.ax.c] > 1 ? b.cols_in.count * b.cols_out.count * (shape_.self_term ? 2 : 1) : 0;
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
   const LayerBlocks& b0 = full_.blocks.front();
   floats += (conv(0) ? b0.rows_in.count * b0.cols_in.count * (learn_features_ ? 2 : 1) : 0) + 2 * dw;
   std::int64_t staging = 0;  // the residuals' messages (the largest; a sample's are smaller)
-  for (int l = 0; l < shape_.layers(); ++l)
+  for (int l = 0; l < shape_.layers(); ++l) {
     if (shape_.norm_after(l))
       staging = std::max({staging, residual_reshard(n_, shape_, g_, k_, l, l + 1).staging_elements(),
                           residual_reshard(n_, shape_, g_, k_, l + 1, l).staging_elements()});
+    if (shape_.self_term)
+      staging = std::max({staging, align_reshard(n_, shape_, g_, k_, l, false).staging_elements(),
+                          align_reshard(n_, shape_, g_, k_, l, true).staging_elements()});
+  }
   floats += staging;
   m.buffers = bytes_of<float>(floats);
   if (sums_.precision() == CommPrecision::bf16) m.buffers += bytes_of<bf16>(largest_partial_sum(full_.blocks));
@@ -328,15 +336,24 @@ void Plexus3DStrategy::aggregate(int l, Direction d, ConstView in, View out) {
   }
 }
 
+Dense& Plexus3DStrategy::gathered(int l, const float* source) {
+  std::vector<GatheredWeight>& slots = w_full_[static_cast<std::size_t>(l)];
+  for (GatheredWeight& w : slots)
+    if (w.source == source) return w.full;
+  for (GatheredWeight& w : slots)  // its first linear(): the next free slot
+    if (!w.source) return w.source = source, w.full;
+  fail("internal: layer {} of plexus-3d multiplies by more weights than its model declares", l);
+}
+
 void Plexus3DStrategy::linear(int l, ConstView h, ConstView w, View z) {
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_b = along(b.ax.b);
   Communicator& over_c = along(b.ax.c);
   if (over_c.size() > 1) {  // line 7
-    over_c.allgather(span_of(w.data, w.rows * w.cols), w_full_[l].span(),
+    over_c.allgather(span_of(w.data, w.rows * w.cols), gathered(l, w.data).span(),
                      row_block_elements(b.cols_in.count, over_c.size(), b.cols_out.count), Category::allgather);
   }
-  const ConstView w_full = over_c.size() > 1 ? ConstView(w_full_[l]) : w;
+  const ConstView w_full = over_c.size() > 1 ? ConstView(gathered(l, w.data)) : w;
   {
     auto t = ledger_.time(Category::gemm);  // line 8
     backend_.gemm(Op::N, Op::N, 1.f, h, w_full, 0.f, z);
@@ -362,7 +379,7 @@ void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstVie
   // lines 5-6: dH = dQ Wᵀ, partial over a (a linear layer's dX).
   {
     auto t = ledger_.time(Category::gemm);
-    backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(w_full_[l]) : w, 0.f, *dh);
+    backend_.gemm(Op::N, Op::T, 1.f, g, over_c.size() > 1 ? ConstView(gathered(l, w.data)) : w, 0.f, *dh);
   }
   if (over_a.size() > 1) sums_.allreduce(over_a, *dh);
 }
@@ -413,6 +430,16 @@ void Plexus3DStrategy::sum_over_columns(int l, std::span<float> per_row) {
 void Plexus3DStrategy::sum_over_rows(int l, std::span<float> per_column) {
   Communicator& group = along(matrix_axes(shape_, l).rows);
   if (group.size() > 1) group.allreduce(per_column, ReduceOp::sum, Category::allreduce);
+}
+
+void Plexus3DStrategy::align_bytes(int l, Direction d, ByteModel& m) const {
+  if (world_.size() == 1) return;
+  m.add(Category::alltoall, world_, align_reshard(rows_, shape_, g_, k_, l, d == Direction::backward).wire_bytes());
+}
+
+void Plexus3DStrategy::align(int l, Direction d, ConstView in, View out) {
+  const bool backward = d == Direction::backward;
+  align_reshard(rows_, shape_, g_, k_, l, backward).run(world_, backend_, in, out, backward, reshard_staging_);
 }
 
 void Plexus3DStrategy::reshard(int from, int to, ConstView x, View y, bool accumulate) {

@@ -80,10 +80,14 @@ class Plexus3DStrategy final : public Strategy {
   void sum_over_columns_bytes(int l, ByteModel& m) const override;
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override;
+  void align_bytes(int l, Direction d, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
+  // X_l into its aggregated layout and back (align_reshard; the residual's machinery).
+  bool same_rows() const override { return false; }
+  void align(int l, Direction d, ConstView in, View out) override;
 
  private:
   struct Shard {
@@ -144,9 +148,17 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<HostCsr> host_shards_; // full_.shards on the host, in ordering-0 positions
   std::vector<std::array<plexus::Range, 2>> shard_ranges_;  // their rows and columns (positions)
   // Buffers sized for the full graph (a sample's blocks are never larger).
-  std::vector<Dense> w_full_;  // per layer: the all-gathered W
+  // Per layer, each W it multiplies by (a root term's S_l too), all-gathered
+  // over c by linear() and kept for linear_backward() (Primitives' contract).
+  // Told apart by their parameter's storage, which the trainer keeps for the run.
+  struct GatheredWeight {
+    const float* source = nullptr;
+    Dense full;
+  };
+  std::vector<std::vector<GatheredWeight>> w_full_;
+  Dense& gathered(int l, const float* source);
   Dense f_full_, dw_part_, dw_t_, dx_part_;
-  Dense reshard_staging_;  // the residual's messages
+  Dense reshard_staging_;  // the residual's and align's messages
 };
 
 }  // namespace gcnlab

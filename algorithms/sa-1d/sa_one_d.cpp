@@ -4,6 +4,7 @@
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
+#include "common/dist/column_sums.hpp"
 #include "common/dist/needed_rows.hpp"
 #include "common/core/blocks.hpp"
 #include "common/data/graph.hpp"
@@ -124,6 +125,14 @@ void SaOneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteMo
 
 void SaOneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
   m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], dims_[l + 1], world_.size()));
+}
+
+void SaOneDStrategy::sum_over_rows(int, std::span<float> per_column) {
+  sum_columns_over(world_, per_column);  // every rank holds one block row
+}
+
+void SaOneDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  sum_columns_over_bytes(world_, layouts_[l].cols, m);
 }
 
 }  // namespace gcnlab

@@ -68,12 +68,15 @@ class ScaleGnn4DStrategy final : public Strategy {
   void sum_over_columns_bytes(int l, ByteModel& m) const override { pmm_->sum_over_columns_bytes(l, m); }
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override { pmm_->reshard_bytes(from, to, m); }
+  void align_bytes(int l, Direction d, ByteModel& m) const override { pmm_->align_bytes(l, d, m); }
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
   void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override {
     pmm_->reshard(from, to, x, y, accumulate);
   }
+  bool same_rows() const override { return false; }
+  void align(int l, Direction d, ConstView in, View out) override { pmm_->align(l, d, in, out); }
 
  private:
   ScaleGnn4DStrategy(const std::pair<int, StrategyOptions>& split, const StrategyContext& ctx);

@@ -6,6 +6,7 @@
 
 #include "common/comm/wire.hpp"
 #include "common/core/blocks.hpp"
+#include "common/dist/column_sums.hpp"
 
 namespace gcnlab {
 
@@ -497,6 +498,17 @@ void SplitSummaStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) con
           wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
   else
     add_summa_dw_bytes(l, m);
+}
+
+// H[R_{i,k}, F_j]: the other rows of F_j are on P(:, j, k) and along the fiber
+void SplitSummaStrategy::sum_over_rows(int, std::span<float> per_column) {
+  sum_columns_over(col_, per_column);
+  if (fiber_) sum_columns_over(*fiber_, per_column);
+}
+
+void SplitSummaStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  sum_columns_over_bytes(col_, layouts_[l].cols, m);
+  if (fiber_) sum_columns_over_bytes(*fiber_, layouts_[l].cols, m);
 }
 
 }  // namespace gcnlab

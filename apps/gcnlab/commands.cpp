@@ -1016,7 +1016,10 @@ namespace {
 
 // The strategies that provide what a model demands (make_strategy's check).
 std::vector<std::string> strategies_for(const ModelDemands& d) {
-  return d.linear_layers ? strategies_with(&StrategyCaps::linear_layers) : strategy_names();
+  std::vector<std::string> out;
+  for (const StrategyInfo& s : gcnlab::strategies())
+    if ((!d.linear_layers || s.caps.linear_layers) && (!d.full_graph_only || s.caps.full_graph)) out.push_back(s.name);
+  return out;
 }
 
 nlohmann::json models_json() {
@@ -1024,7 +1027,10 @@ nlohmann::json models_json() {
   for (const ModelInfo& m : gcnlab::models())
     all.push_back({{"name", m.name},
                    {"summary", m.summary},
-                   {"demands", {{"linear_layers", m.demands.linear_layers}, {"fixed_order", m.demands.fixed_order}}},
+                   {"demands",
+                    {{"linear_layers", m.demands.linear_layers},
+                     {"fixed_order", m.demands.fixed_order},
+                     {"full_graph_only", m.demands.full_graph_only}}},
                    {"strategies", strategies_for(m.demands)}});
   return {{"schema", "gcnlab.models/1"}, {"models", all}};
 }

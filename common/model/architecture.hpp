@@ -27,6 +27,11 @@ struct Architecture {
   // The values every convolution aggregates with (common/data/edge_values.hpp):
   // the strategy reads its blocks with them.
   EdgeValues values = EdgeValues::gcn;
+  // Each convolution also reads its own input rows beside the aggregate
+  // (GraphSAGE's root weight W_s h_i, GIN's (1 + ε) h_i): X_l goes into
+  // aggregated_layout(l), which a strategy whose layers' rows differ moves
+  // (Primitives::align; plexus-3d's layer rotation).
+  bool self_term = false;
 
   int weight_layers() const { return static_cast<int>(kinds.size()); }
   bool conv(int l) const { return kinds[static_cast<std::size_t>(l)] == LayerKind::conv; }

@@ -22,6 +22,7 @@ class ByteTracer final : public Primitives {
   void linear_backward(int l, ConstView, ConstView, ConstView, View, View* dx) override {
     s_.linear_backward_bytes(l, dx != nullptr, bytes_);
   }
+  void align(int l, Direction d, ConstView, View) override { s_.align_bytes(l, d, bytes_); }
   void sum_over_columns(int l, std::span<float>) override { s_.sum_over_columns_bytes(l, bytes_); }
   void sum_over_rows(int l, std::span<float>) override { s_.sum_over_rows_bytes(l, bytes_); }
   void reshard(int from, int to, ConstView, View, bool) override { s_.reshard_bytes(from, to, bytes_); }

@@ -1,5 +1,6 @@
 #include "common/model/model.hpp"
 
+#include "common/core/error.hpp"
 #include "common/model/convolution.hpp"
 
 namespace gcnlab {
@@ -27,6 +28,15 @@ void Pass::layer_backward(int l, ConstView x, View* dx) const {
   Parameter& w = buf.params[l];
   if (!arch.conv(l)) primitives.linear_backward(l, x, s.g, w.value, w.grad, dx);  // Eq. 13-14, 18-19
   else convolution_backward(primitives, l, backward_orders[l], x, s.g, w.value, w.grad, dx, s.conv);
+}
+
+void Pass::align(int l, Direction d, ConstView in, View out) const {
+  if (!strategy.same_rows()) return primitives.align(l, d, in, out);
+  GCNLAB_ASSERT(strategy.layout(l).vertices == strategy.layout(l + 1).vertices);
+  elementwise([&](Backend& b) {
+    if (d == Direction::forward) b.copy(in, out);
+    else b.axpy(1.f, in, out);
+  });
 }
 
 }  // namespace gcnlab

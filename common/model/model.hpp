@@ -60,6 +60,10 @@ struct Pass {
   // backward, dW and (dx non-null) dX.
   void layer_forward(int l, ConstView x) const;
   void layer_backward(int l, ConstView x, View* dx) const;
+  // X_l (layout(l)) into aggregated_layout(l), out = in (forward), or its
+  // adjoint out += in (backward): a local copy where the strategy's layers
+  // hold the same rows (Strategy::same_rows), else the strategy's Primitives::align.
+  void align(int l, Direction d, ConstView in, View out) const;
 };
 
 class Model {

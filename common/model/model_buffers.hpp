@@ -40,6 +40,7 @@ struct LayerBuffers {
   // sum of squares of Z_l and the backward row dot.
   float* sumsq = nullptr;
   float* rowdot = nullptr;
+  std::vector<View> own;  // the model's own buffers of this layer (LayerStack::bind_layer)
 };
 
 // One parameter of the model: this rank's block of its value, gradient and

@@ -29,11 +29,17 @@ namespace {
   fail("internal: this strategy provides no norm-block collectives (StrategyCaps::linear_layers; make_strategy refuses "
        "a model that demands them)");
 }
+[[noreturn]] void no_align() {
+  fail("internal: this strategy keeps a layer's rows on other ranks than its input's and provides no align "
+       "(Architecture::self_term)");
+}
 }  // namespace
 
 void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
+void Strategy::align(int, Direction, ConstView, View) { no_align(); }
+void Strategy::align_bytes(int, Direction, ByteModel&) const { no_align(); }
 
 void Strategy::linear_bytes(int, ByteModel&) const {}
 void Strategy::sum_over_columns_bytes(int, ByteModel&) const {}

@@ -114,6 +114,9 @@ struct ModelDemands {
   std::string title;          // one line, for the refusal
   bool linear_layers = false; // linear weight layers and norm blocks' collectives (StrategyCaps::linear_layers)
   bool fixed_order = false;   // the model fixes every convolution's product order (--order must stay auto)
+  // Its edge values have no sampled form (a mini-batch rescales GCN's Â,
+  // ScaleGNN Eq. 24): full-graph training only (strategies with StrategyCaps::full_graph).
+  bool full_graph_only = false;
 };
 
 // The settings a strategy is built with. The fields are the ones every
@@ -169,8 +172,17 @@ class Primitives {
   virtual void linear(int l, ConstView x, ConstView w, View z) = 0;
   // The backward of linear(): the complete (reduced) local block of dW = Xᵀ G,
   // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
-  // shared plan): G is read before dX is written.
+  // shared plan): G is read before dX is written. It follows a linear(l, ·,
+  // w, ·) of the same step with the same w (the same parameter's storage),
+  // whose gathered W a strategy may keep (plexus-3d); a layer may multiply by
+  // two weights (Architecture::self_term: W_l and its root term's).
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+  // A convolution's term on its own input rows (Architecture::self_term):
+  // forward, out (aggregated_layout(l)) = in (layout(l)); backward, out
+  // (layout(l)) += in (aggregated_layout(l)). Pass::align calls it only for
+  // a strategy whose layers' rows differ (Strategy::same_rows() false:
+  // plexus-3d, scalegnn-4d) and copies locally elsewhere; Strategy's default refuses.
+  virtual void align(int l, Direction d, ConstView in, View out) = 0;
   // Norm blocks (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of the
   // residual connections on this strategy's layouts, asked for only by a
   // model that demands them (ModelDemands::linear_layers; Strategy's defaults refuse).
@@ -213,6 +225,12 @@ class Strategy : public Primitives {
     return BackwardOrder::aggregate_first;
   }
 
+  // Whether every layer's layouts hold the same rows on this rank, on every
+  // rank (aggregated_layout(l) = layout(l) for Primitives::align). A property
+  // of the strategy, not of one rank's layouts: a rank whose rows happen to
+  // agree still takes part in the others' align.
+  virtual bool same_rows() const { return true; }
+  void align(int l, Direction d, ConstView in, View out) override;
   // The norm blocks' collectives: the defaults refuse (a strategy without caps.linear_layers).
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
@@ -263,6 +281,7 @@ class Strategy : public Primitives {
   virtual void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const = 0;
   virtual void linear_bytes(int l, ByteModel& m) const;
   virtual void linear_backward_bytes(int l, bool dx, ByteModel& m) const = 0;
+  virtual void align_bytes(int l, Direction d, ByteModel& m) const;
   virtual void sum_over_columns_bytes(int l, ByteModel& m) const;
   virtual void sum_over_rows_bytes(int l, ByteModel& m) const;
   virtual void reshard_bytes(int from, int to, ByteModel& m) const;

@@ -282,8 +282,8 @@ void check_values(const Graph& g, const Dataset& data, EdgeValues values) {
 
 TEST_CASE("edge values by kind are formed from one prepared graph: in memory, from shards, from shards without degrees",
           "[prepared][values]") {
+  TempDir tmp("values");           // every rank (a broadcast names it, a barrier removes it)
   if (world_rank() != 0) return;  // no communication: one rank checks
-  TempDir tmp("values");
   const char* kUndirected = "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4";
   const std::vector<std::pair<const char*, const char*>> cases{
       {kDirected, "none"}, {kDirected, "double"}, {kUndirected, "none"}, {kUndirected, "double"}};

@@ -370,7 +370,8 @@ TEST_CASE("--model scalegnn is refused where it is not built, with one clear mes
   s.algo = "plexus-3d";
   s.grid = {};
   s.options["permutation"] = "double";
-  CHECK(fails(s).find("--model scalegnn reshards its residuals in one vertex ordering") != std::string::npos);
+  CHECK(fails(s).find("--model scalegnn moves a layer's input rows into its output's layout (residuals, root terms) "
+                      "in one vertex ordering") != std::string::npos);
   s.algo = "serial";
   s.options["permutation"] = "";
   s.model.learn_features = true;

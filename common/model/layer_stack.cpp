@@ -1,17 +1,17 @@
-#include "models/gcn/gcn.hpp"
+#include "common/model/layer_stack.hpp"
 
 #include <algorithm>
 
 namespace gcnlab {
 
-Architecture GcnModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
+std::vector<std::int64_t> LayerStack::widths(const ModelConfig& c, std::int64_t features, std::int64_t classes) {
   std::vector<std::int64_t> dims{features};
   for (int l = 1; l < c.layers; ++l) dims.push_back(c.hidden);
   dims.push_back(classes);
-  return convolutions(std::move(dims), "gcn");
+  return dims;
 }
 
-void GcnModel::bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const {
+void LayerStack::bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const {
   const Strategy& st = *p.strategy;
   const int L = p.weight_layers();
   const bool drop = p.config.dropout > 0;
@@ -26,6 +26,7 @@ void GcnModel::bind_activations(ActivationSlots& slots, const BufferPlan& p, std
       s.z = slots.take(out);
       s.g = slots.take(out);
     }
+    for (int l = 0; l < L; ++l) bind_layer(slots, p, l, layers[l]);
     return;
   }
   // MG-GCN Sec. 4.2: layer l's buffer holds Z_l -> H_{l+1} (Eq. 18) -> G_l (19) -> dX_l (21).
@@ -44,16 +45,17 @@ void GcnModel::bind_activations(ActivationSlots& slots, const BufferPlan& p, std
     float* x = slots.take(widest_input);
     for (int l = 0; l < L; ++l) layers[l].x = shaped(x, st.layout(l));
   }
+  for (int l = 0; l < L; ++l) bind_layer(slots, p, l, layers[l]);
 }
 
-void GcnModel::drop_input(const Pass& p, int l) {
+void LayerStack::drop_input(const Pass& p, int l) {
   p.elementwise([&](Backend& b) {
     LayerBuffers& s = p.buf.layers[l];
     b.dropout(s.h, s.x, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l));
   });
 }
 
-void GcnModel::forward(Pass& p) const {
+void LayerStack::forward(Pass& p) const {
   const int L = p.arch.weight_layers();
   const bool drop = p.training && p.config.dropout > 0;
   const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
@@ -61,7 +63,7 @@ void GcnModel::forward(Pass& p) const {
     LayerBuffers& s = p.buf.layers[l];
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
     if (drop && (l == 0 || shared)) drop_input(p, l);
-    p.layer_forward(l, drop ? s.x : s.h);
+    layer_forward(p, l, drop ? s.x : s.h);
     if (l + 1 == L) break;
     p.elementwise([&](Backend& b) {
       LayerBuffers& next = p.buf.layers[l + 1];
@@ -73,7 +75,7 @@ void GcnModel::forward(Pass& p) const {
   }
 }
 
-void GcnModel::backward(Pass& p) const {
+void LayerStack::backward(Pass& p) const {
   const bool drop = p.config.dropout > 0;
   const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
   for (int l = p.arch.weight_layers() - 1; l >= 0; --l) {
@@ -81,7 +83,7 @@ void GcnModel::backward(Pass& p) const {
     if (shared && drop) drop_input(p, l);  // the forward's X_l was overwritten
     const bool input_gradient = p.input_gradient(l);
     View dx = input_gradient ? s.dx : View{};
-    p.layer_backward(l, drop ? s.x : s.h, input_gradient ? &dx : nullptr);
+    layer_backward(p, l, drop ? s.x : s.h, input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
     p.elementwise([&](Backend& b) {
       if (l == 0) {  // the trained features: dropout's backward is the same mask and scale

@@ -1,0 +1,58 @@
+#pragma once
+// The layer stack of Kipf & Welling's GCN, which GraphSAGE and other
+// message-passing models share: L weight layers f_0 -> hidden ... -> classes
+// with ReLU and dropout between them,
+//   forward   X_l = dropout(H_l);  Z_l = layer_l(X_l);  H_{l+1} = ReLU(Z_l)
+//   backward  layer_l's parameter gradients and dX_l;  dH_l = dropout'(dX_l);
+//             G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
+// A model says what layer_l is (layer_forward, layer_backward: by default
+// one graph convolution Z = Âᵀ X W, convolution.hpp) and which buffers of
+// its own a layer needs (bind_layer); the stack keeps the activations, the
+// dropout and the ReLU.
+//
+// Element-wise work is fused where it touches the same matrix: X_{l+1} =
+// dropout(ReLU(Z_l)) in one pass (H_{l+1} is written only by the evaluation
+// pass), and G_{l-1} from dX_l and X_l in one pass (ew::DropoutReluBackward).
+// Under MG-GCN's shared activation plan (ActivationPlan::shared) Z_l, H_{l+1},
+// G_l and dX_l take turns in one buffer per layer, ReLU runs in place and
+// dropout(H_l) is recomputed from its keyed mask for the backward pass
+// instead of being kept. With --learn-features, layer 0 computes dL/dX_0
+// (the trainer's optimiser updates H_0 from it).
+
+#include "common/model/model.hpp"
+
+namespace gcnlab {
+
+class LayerStack : public Model {
+ public:
+  // Per layer, as CAGNET and DGL keep them (4-6 buffers a layer), or MG-GCN's
+  // shared plan (Balın et al. Sec. 4.2, Eq. 16-21, Fig. 4): one buffer per
+  // layer holds its output Z, then H' = ReLU(Z) in place, then G = dL/dZ,
+  // then dX; dropout's input is recomputed from its keyed mask into one
+  // shared buffer. With the strategy's broadcast buffers and the work slot
+  // that is L + 3 buffers (+1 with dropout) beside the input features. G and
+  // dX share storage: the backward reads G before it writes dX. Then each
+  // layer's own buffers (bind_layer).
+  void bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const override;
+  void forward(Pass& p) const override;
+  void backward(Pass& p) const override;
+
+ protected:
+  // f_0 = features, --layers - 1 hidden widths, classes.
+  static std::vector<std::int64_t> widths(const ModelConfig& c, std::int64_t features, std::int64_t classes);
+  // Z_l (buf.layers[l].z) from X_l.
+  virtual void layer_forward(const Pass& p, int l, ConstView x) const { p.layer_forward(l, x); }
+  // From G_l (buf.layers[l].g): layer l's parameter gradients and, unless dx
+  // is null, dX_l. G_l may share storage with dX_l: read it before writing dX_l.
+  virtual void layer_backward(const Pass& p, int l, ConstView x, View* dx) const { p.layer_backward(l, x, dx); }
+  // Layer l's own buffers (LayerBuffers::own), taken after the stack's.
+  virtual void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
+    (void)slots, (void)p, (void)l, (void)s;
+  }
+
+ private:
+  // X_l = dropout(H_l) (forward, and the shared plan's backward).
+  static void drop_input(const Pass& p, int l);
+};
+
+}  // namespace gcnlab

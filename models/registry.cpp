@@ -11,7 +11,8 @@ namespace gcnlab {
 // Adding a model: a folder with its entry function, and one line here.
 #define GCNLAB_MODELS(X) \
   X(gcn_model)           \
-  X(scalegnn_model)
+  X(scalegnn_model)      \
+  X(sage_model)
 
 #define GCNLAB_DECLARE(entry) ModelInfo entry();
 GCNLAB_MODELS(GCNLAB_DECLARE)

@@ -2,7 +2,7 @@
 """The golden results: a fixed set of short runs whose numbers a refactor must not move (issue 45).
 
 Every registered strategy at 4 ranks on its default grid (serial on 1), a second grid for the strategies
-on grids of two or more axes, `--model scalegnn` where a strategy runs it, a directed graph, and mini-batch
+on grids of two or more axes, every other model (`gcnlab models --json`: scalegnn, sage) where a strategy runs it, a directed graph, and mini-batch
 runs; each run 3 epochs with dropout on, one thread per rank, OpenBLAS's Haswell kernels. Stored in
 tests/golden/runs.json per run:
   - every epoch's loss, bit for bit (JSON keeps a double exactly);
@@ -45,7 +45,12 @@ def registry(gcnlab):
     return json.loads(out)["strategies"]
 
 
-def runs(strategies):
+def model_registry(gcnlab):
+    out = subprocess.run([gcnlab, "models", "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["models"]
+
+
+def runs(strategies, models):
     """The fixed set: (label, ranks, arguments)."""
     out = []
     for s in strategies:
@@ -62,9 +67,11 @@ def runs(strategies):
         if axes >= 2:
             out.append((f"{name}/grid-{SECOND_GRID[axes]}", ranks,
                         base + ["--dataset", UNDIRECTED, "--grid", SECOND_GRID[axes]]))
-        if caps["linear_layers"]:
-            extra = ["--permutation", "none"] if caps["permutations"] else []  # its residual reshard: one ordering
-            out.append((f"{name}/scalegnn", ranks, base + ["--dataset", UNDIRECTED, "--model", "scalegnn"] + extra))
+        for m in models:  # every other model the strategy runs (gcnlab models --json)
+            if m["name"] == "gcn" or name not in m["strategies"]:
+                continue
+            extra = ["--permutation", "none"] if caps["permutations"] else []  # residuals, root terms: one ordering
+            out.append((f"{name}/{m['name']}", ranks, base + ["--dataset", UNDIRECTED, "--model", m["name"]] + extra))
         if name in ("serial", "1d", "2d", "plexus-3d"):
             out.append((f"{name}/directed", ranks, base + ["--dataset", DIRECTED]))
         if caps["minibatch"]:
@@ -136,7 +143,7 @@ def main():
                     help="rewrite tests/golden/runs.json from this build (also GCNLAB_GOLDEN_UPDATE=1)")
     a = ap.parse_args()
     env_sig = signature(a.gcnlab)
-    todo = runs(registry(a.gcnlab))
+    todo = runs(registry(a.gcnlab), model_registry(a.gcnlab))
     with tempfile.TemporaryDirectory() as work:
         got = {label: measure(a.gcnlab, a.mpiexec, label, ranks, args, work) for label, ranks, args in todo}
     if a.update:

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# gcnlab's models against PyTorch Geometric 2.3.1's layers on Cora, with the
+# same initial weights, graph, features and labels (issue 45): `serial
+# --model sage` against a two-layer SAGEConv network (aggr="mean",
+# root_weight, bias; ReLU between). Dropout and weight decay off. Checked:
+# the loss and the train/val/test accuracies of the first forward pass, and
+# every parameter's gradient, within 1e-5 relative (|a - b| <= 1e-5 (|b| +
+# max |b| of the parameter)). gcnlab's gradients are read from one SGD step
+# with a large learning rate: g = (W_initial - W_final) / lr.
+# The reference: experiments/setup_pyg.sh (.ci/run calls it) makes
+# .venv-pyg/; without it this test is skipped and says why.
+source "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+PYG=${PYG_PYTHON:-$root/.venv-pyg/bin/python}
+if [ -z "${GCNLAB_DATA_DIR:-}" ]; then
+  echo "SKIP: GCNLAB_DATA_DIR is not set (needs planetoid/ind.cora.*)"
+  exit 77
+fi
+if ! "$PYG" -c "import torch_geometric" 2>/dev/null; then
+  echo "SKIP: no PyTorch Geometric at $PYG (run experiments/setup_pyg.sh, or set PYG_PYTHON)"
+  exit 77
+fi
+# Cora as gcnlab reads it, in a prepared directory the reference reads too
+"$GCNLAB" prepare --dataset "planetoid:$GCNLAB_DATA_DIR/planetoid/cora" --shards 1x1 --out "$WORK/cora" >/dev/null \
+  || fail "prepare"
+LR=10000
+for model in sage; do
+  "$GCNLAB" train --algo serial --model "$model" --dataset "gcl:$WORK/cora" --layers 2 --hidden 16 --dropout 0 \
+    --optimizer sgd --lr $LR --weight-decay 0 --epochs 1 --no-eval --seed 3 --weights-out "$WORK/$model" \
+    --out "$WORK/$model.json" >/dev/null 2>&1 || fail "$model: gcnlab train"
+  "$PYG" "$root/tests/cli/pyg_reference.py" "$WORK/cora" "$WORK/$model" "$WORK/$model.json" "$model" $LR \
+    || fail "$model differs from PyTorch Geometric"
+done
+finish

@@ -25,6 +25,7 @@
 #include <catch2/catch.hpp>
 
 #include "algorithms/registry.hpp"
+#include "models/registry.hpp"
 #include "common/comm/process_grid.hpp"
 #include "tests/support/harness.hpp"
 
@@ -94,12 +95,16 @@ TEST_CASE("two identical runs give the same bits, whatever the alignment of buff
         const RunSpec spec = spec_for(s, grid, threads);
         const RunResult first = run(MPI_COMM_WORLD, spec, data);
         require_bitwise_equal(first, perturbed(spec, data));
-        if (s.caps.linear_layers && grid == job_grids(s.name, world_size()).front()) {  // RMSNorm, residuals
-          RunSpec scalegnn = spec;
-          scalegnn.model.name = "scalegnn";
-          if (declares(s.name, "permutation")) scalegnn.options["permutation"] = "none";  // one vertex ordering
-          INFO("--model scalegnn");
-          require_bitwise_equal(run(MPI_COMM_WORLD, scalegnn, data), perturbed(scalegnn, data));
+        if (grid != job_grids(s.name, world_size()).front()) continue;
+        for (const ModelInfo& m : models()) {  // every other model it runs: RMSNorm, residuals, root terms, biases
+          if (m.name == "gcn" || (m.demands.linear_layers && !s.caps.linear_layers) ||
+              (m.demands.full_graph_only && !s.caps.full_graph))
+            continue;
+          RunSpec other = spec;
+          other.model.name = m.name;
+          if (declares(s.name, "permutation")) other.options["permutation"] = "none";  // one vertex ordering
+          INFO("--model " << m.name);
+          require_bitwise_equal(run(MPI_COMM_WORLD, other, data), perturbed(other, data));
         }
       }
 }

@@ -157,7 +157,7 @@ void check_convolutions(const Problem& p) {
   const bool convolutions =
       std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; });
   GCNLAB_CHECK(convolutions && !p.self_term,
-               "Plexus's performance model (Sec. 4) prices GCN's graph convolutions only and --model {} has {}: "
+               "Plexus's performance model (Sec. 4) prices graph convolutions only and --model {} has {}: "
                "compare strategies on their simulated bytes with plan --algo (and give plexus-3d a --grid)",
                p.model, convolutions ? "a root term in each layer" : "linear layers");
 }

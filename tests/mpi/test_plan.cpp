@@ -48,7 +48,7 @@ TEST_CASE("plan: every factorisation, best first; all ranks on Y for a wide laye
         std::vector<std::vector<int>>{{1, 12}, {2, 6}, {3, 4}, {4, 3}, {6, 2}, {12, 1}});
 }
 
-TEST_CASE("plan: Plexus's model prices graph convolutions only; a model's linear layers add GEMMs, no SpMM",
+TEST_CASE("plan: Plexus's model prices graph convolutions only; linear layers add GEMMs, no SpMM; root terms GEMMs",
           "[plan][unit]") {
   ModelConfig gcn, scalegnn;
   gcn.layers = 4, gcn.hidden = 13;
@@ -63,6 +63,16 @@ TEST_CASE("plan: Plexus's model prices graph convolutions only; a model's linear
   CHECK(some.gemm == all.gemm);
   CHECK(some.spmm == 9000.0 * (13 + 13 + 13 + 13));  // the two convolutions, forward and backward, at width 13
   CHECK(all.spmm == 9000.0 * (19 + (13 + 13) + (13 + 13) + (13 + 5)));
+
+  // GraphSAGE's root term: the same SpMMs as GCN's, each layer's GEMMs twice; Plexus's model refuses it
+  ModelConfig sage = gcn;
+  sage.name = "sage";
+  const planning::Problem rooted = planning::problem_of(1001, 9000, architecture(sage, 19, 5), false);
+  CHECK_THAT(error_message([&] { planning::rank_grids(rooted, 8, planning::machine_profile("local")); }),
+             Catch::Contains("prices graph convolutions only and --model sage has a root term in each layer"));
+  const auto rooted_work = planning::epoch_work(rooted, "1d");
+  CHECK(rooted_work.spmm == all.spmm);
+  CHECK(rooted_work.gemm == 2 * all.gemm);
 }
 
 TEST_CASE("plan: the perlmutter profile is Eq. 4.4 as printed, with the paper's coefficients, at every G",

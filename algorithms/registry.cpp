@@ -109,6 +109,10 @@ StrategyOptions with_defaults(StrategyOptions opts) {
   return opts;
 }
 
+bool provides(const StrategyCaps& caps, const ModelDemands& d) {
+  return (!d.linear_layers || caps.linear_layers) && (!d.full_graph_only || caps.full_graph);
+}
+
 std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyContext& ctx) {
   const StrategyInfo& s = strategy_info(opts.algo);
   const StrategyCaps& caps = s.caps;

@@ -81,6 +81,9 @@ int grid_axes(const std::string& algo);
 // Checks the options against the strategy's capabilities, fills in the
 // defaults of every registered option not given, and builds it.
 std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyContext& ctx);
+// Whether a strategy provides what a model demands (its linear layers and
+// norm blocks; full-graph training): the models make_strategy accepts on it.
+bool provides(const StrategyCaps& caps, const ModelDemands& d);
 // opts.options with every registered option's default filled in where not given.
 StrategyOptions with_defaults(StrategyOptions opts);
 

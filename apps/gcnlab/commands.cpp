@@ -1018,7 +1018,7 @@ namespace {
 std::vector<std::string> strategies_for(const ModelDemands& d) {
   std::vector<std::string> out;
   for (const StrategyInfo& s : gcnlab::strategies())
-    if ((!d.linear_layers || s.caps.linear_layers) && (!d.full_graph_only || s.caps.full_graph)) out.push_back(s.name);
+    if (provides(s.caps, d)) out.push_back(s.name);
   return out;
 }
 

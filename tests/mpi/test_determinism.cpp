@@ -97,9 +97,7 @@ TEST_CASE("two identical runs give the same bits, whatever the alignment of buff
         require_bitwise_equal(first, perturbed(spec, data));
         if (grid != job_grids(s.name, world_size()).front()) continue;
         for (const ModelInfo& m : models()) {  // every other model it runs: RMSNorm, residuals, root terms, biases
-          if (m.name == "gcn" || (m.demands.linear_layers && !s.caps.linear_layers) ||
-              (m.demands.full_graph_only && !s.caps.full_graph))
-            continue;
+          if (m.name == "gcn" || !provides(s.caps, m.demands)) continue;
           RunSpec other = spec;
           other.model.name = m.name;
           if (declares(s.name, "permutation")) other.options["permutation"] = "none";  // one vertex ordering

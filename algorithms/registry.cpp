@@ -110,7 +110,7 @@ StrategyOptions with_defaults(StrategyOptions opts) {
 }
 
 bool provides(const StrategyCaps& caps, const ModelDemands& d) {
-  return (!d.linear_layers || caps.linear_layers) && (!d.full_graph_only || caps.full_graph);
+  return (!d.norm_blocks || caps.norm_blocks) && (!d.full_graph_only || caps.full_graph);
 }
 
 std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyContext& ctx) {
@@ -127,9 +127,9 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
                "--comm-precision bf16 is for the 3D PMM of {} (ScaleGNN Sec. V-B); --algo {} communicates in fp32",
                listing(strategies_with(&StrategyCaps::bf16_comm)), opts.algo);
   const ModelDemands& model = opts.model;
-  GCNLAB_CHECK(!model.linear_layers || caps.linear_layers,
-               "--model {} ({}) runs on {}; --algo {} provides the graph convolution's primitives only (linear layers "
-               "and norm blocks: no)", model.name, model.title, listing(strategies_with(&StrategyCaps::linear_layers)),
+  GCNLAB_CHECK(!model.norm_blocks || caps.norm_blocks,
+               "--model {} ({}) runs on {}; --algo {} provides no norm blocks (RMSNorm's row sums, "
+               "the residuals' reshard)", model.name, model.title, listing(strategies_with(&StrategyCaps::norm_blocks)),
                opts.algo);
   GCNLAB_CHECK(opts.batch_size == 0 || !model.full_graph_only,
                "--model {} ({}) trains on the full graph: mini-batches rescale GCN's Â (ScaleGNN Eq. 24), not its "
@@ -145,7 +145,9 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
                  "--algo {} computes (ÂᵀX)W in every layer, as its paper does: --order {} is for {}", opts.algo,
                  opts.order, fmt::join(strategies_with(&StrategyCaps::any_order), ", "));
   }
-  return s.make(with_defaults(std::move(opts)), ctx);
+  std::unique_ptr<Strategy> made = s.make(with_defaults(std::move(opts)), ctx);
+  made->bind(ctx);
+  return made;
 }
 
 nlohmann::json declared_options_json(const StrategyOptions& opts) {
@@ -185,7 +187,7 @@ nlohmann::json strategies_json() {
                       {"full_graph", c.full_graph},
                       {"dp_oracle", c.dp_oracle},
                       {"bf16_comm", c.bf16_comm},
-                      {"linear_layers", c.linear_layers},
+                      {"norm_blocks", c.norm_blocks},
                       {"permutations", c.permutations},
                       {"perf_model", c.perf_model},
                       {"plan", c.plan}}},

@@ -43,7 +43,7 @@ struct StrategyCaps {
   bool full_graph = true;       // trains full-graph epochs (false: --batch-size is required)
   bool dp_oracle = false;       // --dp-groups: the oracle of D data-parallel groups
   bool bf16_comm = false;       // --comm-precision bf16 (ScaleGNN Sec. V-B)
-  bool linear_layers = false;   // linear weight layers and norm blocks (ModelDemands::linear_layers: --model scalegnn)
+  bool norm_blocks = false;     // norm blocks' collectives (ModelDemands::norm_blocks: --model scalegnn)
   bool permutations = false;    // --permutation: its graph is prepared with a vertex permutation (Plexus Sec. 5.1)
   // Plexus's analytic performance model (Plexus Sec. 4, planning/perf_model)
   // describes its epochs: --grid auto, plan without --algo, Eq. 4.4's calibration.
@@ -81,8 +81,8 @@ int grid_axes(const std::string& algo);
 // Checks the options against the strategy's capabilities, fills in the
 // defaults of every registered option not given, and builds it.
 std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyContext& ctx);
-// Whether a strategy provides what a model demands (its linear layers and
-// norm blocks; full-graph training): the models make_strategy accepts on it.
+// Whether a strategy provides what a model demands (its norm blocks;
+// full-graph training): the models make_strategy accepts on it.
 bool provides(const StrategyCaps& caps, const ModelDemands& d);
 // opts.options with every registered option's default filled in where not given.
 StrategyOptions with_defaults(StrategyOptions opts);

@@ -19,6 +19,9 @@ struct ModelInfo {
   std::string name;     // --model NAME
   std::string summary;  // one line, with its paper
   ModelDemands demands;  // what it asks of a strategy (StrategyOptions::model)
+  // The flags of ModelConfig that only it reads ("--train-eps"): given with
+  // another --model, they are refused.
+  std::vector<std::string> flags;
   std::unique_ptr<Model> (*make)() = nullptr;
 };
 

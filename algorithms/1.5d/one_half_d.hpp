@@ -47,6 +47,7 @@ class OneHalfDStrategy final : public Strategy {
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   bool counts_metrics() const override { return grid_.coord("c") == 0; }
+  bool first_copy(int) const override { return grid_.coord("c") == 0; }  // block row i on P(i, :)
   std::int64_t nnz_local() const override { return nnz_local_; }
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;

@@ -10,7 +10,7 @@ StrategyInfo plexus_3d_strategy() {
   s.summary = "Plexus 3D tensor parallelism on X x Y x Z, double permutation (Ranjan et al. SC'25)";
   s.grid_axes = 3;
   s.grids = factor_grids<3>;
-  s.caps.bf16_comm = s.caps.linear_layers = s.caps.permutations = s.caps.perf_model = true;
+  s.caps.bf16_comm = s.caps.norm_blocks = s.caps.permutations = s.caps.perf_model = true;
   s.options = pmm_options();
   s.make = make<Plexus3DStrategy>;
   return s;

@@ -392,8 +392,13 @@ ClassSplit Plexus3DStrategy::class_split() {
 
 bool Plexus3DStrategy::counts_metrics() const {
   // ... and are replicated over the third axis (Plexus's model: c_L = b_{L-1}).
-  const MatrixAxes last = matrix_axes(shape_, shape_.layers());
-  return k_[3 - last.rows - last.cols] == 0;
+  return first_copy(shape_.layers());
+}
+
+bool Plexus3DStrategy::first_copy(int l) const {
+  if (l == 0 && conv(0)) return true;  // X_0 is sharded over the third axis too (Sec. 3.1, input_block)
+  const MatrixAxes m = matrix_axes(shape_, l);  // rows and columns split over two axes, replicated over the third
+  return k_[3 - m.rows - m.cols] == 0;
 }
 
 void Plexus3DStrategy::add_step(int l, Step step, ByteModel& m) const {

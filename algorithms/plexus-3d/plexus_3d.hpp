@@ -72,6 +72,7 @@ class Plexus3DStrategy final : public Strategy {
   void restrict_to(const SampleCut* c) override;
   ClassSplit class_split() override;
   bool counts_metrics() const override;
+  bool first_copy(int l) const override;
   std::int64_t nnz_local() const override { return cur_->nnz; }
   // plexus::step_collectives of each primitive (the Eq. 4.5 terms with this rank's block sizes)
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;

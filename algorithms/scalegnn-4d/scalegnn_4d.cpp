@@ -81,6 +81,10 @@ void ScaleGnn4DStrategy::sum_over_rows(int l, std::span<float> per_column) {
   if (d_ > 1 && sampled_) data_group().allreduce(per_column, ReduceOp::sum, Category::allreduce);  // dL/dγ as dW
 }
 
+bool ScaleGnn4DStrategy::first_copy(int l) const {
+  return pmm_->first_copy(l) && (sampled_ || grid_.coord("d") == 0);  // as counts_metrics, on any layer
+}
+
 bool ScaleGnn4DStrategy::counts_metrics() const {
   // training steps: every group's sample; evaluation: the full graph once
   return pmm_->counts_metrics() && (sampled_ || grid_.coord("d") == 0);

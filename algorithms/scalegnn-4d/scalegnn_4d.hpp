@@ -58,6 +58,7 @@ class ScaleGnn4DStrategy final : public Strategy {
   std::array<int, 2> data_parallel() const override { return {d_, grid_.coord("d")}; }
   ClassSplit class_split() override { return pmm_->class_split(); }
   bool counts_metrics() const override;
+  bool first_copy(int l) const override;
   std::int64_t nnz_local() const override { return pmm_->nnz_local(); }
   // the PMM's, and (training steps, D > 1) the data-parallel all-reduces of dW and dL/dγ
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override {

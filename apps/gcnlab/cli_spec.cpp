@@ -91,6 +91,8 @@ Options model_options() {
       {"--dropout", "X", "dropout probability in [0, 1) (default 0)"},
       {"--seed", "S", "weights, features, dropout, permutations and samples (default 1)"},
       {"--learn-features", "", "train the input features as parameters (Plexus's node embeddings)"},
+      {"--gin-eps", "X", "gin: ε of h'_i = MLP((1 + ε) h_i + Σ_j h_j), its initial value with --train-eps (default 0)"},
+      {"--train-eps", "", "gin: learn one ε per GIN layer (PyG's GINConv train_eps=True)"},
   };
 }
 

@@ -225,8 +225,8 @@ nlohmann::json provenance(const Communicator& world, int ranks_on_node, const Th
 // layer l, then the model's others, e.g. --model scalegnn's S<k>, the
 // RMSNorm scale of GNN layer k), in Weights order. Reading, the weight layers'
 // files are required and the others optional, all or none.
-Weights read_weights(const std::string& dir, const Model& model, const Architecture& arch) {
-  const std::vector<ParameterSpec> params = model.parameters(arch);
+Weights read_weights(const std::string& dir, const Model& model, const ModelConfig& config, const Architecture& arch) {
+  const std::vector<ParameterSpec> params = model.parameters(config, arch);
   Weights w;
   for (std::size_t k = 0; k < params.size(); ++k) {
     const std::string path = fmt::format("{}/{}.npy", dir, params[k].name);
@@ -241,9 +241,10 @@ Weights read_weights(const std::string& dir, const Model& model, const Architect
   return w;
 }
 
-void write_weights(const std::string& dir, const Model& model, const Architecture& arch, const Weights& w) {
+void write_weights(const std::string& dir, const Model& model, const ModelConfig& config, const Architecture& arch,
+                   const Weights& w) {
   std::filesystem::create_directories(dir);
-  const std::vector<ParameterSpec> params = model.parameters(arch);
+  const std::vector<ParameterSpec> params = model.parameters(config, arch);
   GCNLAB_ASSERT(params.size() == w.size());
   for (std::size_t k = 0; k < w.size(); ++k) {
     const auto [rows, cols] = global_shape(params[k], arch);
@@ -425,6 +426,19 @@ ModelConfig read_model_config(Args& args) {
   model.dropout = static_cast<float>(args.real("--dropout", 0));
   model.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
   model.learn_features = args.flag("--learn-features");
+  // The flags one model reads (ModelInfo::flags), refused with any other.
+  const ModelInfo& chosen = model_info(model.name);
+  const auto owned = [&](const std::string& flag, bool given) {
+    if (!given || std::find(chosen.flags.begin(), chosen.flags.end(), flag) != chosen.flags.end()) return;
+    std::vector<std::string> owners;
+    for (const ModelInfo& m : gcnlab::models())
+      if (std::find(m.flags.begin(), m.flags.end(), flag) != m.flags.end()) owners.push_back("--model " + m.name);
+    fail("{} is for {}; --model {} has no such setting", flag, fmt::join(owners, ", "), model.name);
+  };
+  owned("--gin-eps", args.value("--gin-eps").has_value());
+  model.gin_eps = static_cast<float>(args.real("--gin-eps", 0));
+  model.train_eps = args.flag("--train-eps");
+  owned("--train-eps", model.train_eps);
   return model;
 }
 
@@ -717,7 +731,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   phase("partition", [&] { graph = run_graph(run, *data, resume); });
   phase("weights", [&] {
     if (a.weights_in)
-      initial = read_weights(*a.weights_in, *run.gnn, run.gnn->architecture(run.model, data->features, data->classes));
+      initial = read_weights(*a.weights_in, *run.gnn, run.model, run.gnn->architecture(run.model, data->features, data->classes));
   });
   phase("setup", [&] { run.trainer->setup(*data, *graph->graph, initial ? &*initial : nullptr); });
   graph.reset();
@@ -835,8 +849,8 @@ int train(Args& args, MpiCommunicator& world) {
     if (out && !(stopped_by && (kept = complete_results(*out)))) write_file_atomically(*out, j.dump(1) + "\n");
     if (weights_out && !stopped_by) {
       const Architecture arch = run.gnn->architecture(run.model, r.dims.front(), r.dims.back());
-      write_weights(*weights_out + "/initial", *run.gnn, arch, r.initial_weights);
-      write_weights(*weights_out + "/final", *run.gnn, arch, r.final_weights);
+      write_weights(*weights_out + "/initial", *run.gnn, run.model, arch, r.initial_weights);
+      write_weights(*weights_out + "/final", *run.gnn, run.model, arch, r.final_weights);
     }
   });
   if (!stopped_by) return 0;
@@ -1028,7 +1042,7 @@ nlohmann::json models_json() {
     all.push_back({{"name", m.name},
                    {"summary", m.summary},
                    {"demands",
-                    {{"linear_layers", m.demands.linear_layers},
+                    {{"norm_blocks", m.demands.norm_blocks},
                      {"fixed_order", m.demands.fixed_order},
                      {"full_graph_only", m.demands.full_graph_only}}},
                    {"strategies", strategies_for(m.demands)}});

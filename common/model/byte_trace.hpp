@@ -26,6 +26,7 @@ class ByteTracer final : public Primitives {
   void sum_over_columns(int l, std::span<float>) override { s_.sum_over_columns_bytes(l, bytes_); }
   void sum_over_rows(int l, std::span<float>) override { s_.sum_over_rows_bytes(l, bytes_); }
   void reshard(int from, int to, ConstView, View, bool) override { s_.reshard_bytes(from, to, bytes_); }
+  void sum_over_layout(int l, View values) override { s_.sum_over_layout_bytes(l, values.size(), bytes_); }
 
   const ByteModel& bytes() const { return bytes_; }
 

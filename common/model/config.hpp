@@ -24,6 +24,10 @@ struct ModelConfig {
   bool learn_features = false;
   // scalegnn: ε of RMSNorm, x / sqrt(mean(x²) + ε) (Eq. 7).
   float norm_eps = 1e-6f;
+  // gin: ε of h'_i = MLP((1 + ε) h_i + Σ_j h_j) (--gin-eps), its initial
+  // value where it is learned (--train-eps: one ε per GIN layer).
+  float gin_eps = 0;
+  bool train_eps = false;
 };
 
 struct TrainConfig {

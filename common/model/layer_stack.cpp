@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace gcnlab {
 
 std::vector<std::int64_t> LayerStack::widths(const ModelConfig& c, std::int64_t features, std::int64_t classes) {
@@ -14,14 +16,14 @@ std::vector<std::int64_t> LayerStack::widths(const ModelConfig& c, std::int64_t 
 void LayerStack::bind_activations(ActivationSlots& slots, const BufferPlan& p, std::vector<LayerBuffers>& layers) const {
   const Strategy& st = *p.strategy;
   const int L = p.weight_layers();
-  const bool drop = p.config.dropout > 0;
+  const auto drop = [&](int l) { return p.config.dropout > 0 && drops_input(p.arch, l); };
   if (!p.shared()) {  // H (l > 0), dropout(H), dX, Z, G
     for (int l = 0; l < L; ++l) {
       LayerBuffers& s = layers[l];
       const Layout& in = st.layout(l);
       const Layout& out = st.layout(l + 1);
       if (l > 0) s.h = slots.take(in);
-      if (drop) s.x = slots.take(in);
+      if (drop(l)) s.x = slots.take(in);
       if (p.input_gradient(l)) s.dx = slots.take(in);
       s.z = slots.take(out);
       s.g = slots.take(out);
@@ -30,7 +32,8 @@ void LayerStack::bind_activations(ActivationSlots& slots, const BufferPlan& p, s
     return;
   }
   // MG-GCN Sec. 4.2: layer l's buffer holds Z_l -> H_{l+1} (Eq. 18) -> G_l (19) -> dX_l (21).
-  std::int64_t widest_input = 0;
+  std::int64_t widest_dropped = 0;
+  bool any_dropped = false;
   for (int l = 0; l < L; ++l) {
     LayerBuffers& s = layers[l];
     const Layout& in = st.layout(l);
@@ -39,11 +42,12 @@ void LayerStack::bind_activations(ActivationSlots& slots, const BufferPlan& p, s
     s.z = s.g = shaped(a, out);
     if (l + 1 < L) layers[l + 1].h = shaped(a, out);
     if (p.input_gradient(l)) s.dx = shaped(a, in);
-    widest_input = std::max(widest_input, size_of(in));
+    if (drop(l)) widest_dropped = std::max(widest_dropped, size_of(in)), any_dropped = true;
   }
-  if (drop) {  // X_l = dropout(H_l), written before each forward and backward product of layer l
-    float* x = slots.take(widest_input);
-    for (int l = 0; l < L; ++l) layers[l].x = shaped(x, st.layout(l));
+  if (any_dropped) {  // X_l = dropout(H_l), written before each forward and backward product of layer l
+    float* x = slots.take(widest_dropped);
+    for (int l = 0; l < L; ++l)
+      if (drop(l)) layers[l].x = shaped(x, st.layout(l));
   }
   for (int l = 0; l < L; ++l) bind_layer(slots, p, l, layers[l]);
 }
@@ -57,17 +61,17 @@ void LayerStack::drop_input(const Pass& p, int l) {
 
 void LayerStack::forward(Pass& p) const {
   const int L = p.arch.weight_layers();
-  const bool drop = p.training && p.config.dropout > 0;
   const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
+  const auto drop = [&](int l) { return p.training && dropped(p, l); };
   for (int l = 0; l < L; ++l) {
     LayerBuffers& s = p.buf.layers[l];
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
-    if (drop && (l == 0 || shared)) drop_input(p, l);
-    layer_forward(p, l, drop ? s.x : s.h);
+    if (drop(l) && (l == 0 || shared)) drop_input(p, l);
+    layer_forward(p, l, drop(l) ? s.x : s.h);
     if (l + 1 == L) break;
     p.elementwise([&](Backend& b) {
       LayerBuffers& next = p.buf.layers[l + 1];
-      if (drop && !shared)
+      if (drop(l + 1) && !shared)
         b.relu_dropout(s.z, next.x, next.row_ids.data(), p.strategy.layout(l + 1).col0, p.dropout(l + 1));
       else
         b.relu(s.z, next.h);  // in place under the shared plan
@@ -76,10 +80,10 @@ void LayerStack::forward(Pass& p) const {
 }
 
 void LayerStack::backward(Pass& p) const {
-  const bool drop = p.config.dropout > 0;
   const bool shared = p.strategy.activation_plan() == ActivationPlan::shared;
   for (int l = p.arch.weight_layers() - 1; l >= 0; --l) {
     LayerBuffers& s = p.buf.layers[l];
+    const bool drop = dropped(p, l);
     if (shared && drop) drop_input(p, l);  // the forward's X_l was overwritten
     const bool input_gradient = p.input_gradient(l);
     View dx = input_gradient ? s.dx : View{};
@@ -95,6 +99,35 @@ void LayerStack::backward(Pass& p) const {
       }
     });
   }
+}
+
+ParameterSpec LayerStack::bias(int l) {
+  ParameterSpec b;
+  b.name = fmt::format("b{}", l);
+  b.layer = l;
+  b.placement = ParameterSpec::Placement::columns;
+  b.init = ParameterSpec::Init::zeros;
+  return b;
+}
+
+View LayerStack::ones_column(ActivationSlots& slots, const Layout& out) {
+  return View{slots.take(rows_of(out)), rows_of(out), 1, 1};
+}
+
+void LayerStack::add_bias(const Pass& p, int l, View ones) {
+  p.elementwise([&](Backend& b) {
+    b.fill(ones, 1.f);
+    b.gemm(Op::N, Op::N, 1.f, ones, p.buf.param(bias(l).name).value, 1.f, p.buf.layers[l].z);  // Z += 1 bᵀ
+  });
+}
+
+void LayerStack::bias_backward(const Pass& p, int l, View ones) {
+  Parameter& b = p.buf.param(bias(l).name);
+  p.elementwise([&](Backend& be) {
+    be.fill(ones, 1.f);
+    be.gemm(Op::T, Op::N, 1.f, ones, p.buf.layers[l].g, 0.f, b.grad);  // this rank's rows of Σ_i G_i
+  });
+  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : b.grad.span());
 }
 
 }  // namespace gcnlab

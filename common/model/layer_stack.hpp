@@ -3,6 +3,7 @@
 // message-passing models share: L weight layers f_0 -> hidden ... -> classes
 // with ReLU and dropout between them,
 //   forward   X_l = dropout(H_l);  Z_l = layer_l(X_l);  H_{l+1} = ReLU(Z_l)
+//             (a model may keep dropout off some layers' inputs: drops_input)
 //   backward  layer_l's parameter gradients and dX_l;  dH_l = dropout'(dX_l);
 //             G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
 // A model says what layer_l is (layer_forward, layer_backward: by default
@@ -49,10 +50,26 @@ class LayerStack : public Model {
   virtual void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
     (void)slots, (void)p, (void)l, (void)s;
   }
+  // Whether --dropout applies to layer l's input (every layer's by default;
+  // GIN: each GIN layer's, not its MLP's hidden layer).
+  virtual bool drops_input(const Architecture& a, int l) const {
+    (void)a, (void)l;
+    return true;
+  }
+
+  // A bias on layer l's output, Z_l += 1 b_lᵀ, as PyG's layers add it:
+  // parameter b<l> (1 x f_{l+1}, zeros, decayed), its columns on the ranks
+  // that hold layout(l+1)'s. `ones`: a column of layout(l+1)'s rows (ones_column).
+  static ParameterSpec bias(int l);
+  static View ones_column(ActivationSlots& slots, const Layout& out);
+  static void add_bias(const Pass& p, int l, View ones);
+  // dL/db_l = Σ_i G_i (Primitives::sum_over_rows). Reads G_l: call it before dX_l is written.
+  static void bias_backward(const Pass& p, int l, View ones);
 
  private:
   // X_l = dropout(H_l) (forward, and the shared plan's backward).
   static void drop_input(const Pass& p, int l);
+  bool dropped(const Pass& p, int l) const { return p.config.dropout > 0 && drops_input(p.arch, l); }
 };
 
 }  // namespace gcnlab

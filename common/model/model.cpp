@@ -5,7 +5,7 @@
 
 namespace gcnlab {
 
-std::vector<ParameterSpec> Model::parameters(const Architecture& a) const {
+std::vector<ParameterSpec> Model::parameters(const ModelConfig&, const Architecture& a) const {
   std::vector<ParameterSpec> out;
   for (int l = 0; l < a.weight_layers(); ++l) out.push_back(layer_weight(l));
   return out;
@@ -26,6 +26,8 @@ void Pass::layer_forward(int l, ConstView x) const {
 void Pass::layer_backward(int l, ConstView x, View* dx) const {
   LayerBuffers& s = buf.layers[l];
   Parameter& w = buf.params[l];
+  // dX = G Wᵀ is one GEMM: G and dX must not share storage (ActivationPlan::shared's)
+  GCNLAB_ASSERT(arch.conv(l) || !dx || !dx->data || dx->data != s.g.data);
   if (!arch.conv(l)) primitives.linear_backward(l, x, s.g, w.value, w.grad, dx);  // Eq. 13-14, 18-19
   else convolution_backward(primitives, l, backward_orders[l], x, s.g, w.value, w.grad, dx, s.conv);
 }

@@ -74,7 +74,7 @@ class Model {
   virtual Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const = 0;
   // Its parameters, by name: params[l] is weight layer l's W (layer_weight(l),
   // what Pass::layer_forward computes with), any others after them.
-  virtual std::vector<ParameterSpec> parameters(const Architecture& a) const;
+  virtual std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const;
   // Points every layer's activation views (H_l for l > 0, dropout's X_l, Z_l,
   // G_l, dX_l where input_gradient(l)) and the model's own per-layer storage
   // at slots, on the strategy's current layouts (ModelBuffers has bound H_0
@@ -82,6 +82,10 @@ class Model {
   // calls, so a model's analytic memory is its plan.
   virtual void bind_activations(ActivationSlots& slots, const BufferPlan& p,
                                 std::vector<LayerBuffers>& layers) const = 0;
+  // Whether weight layer l computes with Pass::layer_forward's graph
+  // convolution (convolution.hpp), whose intermediates ModelBuffers binds; a
+  // model that composes a conv layer from the primitives itself says no.
+  virtual bool convolves(const Architecture& a, int l) const { return a.conv(l); }
   // Refuses settings the model does not support (one line each).
   virtual void check(const ModelConfig& c, ActivationPlan plan) const { (void)c, (void)plan; }
 

@@ -59,7 +59,6 @@ std::pair<double, double> ModelBuffers::bytes(const BufferPlan& p) {
 void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
   const Strategy& st = *p.strategy;
   const int L = p.weight_layers();
-  const std::vector<LayerKind>& kinds = p.arch.kinds;
   ActivationSlots slots(*slots_from_, slots_);
   for (LayerBuffers& s : layers)
     s.h = s.x = s.z = s.g = s.dx = View{}, s.conv = {}, s.sumsq = s.rowdot = nullptr;
@@ -76,8 +75,10 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
   const std::vector<ProductOrder> orders = st.orders(L);
   std::vector<bool> kept(static_cast<std::size_t>(L), false);
   std::int64_t work = 0;
+  bool any = false;
   for (int l = 0; l < L; ++l) {
-    if (kinds[l] != LayerKind::conv) continue;
+    if (!p.model->convolves(p.arch, l)) continue;
+    any = true;
     const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, l);
     const bool aggregate_first = orders[l] == ProductOrder::aggregate_first;
     kept[l] = convolution_backward_order(st, l, orders[l], p.input_gradient(l)) == BackwardOrder::transform_first;
@@ -88,10 +89,10 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
     if (!kept[l]) work = std::max(work, size_of(trans));                    // U_l = Â G_l
     else if (p.input_gradient(l)) work = std::max(work, size_of(agg));      // dT_l
   }
-  if (p.arch.any_conv()) {
+  if (any) {
     float* w = slots.take(work);  // may be empty: a rank whose column blocks are all empty (2d on a 1 x 8 grid)
     for (int l = 0; l < L; ++l) {
-      if (kinds[l] != LayerKind::conv) continue;
+      if (!p.model->convolves(p.arch, l)) continue;
       ConvolutionScratch& c = layers[l].conv;
       if (!kept[l]) c.t = shaped(w, aggregated_layout(st, l));
       c.dt = shaped(w, aggregated_layout(st, l));

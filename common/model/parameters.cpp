@@ -15,12 +15,17 @@ ParameterSpec layer_weight(int l) {
 
 std::pair<std::int64_t, std::int64_t> global_shape(const ParameterSpec& p, const Architecture& a) {
   const auto l = static_cast<std::size_t>(p.layer);
-  return p.placement == ParameterSpec::Placement::weight ? std::pair{a.dims[l], a.dims[l + 1]}
-                                                         : std::pair{std::int64_t{1}, a.dims[l + 1]};
+  switch (p.placement) {
+    case ParameterSpec::Placement::weight: return {a.dims[l], a.dims[l + 1]};
+    case ParameterSpec::Placement::columns: return {1, a.dims[l + 1]};
+    case ParameterSpec::Placement::scalar: break;
+  }
+  return {1, 1};
 }
 
 Block block_of(const ParameterSpec& p, const Strategy& s) {
   if (p.placement == ParameterSpec::Placement::weight) return s.weight_block(p.layer);
+  if (p.placement == ParameterSpec::Placement::scalar) return {0, 1, 0, 1};
   const Layout& out = s.layout(p.layer + 1);  // the columns of the layer's output
   return {0, 1, out.col0, out.cols};
 }

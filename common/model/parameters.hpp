@@ -7,6 +7,9 @@
 //   columns  a row vector over weight layer l's output columns, 1 x f_{l+1}
 //            (RMSNorm's scale γ, a bias): layout(l+1)'s columns on every rank
 //            that holds them
+//   scalar   one value (GIN's learned ε), 1 x 1, the same on every rank: its
+//            gradient is summed over the whole layout it is computed on
+//            (Primitives::sum_over_layout), so every rank's update is the same
 // The Trainer initialises, decays, optimises, gathers, scatters and
 // checkpoints every parameter the same way; the model reads and writes its
 // values and gradients in its passes (ModelBuffers::params).
@@ -23,13 +26,14 @@ namespace gcnlab {
 class Strategy;
 
 struct ParameterSpec {
-  enum class Placement { weight, columns };
-  enum class Init { glorot, ones, zeros };
+  enum class Placement { weight, columns, scalar };
+  enum class Init { glorot, ones, zeros, constant };
   std::string name;  // unique in the model: its weights file <name>.npy (--weights-in, --weights-out)
   int layer = 0;     // the weight layer whose layouts place it
   Placement placement = Placement::weight;
   Init init = Init::glorot;  // glorot: drawn per global element from stream (seed, `stream`) (init.hpp)
   int stream = 0;
+  float constant = 0;  // Init::constant's value
   bool decay = true;  // --weight-decay applies (--weight-decay-layers first: layer 0's only)
 };
 

@@ -1,5 +1,6 @@
 #include "common/model/strategy.hpp"
 
+#include "common/comm/wire.hpp"
 #include "common/core/error.hpp"
 
 namespace gcnlab {
@@ -26,7 +27,7 @@ void Strategy::restrict_to(const SampleCut*) {
 
 namespace {
 [[noreturn]] void no_scalegnn_model() {
-  fail("internal: this strategy provides no norm-block collectives (StrategyCaps::linear_layers; make_strategy refuses "
+  fail("internal: this strategy provides no norm-block collectives (StrategyCaps::norm_blocks; make_strategy refuses "
        "a model that demands them)");
 }
 [[noreturn]] void no_align() {
@@ -40,6 +41,22 @@ void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 void Strategy::align(int, Direction, ConstView, View) { no_align(); }
 void Strategy::align_bytes(int, Direction, ByteModel&) const { no_align(); }
+
+void Strategy::sum_over_layout(int l, View values) {
+  GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no world for sum_over_layout");
+  GCNLAB_ASSERT(values.rows == 1 && values.ld == values.cols);
+  if (!first_copy(l)) ctx_->backend.fill(values, 0.f);
+  if (ctx_->world.size() > 1)
+    ctx_->world.allreduce(std::span<float>(values.data, static_cast<std::size_t>(values.cols)), ReduceOp::sum,
+                          Category::allreduce);
+}
+
+void Strategy::sum_over_layout_bytes(int, std::int64_t count, ByteModel& m) const {
+  GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no world for sum_over_layout");
+  const Communicator& world = ctx_->world;
+  if (world.size() > 1)
+    m.add(Category::allreduce, world, wire::allreduce(static_cast<double>(count) * sizeof(float), world.size()));
+}
 
 void Strategy::linear_bytes(int, ByteModel&) const {}
 void Strategy::sum_over_columns_bytes(int, ByteModel&) const {}

@@ -15,7 +15,7 @@
 //       linear_backward dW = Xᵀ G (reduced to the rank's complete block), dX = G Wᵀ
 //   - and its analytic model of the bytes that moves.
 // Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
-// Where an architecture has linear layers (Z = X W) and norm blocks
+// Linear layers (Z = X W) run on every strategy's layouts. Where an architecture has norm blocks
 // (ScaleGNN's model), the strategy also moves RMSNorm's row statistics and the
 // residuals between its layouts (sum_over_columns, sum_over_rows, reshard).
 
@@ -112,7 +112,9 @@ std::string to_string(ActivationPlan p);
 struct ModelDemands {
   std::string name = "gcn";   // --model
   std::string title;          // one line, for the refusal
-  bool linear_layers = false; // linear weight layers and norm blocks' collectives (StrategyCaps::linear_layers)
+  // The norm blocks' collectives (RMSNorm's row sums, the residuals' reshard:
+  // StrategyCaps::norm_blocks). Linear weight layers every strategy provides.
+  bool norm_blocks = false;
   bool fixed_order = false;   // the model fixes every convolution's product order (--order must stay auto)
   // Its edge values have no sampled form (a mini-batch rescales GCN's Â,
   // ScaleGNN Eq. 24): full-graph training only (strategies with StrategyCaps::full_graph).
@@ -171,8 +173,9 @@ class Primitives {
   // --model scalegnn and for strategies that allow the transform-first order).
   virtual void linear(int l, ConstView x, ConstView w, View z) = 0;
   // The backward of linear(): the complete (reduced) local block of dW = Xᵀ G,
-  // and dX = G Wᵀ unless dx is null. G may share storage with dX (MG-GCN's
-  // shared plan): G is read before dX is written. It follows a linear(l, ·,
+  // and dX = G Wᵀ unless dx is null. G and dX must not share storage (one
+  // GEMM reads the one and writes the other; under MG-GCN's shared plan a
+  // layer's G_l and dX_l do: the caller passes dX elsewhere). It follows a linear(l, ·,
   // w, ·) of the same step with the same w (the same parameter's storage),
   // whose gathered W a strategy may keep (plexus-3d); a layer may multiply by
   // two weights (Architecture::self_term: W_l and its root term's).
@@ -185,7 +188,7 @@ class Primitives {
   virtual void align(int l, Direction d, ConstView in, View out) = 0;
   // Norm blocks (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of the
   // residual connections on this strategy's layouts, asked for only by a
-  // model that demands them (ModelDemands::linear_layers; Strategy's defaults refuse).
+  // model that demands them (ModelDemands::norm_blocks; Strategy's defaults refuse).
   // Sums per-row values of layout(l) over the ranks that hold the other
   // columns of the same rows (Eq. 29: the rows' sums of squares).
   virtual void sum_over_columns(int l, std::span<float> per_row) = 0;
@@ -195,6 +198,12 @@ class Primitives {
   // y (layout `to`) = x (layout `from`), or y += x with `accumulate`: the same
   // global matrix in another layout (the residual's resharding).
   virtual void reshard(int from, int to, ConstView x, View y, bool accumulate) = 0;
+  // Sums values that each rank computed from its block of layout(l) (a
+  // scalar parameter's gradient, e.g. GIN's dL/dε = <X_l, dR_l>) over the
+  // whole matrix, each block counted once: every rank gets the total. A
+  // replica's values are left out (Strategy::first_copy). `values`: a
+  // contiguous row of them (a View, so that the byte tracer reads its size).
+  virtual void sum_over_layout(int l, View values) = 0;
 };
 
 class Strategy : public Primitives {
@@ -230,8 +239,22 @@ class Strategy : public Primitives {
   // of the strategy, not of one rank's layouts: a rank whose rows happen to
   // agree still takes part in the others' align.
   virtual bool same_rows() const { return true; }
+  // Whether this rank's block of layout(l) is the first copy of it (false on
+  // the ranks that replicate a block another rank holds: 1.5D's c, Plexus's
+  // third axis), so that sums over a whole matrix count each block once.
+  virtual bool first_copy(int l) const {
+    (void)l;
+    return true;
+  }
   void align(int l, Direction d, ConstView in, View out) override;
-  // The norm blocks' collectives: the defaults refuse (a strategy without caps.linear_layers).
+  // One all-reduce over every rank, replicas contributing zeros: a handful of
+  // values, so one collective serves every layout. Final: it needs no more of
+  // a strategy than first_copy.
+  void sum_over_layout(int l, View values) final;
+  void sum_over_layout_bytes(int l, std::int64_t count, ByteModel& m) const;
+  // make_strategy binds the run's world and backend (sum_over_layout's).
+  void bind(const StrategyContext& ctx) { ctx_ = std::make_unique<StrategyContext>(ctx); }
+  // The norm blocks' collectives: the defaults refuse (a strategy without caps.norm_blocks).
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
@@ -287,6 +310,9 @@ class Strategy : public Primitives {
   virtual void reshard_bytes(int from, int to, ByteModel& m) const;
   // Analytic backend bytes of this rank's graph blocks and buffers (graph + buffers terms).
   virtual MemoryNeed memory_need() const = 0;
+
+ private:
+  std::unique_ptr<StrategyContext> ctx_;
 };
 
 }  // namespace gcnlab

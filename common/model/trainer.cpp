@@ -65,7 +65,9 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
       const auto [rows, cols] = global_shape(p, arch_);
       q.value.upload(glorot_block(config_.seed, p.stream, rows, cols, block_of(p, strategy_)));
     } else {
-      backend_.fill(q.value, p.init == ParameterSpec::Init::ones ? 1.f : 0.f);
+      backend_.fill(q.value, p.init == ParameterSpec::Init::ones       ? 1.f
+                             : p.init == ParameterSpec::Init::constant ? p.constant
+                                                                       : 0.f);
     }
     backend_.fill(q.m, 0.f);
     backend_.fill(q.v, 0.f);
@@ -107,7 +109,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
 void Trainer::distribute(const Dataset& data, const Graph& graph) {
   arch_ = model_.architecture(config_, data.features, data.classes);
   dims_ = arch_.dims;
-  params_ = model_.parameters(arch_);
+  params_ = model_.parameters(config_, arch_);
   model_.check(config_, strategy_.activation_plan());
   GCNLAB_CHECK(!minibatch() || arch_.values == EdgeValues::gcn,
                "--batch-size rescales a sample's Â (ScaleGNN Eq. 24, GCN's values); --model {} aggregates with {} "

@@ -151,6 +151,8 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
     j["model"]["variant"] = m.name;
     j["model"]["norm_eps"] = exact(m.norm_eps);
   }
+  if (m.gin_eps != 0 || m.train_eps)  // absent: the defaults (checkpoints written before --model gin)
+    j["model"]["gin_eps"] = exact(m.gin_eps), j["model"]["train_eps"] = m.train_eps;
   return j;
 }
 

@@ -102,6 +102,8 @@ json config_json(const RunInfo& info, const RunResult& r) {
             {"describe", info.describe}};
   for (const auto& [key, value] : info.strategy_options.items()) c[key] = value;
   c["permutation"] = info.permutation;  // the strategy's resolved one (an option's "" is its default)
+  if (info.model.gin_eps != 0 || info.model.train_eps)  // absent: the default
+    c["model"]["gin_eps"] = info.model.gin_eps, c["model"]["train_eps"] = info.model.train_eps;
   return c;
 }
 

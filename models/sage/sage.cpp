@@ -10,7 +10,6 @@ namespace {
 enum Own { kRoot, kRootGrad, kRootProduct, kOnes };
 
 std::string root_name(int l) { return fmt::format("Wroot{}", l); }
-std::string bias_name(int l) { return fmt::format("b{}", l); }
 
 }  // namespace
 
@@ -21,8 +20,8 @@ Architecture SageModel::architecture(const ModelConfig& c, std::int64_t features
   return a;
 }
 
-std::vector<ParameterSpec> SageModel::parameters(const Architecture& a) const {
-  std::vector<ParameterSpec> out = Model::parameters(a);  // W<l>: the neighbour weights
+std::vector<ParameterSpec> SageModel::parameters(const ModelConfig& c, const Architecture& a) const {
+  std::vector<ParameterSpec> out = Model::parameters(c, a);  // W<l>: the neighbour weights
   const int L = a.weight_layers();
   for (int l = 0; l < L; ++l) {
     ParameterSpec root = layer_weight(l);
@@ -30,14 +29,7 @@ std::vector<ParameterSpec> SageModel::parameters(const Architecture& a) const {
     root.stream = L + l;  // its own Glorot draw
     out.push_back(root);
   }
-  for (int l = 0; l < L; ++l) {
-    ParameterSpec bias;
-    bias.name = bias_name(l);
-    bias.layer = l;
-    bias.placement = ParameterSpec::Placement::columns;
-    bias.init = ParameterSpec::Init::zeros;
-    out.push_back(bias);
-  }
+  for (int l = 0; l < L; ++l) out.push_back(bias(l));
   return out;
 }
 
@@ -49,7 +41,7 @@ void SageModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, L
   s.own[kRoot] = slots.take(aggregated);
   if (p.input_gradient(l)) s.own[kRootGrad] = slots.take(aggregated);
   s.own[kRootProduct] = slots.take(out);
-  s.own[kOnes] = View{slots.take(rows_of(out)), rows_of(out), 1, 1};
+  s.own[kOnes] = ones_column(slots, out);
 }
 
 void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
@@ -57,23 +49,15 @@ void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
   p.layer_forward(l, x);  // Z = Mᵀ X W
   p.align(l, Direction::forward, x, s.own[kRoot]);
   p.primitives.linear(l, s.own[kRoot], p.buf.param(root_name(l)).value, s.own[kRootProduct]);
-  p.elementwise([&](Backend& b) {
-    b.axpy(1.f, s.own[kRootProduct], s.z);
-    b.fill(s.own[kOnes], 1.f);
-    b.gemm(Op::N, Op::N, 1.f, s.own[kOnes], p.buf.param(bias_name(l)).value, 1.f, s.z);  // Z += 1 bᵀ
-  });
+  p.elementwise([&](Backend& b) { b.axpy(1.f, s.own[kRootProduct], s.z); });
+  add_bias(p, l, s.own[kOnes]);
 }
 
 void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
-  Parameter& bias = p.buf.param(bias_name(l));
   Parameter& root = p.buf.param(root_name(l));
   // G_l is read here, before the convolution's dX_l may overwrite it (shared plan)
-  p.elementwise([&](Backend& b) {
-    b.fill(s.own[kOnes], 1.f);
-    b.gemm(Op::T, Op::N, 1.f, s.own[kOnes], s.g, 0.f, bias.grad);  // this rank's rows of Σ_i G_i
-  });
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : bias.grad.span());
+  bias_backward(p, l, s.own[kOnes]);
   View root_grad = s.own[kRootGrad];
   p.primitives.linear_backward(l, s.own[kRoot], s.g, root.value, root.grad, dx ? &root_grad : nullptr);
   p.layer_backward(l, x, dx);

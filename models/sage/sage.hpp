@@ -26,7 +26,7 @@ namespace gcnlab {
 class SageModel final : public LayerStack {
  public:
   Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
-  std::vector<ParameterSpec> parameters(const Architecture& a) const override;
+  std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const override;
 
  protected:
   void layer_forward(const Pass& p, int l, ConstView x) const override;

@@ -10,7 +10,7 @@ ModelInfo scalegnn_model() {
   m.summary = "ScaleGNN's model: input projection, graph convolutions with RMSNorm and residuals, output head "
               "(Wei et al. 2026, Sec. III)";
   m.demands.title = "input projection, RMSNorm, residuals: ScaleGNN Sec. III";
-  m.demands.linear_layers = true;
+  m.demands.norm_blocks = true;
   m.demands.fixed_order = true;
   m.make = make<ScaleGnnModel>;
   return m;

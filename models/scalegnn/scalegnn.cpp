@@ -28,8 +28,8 @@ Architecture ScaleGnnModel::architecture(const ModelConfig& c, std::int64_t feat
   return a;
 }
 
-std::vector<ParameterSpec> ScaleGnnModel::parameters(const Architecture& a) const {
-  std::vector<ParameterSpec> out = Model::parameters(a);
+std::vector<ParameterSpec> ScaleGnnModel::parameters(const ModelConfig& c, const Architecture& a) const {
+  std::vector<ParameterSpec> out = Model::parameters(c, a);
   for (int l = 0; l < a.weight_layers(); ++l) {
     if (!a.norm_block(l)) continue;
     ParameterSpec gamma;

@@ -20,7 +20,7 @@ class ScaleGnnModel final : public Model {
   Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
   // W_l of every weight layer, then S<k>: RMSNorm's scale γ of GNN layer k
   // (weight layer k + 1), 1 x hidden, initialised to 1, not decayed.
-  std::vector<ParameterSpec> parameters(const Architecture& a) const override;
+  std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const override;
   void check(const ModelConfig& c, ActivationPlan plan) const override;
   // X_l, dX_l, Z_l, G_l per layer and a norm block's row statistics; no input
   // dropout; a linear layer's output is the next layer's input as it is (Eq. 4).

@@ -100,6 +100,7 @@ TEST_CASE("two identical runs give the same bits, whatever the alignment of buff
           if (m.name == "gcn" || !provides(s.caps, m.demands)) continue;
           RunSpec other = spec;
           other.model.name = m.name;
+          other.model.train_eps = true;  // gin: its learned ε's all-reduce too
           if (declares(s.name, "permutation")) other.options["permutation"] = "none";  // one vertex ordering
           INFO("--model " << m.name);
           require_bitwise_equal(run(MPI_COMM_WORLD, other, data), perturbed(other, data));

@@ -12,7 +12,8 @@ namespace gcnlab {
 #define GCNLAB_MODELS(X) \
   X(gcn_model)           \
   X(scalegnn_model)      \
-  X(sage_model)
+  X(sage_model)           \
+  X(gin_model)
 
 #define GCNLAB_DECLARE(entry) ModelInfo entry();
 GCNLAB_MODELS(GCNLAB_DECLARE)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torch_geometric
-from torch_geometric.nn import SAGEConv
+from torch_geometric.nn import GINConv, SAGEConv
 
 prep, wdir, results, model, lr = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
 assert torch_geometric.__version__ == "2.3.1", torch_geometric.__version__
@@ -44,6 +44,24 @@ if model == "sage":
         params[f"W{l}"] = (conv.lin_l.weight, True)
         params[f"b{l}"] = (conv.lin_l.bias, False)
         params[f"Wroot{l}"] = (conv.lin_r.weight, True)
+    out = convs[1](F.relu(convs[0](x, edge_index)), edge_index)
+elif model == "gin":  # weight layers 2k, 2k + 1: GIN layer k's MLP; eps<k>
+    widths = [f, 16, meta["classes"]]
+    convs = []
+    params = {}
+    for k in range(2):
+        mlp = torch.nn.Sequential(torch.nn.Linear(widths[k], widths[k + 1]), torch.nn.ReLU(),
+                                  torch.nn.Linear(widths[k + 1], widths[k + 1]))
+        conv = GINConv(mlp, eps=0.1, train_eps=True).double()
+        for j, lin in ((2 * k, mlp[0]), (2 * k + 1, mlp[2])):
+            with torch.no_grad():
+                lin.weight.copy_(torch.tensor(w("initial", f"W{j}").T))
+                lin.bias.copy_(torch.tensor(w("initial", f"b{j}").reshape(-1)))
+            params[f"W{j}"] = (lin.weight, True)
+            params[f"b{j}"] = (lin.bias, False)
+        assert float(w("initial", f"eps{k}")) == np.float32(0.1)
+        params[f"eps{k}"] = (conv.eps, False)
+        convs.append(conv)
     out = convs[1](F.relu(convs[0](x, edge_index)), edge_index)
 else:
     sys.exit(f"no reference for --model {model}")

@@ -2,7 +2,9 @@
 # gcnlab's models against PyTorch Geometric 2.3.1's layers on Cora, with the
 # same initial weights, graph, features and labels (issue 45): `serial
 # --model sage` against a two-layer SAGEConv network (aggr="mean",
-# root_weight, bias; ReLU between). Dropout and weight decay off. Checked:
+# root_weight, bias; ReLU between), `serial --model gin --train-eps` against
+# two GINConv layers (MLP Linear-ReLU-Linear, train_eps=True, ε = 0.1 at
+# first; ReLU between). Dropout and weight decay off. Checked:
 # the loss and the train/val/test accuracies of the first forward pass, and
 # every parameter's gradient, within 1e-5 relative (|a - b| <= 1e-5 (|b| +
 # max |b| of the parameter)). gcnlab's gradients are read from one SGD step
@@ -24,8 +26,10 @@ fi
 "$GCNLAB" prepare --dataset "planetoid:$GCNLAB_DATA_DIR/planetoid/cora" --shards 1x1 --out "$WORK/cora" >/dev/null \
   || fail "prepare"
 LR=10000
-for model in sage; do
-  "$GCNLAB" train --algo serial --model "$model" --dataset "gcl:$WORK/cora" --layers 2 --hidden 16 --dropout 0 \
+declare -A FLAGS=([sage]="" [gin]="--train-eps --gin-eps 0.1")
+for model in sage gin; do
+  # shellcheck disable=SC2086
+  "$GCNLAB" train --algo serial --model "$model" ${FLAGS[$model]} --dataset "gcl:$WORK/cora" --layers 2 --hidden 16 --dropout 0 \
     --optimizer sgd --lr $LR --weight-decay 0 --epochs 1 --no-eval --seed 3 --weights-out "$WORK/$model" \
     --out "$WORK/$model.json" >/dev/null 2>&1 || fail "$model: gcnlab train"
   "$PYG" "$root/tests/cli/pyg_reference.py" "$WORK/cora" "$WORK/$model" "$WORK/$model.json" "$model" $LR \

@@ -1,0 +1,116 @@
+#include "models/gin/gin.hpp"
+
+#include <fmt/format.h>
+
+#include "common/core/error.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+// LayerBuffers::own: every layer's kOnes; a convolution's (weight layer 2k)
+// kSum, kRootThenGrad, kInputGrad; a linear layer's kLinearDx under the shared plan
+enum Own { kOnes, kSum, kRootThenGrad, kInputGrad, kLinearDx = kSum };
+
+std::string eps_name(int l) { return fmt::format("eps{}", l / 2); }
+
+// Whether convolution l's backward forms dA and D: for dX_l, or for dε.
+bool input_side(bool input_gradient, const ModelConfig& c) { return input_gradient || c.train_eps; }
+
+}  // namespace
+
+Architecture GinModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
+  const std::vector<std::int64_t> widths = LayerStack::widths(c, features, classes);
+  std::vector<std::int64_t> dims{widths.front()};
+  for (std::size_t k = 1; k < widths.size(); ++k) dims.insert(dims.end(), {widths[k], widths[k]});
+  Architecture a = convolutions(dims, "gin");
+  for (int l = 1; l < a.weight_layers(); l += 2) a.kinds[static_cast<std::size_t>(l)] = LayerKind::linear;
+  a.values = EdgeValues::sum;
+  a.self_term = true;
+  return a;
+}
+
+bool GinModel::convolves(const Architecture&, int) const { return false; }  // composed below
+
+std::vector<ParameterSpec> GinModel::parameters(const ModelConfig& c, const Architecture& a) const {
+  std::vector<ParameterSpec> out = Model::parameters(c, a);  // W<l>
+  for (int l = 0; l < a.weight_layers(); ++l) out.push_back(bias(l));
+  if (c.train_eps)
+    for (int l = 0; l < a.weight_layers(); l += 2) {
+      ParameterSpec eps;
+      eps.name = eps_name(l);
+      eps.layer = l;
+      eps.placement = ParameterSpec::Placement::scalar;
+      eps.init = ParameterSpec::Init::constant;
+      eps.constant = c.gin_eps;
+      out.push_back(eps);
+    }
+  return out;
+}
+
+void GinModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
+  const Strategy& st = *p.strategy;
+  s.own.assign(4, View{});
+  s.own[kOnes] = ones_column(slots, st.layout(l + 1));
+  if (!p.arch.conv(l)) {
+    // MG-GCN's shared plan keeps G_l and dX_l in one buffer; a linear layer's
+    // dX = G Wᵀ is one GEMM, which cannot read and write the same storage.
+    if (p.shared() && p.input_gradient(l)) s.own[kLinearDx] = slots.take(st.layout(l));
+    return;
+  }
+  const Layout aggregated = aggregated_layout(st, l);
+  s.own[kSum] = slots.take(aggregated);
+  s.own[kRootThenGrad] = slots.take(aggregated);
+  if (input_side(p.input_gradient(l), p.config)) s.own[kInputGrad] = slots.take(st.layout(l));
+}
+
+void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
+  LayerBuffers& s = p.buf.layers[l];
+  if (p.arch.conv(l)) {
+    const View a = s.own[kSum], r = s.own[kRootThenGrad];
+    p.primitives.aggregate(l, Direction::forward, x, a);  // Sᵀ X
+    p.align(l, Direction::forward, x, r);
+    p.elementwise([&](Backend& b) { b.axpy(1.f + eps(p, l), r, a); });
+    p.primitives.linear(l, a, p.buf.params[l].value, s.z);
+  } else {
+    p.layer_forward(l, x);
+  }
+  add_bias(p, l, s.own[kOnes]);
+}
+
+void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
+  LayerBuffers& s = p.buf.layers[l];
+  bias_backward(p, l, s.own[kOnes]);  // reads G_l before dX_l may overwrite it (shared plan)
+  if (!p.arch.conv(l)) {
+    if (!dx || p.strategy.activation_plan() != ActivationPlan::shared) return p.layer_backward(l, x, dx);
+    View own_dx = s.own[kLinearDx];
+    p.layer_backward(l, x, &own_dx);
+    return p.elementwise([&](Backend& b) { b.copy(own_dx, *dx); });
+  }
+  Parameter& w = p.buf.params[l];
+  const bool input = input_side(p.input_gradient(l), p.config);
+  View da = s.own[kRootThenGrad], d = s.own[kInputGrad];
+  p.primitives.linear_backward(l, s.own[kSum], s.g, w.value, w.grad, input ? &da : nullptr);
+  if (!input) return;
+  p.elementwise([&](Backend& b) { b.fill(d, 0.f); });
+  p.align(l, Direction::backward, da, d);  // D = align'(dA)
+  if (dx) p.primitives.aggregate(l, Direction::backward, da, *dx);  // S dA
+  if (p.config.train_eps) {
+    Parameter& e = p.buf.param(eps_name(l));
+    p.elementwise([&](Backend& b) {  // <X, D> over this rank's block: a 1 x n by n x 1 product of the flat matrices
+      const std::int64_t n = d.size();
+      GCNLAB_ASSERT(x.ld == x.cols && d.ld == d.cols);
+      b.fill(e.grad, 0.f);
+      if (n > 0) b.gemm(Op::N, Op::T, 1.f, ConstView{x.data, 1, n, n}, ConstView{d.data, 1, n, n}, 0.f, e.grad);
+    });
+    p.primitives.sum_over_layout(l, e.grad);
+  }
+  if (dx) p.elementwise([&](Backend& b) { b.axpy(1.f + eps(p, l), d, *dx); });
+}
+
+float GinModel::eps(const Pass& p, int l) {
+  if (!p.config.train_eps) return p.config.gin_eps;
+  return p.buf.param(eps_name(l)).value.download().front();  // one value (a device sync on CUDA)
+}
+
+}  // namespace gcnlab

@@ -40,8 +40,8 @@ endfunction()
 
 # gcnlab_add_script_test(NAME SCRIPT [LABELS l...]) runs a bash script with the test environment.
 function(gcnlab_add_script_test name script)
-  cmake_parse_arguments(T "" "" "LABELS" ${ARGN})
-  add_test(NAME ${name} COMMAND bash ${script})
+  cmake_parse_arguments(T "" "" "LABELS;ARGS" ${ARGN})
+  add_test(NAME ${name} COMMAND bash ${script} ${T_ARGS})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${GCNLAB_TEST_ENV}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "cli;${T_LABELS}"
     SKIP_RETURN_CODE 77)

@@ -15,9 +15,10 @@
 //       linear_backward dW = Xᵀ G (reduced to the rank's complete block), dX = G Wᵀ
 //   - and its analytic model of the bytes that moves.
 // Layer l maps X_l (n x f_l) to Z_l (n x f_{l+1}); layout(L) is the logits'.
-// Linear layers (Z = X W) run on every strategy's layouts. Where an architecture has norm blocks
-// (ScaleGNN's model), the strategy also moves RMSNorm's row statistics and the
-// residuals between its layouts (sum_over_columns, sum_over_rows, reshard).
+// Linear layers (Z = X W) run on every strategy's layouts. Where an
+// architecture has norm blocks (ScaleGNN's model), the strategy also moves
+// RMSNorm's row statistics and the residuals between its layouts
+// (sum_over_columns, sum_over_rows, reshard).
 
 #include <array>
 #include <cstdint>
@@ -175,8 +176,8 @@ class Primitives {
   // The backward of linear(): the complete (reduced) local block of dW = Xᵀ G,
   // and dX = G Wᵀ unless dx is null. G and dX must not share storage (one
   // GEMM reads the one and writes the other; under MG-GCN's shared plan a
-  // layer's G_l and dX_l do: the caller passes dX elsewhere). It follows a linear(l, ·,
-  // w, ·) of the same step with the same w (the same parameter's storage),
+  // layer's G_l and dX_l do: the caller passes dX elsewhere). It follows a
+  // linear(l, ·, w, ·) of the same step with the same w (the same parameter's storage),
   // whose gathered W a strategy may keep (plexus-3d); a layer may multiply by
   // two weights (Architecture::self_term: W_l and its root term's).
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
@@ -199,7 +200,7 @@ class Primitives {
   // global matrix in another layout (the residual's resharding).
   virtual void reshard(int from, int to, ConstView x, View y, bool accumulate) = 0;
   // Sums values that each rank computed from its block of layout(l) (a
-  // scalar parameter's gradient, e.g. GIN's dL/dε = <X_l, dR_l>) over the
+  // scalar parameter's gradient, e.g. GIN's dL/dε = <X_l, align'(dA_l)>) over the
   // whole matrix, each block counted once: every rank gets the total. A
   // replica's values are left out (Strategy::first_copy). `values`: a
   // contiguous row of them (a View, so that the byte tracer reads its size).

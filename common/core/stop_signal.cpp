@@ -53,10 +53,14 @@ void on_stop(int sig) {
   if (g_grace_s > 0) ::alarm(static_cast<unsigned>(g_grace_s));
 }
 
-void catch_signal(int sig, void (*handler)(int)) {
+// `blocked`: the signals held back while the handler runs. The stop signals
+// block each other: a second one arriving inside on_stop's first call would
+// otherwise find no request recorded yet and be taken for the first (two
+// signals, one request; cli_stop caught it under load).
+void catch_signal(int sig, void (*handler)(int), const sigset_t& blocked) {
   struct sigaction sa {};
   sa.sa_handler = handler;
-  sigemptyset(&sa.sa_mask);
+  sa.sa_mask = blocked;
   sa.sa_flags = SA_RESTART;  // reads, writes and waits continue: the loop looks at the flag at its boundary
   GCNLAB_CHECK(::sigaction(sig, &sa, nullptr) == 0, "cannot catch {} ({})", name(sig), std::strerror(errno));
 }
@@ -78,10 +82,15 @@ constexpr std::array<Named, 6> kSignals = {{{"TERM", SIGTERM},
 void install(int extra, int grace_s, int rank) {
   g_grace_s = grace_s;
   g_rank = rank;
-  catch_signal(SIGTERM, on_stop);
-  catch_signal(SIGUSR1, on_stop);
-  if (extra) catch_signal(extra, on_stop);
-  catch_signal(SIGALRM, on_alarm);
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (const int sig : {SIGTERM, SIGUSR1, extra})
+    if (sig) sigaddset(&stops, sig);
+  for (const int sig : {SIGTERM, SIGUSR1, extra})
+    if (sig) catch_signal(sig, on_stop, stops);
+  sigset_t none;
+  sigemptyset(&none);
+  catch_signal(SIGALRM, on_alarm, none);
 }
 
 int requested() { return g_requested; }

@@ -110,7 +110,8 @@ StrategyOptions with_defaults(StrategyOptions opts) {
 }
 
 bool provides(const StrategyCaps& caps, const ModelDemands& d) {
-  return (!d.norm_blocks || caps.norm_blocks) && (!d.full_graph_only || caps.full_graph);
+  return (!d.norm_blocks || caps.norm_blocks) && (!d.full_graph_only || caps.full_graph) &&
+         (!d.attention || caps.attention);
 }
 
 std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyContext& ctx) {
@@ -131,12 +132,15 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
                "--model {} ({}) runs on {}; --algo {} provides no norm blocks (RMSNorm's row sums, "
                "the residuals' reshard)", model.name, model.title, listing(strategies_with(&StrategyCaps::norm_blocks)),
                opts.algo);
+  GCNLAB_CHECK(!model.attention || caps.attention,
+               "--model {} ({}) runs on {}; --algo {} lays out no attention edge tensors (SDDMM, edge softmax) yet",
+               model.name, model.title, listing(strategies_with(&StrategyCaps::attention)), opts.algo);
   GCNLAB_CHECK(opts.batch_size == 0 || !model.full_graph_only,
                "--model {} ({}) trains on the full graph: mini-batches rescale GCN's Â (ScaleGNN Eq. 24), not its "
                "edge values; drop --batch-size (strategies: {})",
                model.name, model.title, listing(strategies_with(&StrategyCaps::full_graph)));
   GCNLAB_CHECK(!model.fixed_order || opts.order == "auto",
-               "--order is for the plain GCN's convolutions; --model {} aggregates first", model.name);
+               "--order is for the plain GCN's convolutions; --model {} fixes its product order", model.name);
   const auto orders = parse_orders(opts.order);  // the syntax here, the layers at setup
   if (!caps.any_order) {
     const bool aggregate = std::all_of(orders.begin(), orders.end(),
@@ -188,6 +192,7 @@ nlohmann::json strategies_json() {
                       {"dp_oracle", c.dp_oracle},
                       {"bf16_comm", c.bf16_comm},
                       {"norm_blocks", c.norm_blocks},
+                      {"attention", c.attention},
                       {"permutations", c.permutations},
                       {"perf_model", c.perf_model},
                       {"plan", c.plan}}},

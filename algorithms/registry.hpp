@@ -44,6 +44,7 @@ struct StrategyCaps {
   bool dp_oracle = false;       // --dp-groups: the oracle of D data-parallel groups
   bool bf16_comm = false;       // --comm-precision bf16 (ScaleGNN Sec. V-B)
   bool norm_blocks = false;     // norm blocks' collectives (ModelDemands::norm_blocks: --model scalegnn)
+  bool attention = false;       // graph attention's edge tensors (ModelDemands::attention: --model gat)
   bool permutations = false;    // --permutation: its graph is prepared with a vertex permutation (Plexus Sec. 5.1)
   // Plexus's analytic performance model (Plexus Sec. 4, planning/perf_model)
   // describes its epochs: --grid auto, plan without --algo, Eq. 4.4's calibration.

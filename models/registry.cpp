@@ -12,8 +12,9 @@ namespace gcnlab {
 #define GCNLAB_MODELS(X) \
   X(gcn_model)           \
   X(scalegnn_model)      \
-  X(sage_model)           \
-  X(gin_model)
+  X(sage_model)          \
+  X(gin_model)           \
+  X(gat_model)
 
 #define GCNLAB_DECLARE(entry) ModelInfo entry();
 GCNLAB_MODELS(GCNLAB_DECLARE)

@@ -9,7 +9,7 @@ StrategyInfo serial_strategy() {
   s.name = "serial";
   s.summary = "the oracle: one rank holds the whole graph, one SpMM and GEMMs per layer (Kipf & Welling's GCN)";
   s.grids = [](int) { return std::vector<std::vector<int>>{{1}}; };
-  s.caps.any_order = s.caps.minibatch = s.caps.dp_oracle = s.caps.norm_blocks = true;
+  s.caps.any_order = s.caps.minibatch = s.caps.dp_oracle = s.caps.norm_blocks = s.caps.attention = true;
   s.caps.plan = false;  // not distributed
   s.make = make<SerialStrategy>;
   return s;

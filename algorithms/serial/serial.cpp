@@ -39,6 +39,8 @@ void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
   }
   HostCsr t = g.block(Direction::forward, 0, n_, 0, n_);
   a_hat_t_ = upload(backend_, t);
+  attention_ = arch.attends() ? RowAttention(backend_, ledger_, arch, a_hat_t_, t, all.vertices, all.vertices)
+                              : RowAttention();
   if (keep_host_) host_t_ = std::move(t);
   if (asymmetric_) {
     HostCsr a = g.block(Direction::backward, 0, n_, 0, n_);
@@ -90,6 +92,7 @@ void SerialStrategy::restrict_to(const SampleCut* c) {
 MemoryNeed SerialStrategy::memory_need() const {
   MemoryNeed m;
   m.graph = csr_bytes(a_hat_t_) + (asymmetric_ ? csr_bytes(a_hat_) : 0.0) + csr_bytes(sample_t_) + csr_bytes(sample_);
+  m.buffers = attention_.bytes();
   return m;
 }
 

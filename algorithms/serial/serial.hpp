@@ -11,8 +11,10 @@
 // trains on the block-diagonal union of their subgraphs: one loss over all
 // of them and dW summed over them is what scalegnn-4d's D groups compute.
 // With --model scalegnn every layout is the same: RMSNorm needs no reduction
-// and the residual is a copy.
+// and the residual is a copy. With --model gat the attention's edge tensors
+// lie on Âᵀ, whose rows are whole (common/dist/row_attention.hpp).
 
+#include "common/dist/row_attention.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -42,6 +44,14 @@ class SerialStrategy final : public Strategy {
   void sum_over_columns(int, std::span<float>) override {}
   void sum_over_rows(int, std::span<float>) override {}
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
+  void attention(int l, const Attention& a) override { attention_.forward(l, a); }
+  void aggregate_attention(int l, Direction d, ConstView in, View out) override { attention_.aggregate(l, d, in, out); }
+  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override {
+    attention_.backward(l, a, g, z, ds, dd);
+  }
+  void attention_bytes(int, ByteModel&) const override {}
+  void aggregate_attention_bytes(int, Direction, std::int64_t, ByteModel&) const override {}
+  void attention_backward_bytes(int, ByteModel&) const override {}
 
  private:
   Backend& backend_;
@@ -59,6 +69,7 @@ class SerialStrategy final : public Strategy {
   bool sampled_ = false;
   std::vector<Layout> sample_layouts_;
   Csr sample_t_, sample_;  // the current sample's Âᵀ_S and Â_S (Alg. 1 lines 2-3)
+  RowAttention attention_;  // GAT's edge tensors on Âᵀ (whole rows: every softmax is local)
 };
 
 }  // namespace gcnlab

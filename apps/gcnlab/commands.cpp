@@ -439,6 +439,12 @@ ModelConfig read_model_config(Args& args) {
   model.gin_eps = static_cast<float>(args.real("--gin-eps", 0));
   model.train_eps = args.flag("--train-eps");
   owned("--train-eps", model.train_eps);
+  owned("--heads", args.value("--heads").has_value());
+  model.heads = static_cast<int>(args.integer("--heads", 8, 1));
+  owned("--attention-dropout", args.value("--attention-dropout").has_value());
+  model.attention_dropout = static_cast<float>(args.real("--attention-dropout", 0));
+  GCNLAB_CHECK(model.attention_dropout >= 0 && model.attention_dropout < 1,
+               "--attention-dropout must be in [0, 1) (got {})", model.attention_dropout);
   return model;
 }
 
@@ -1044,7 +1050,8 @@ nlohmann::json models_json() {
                    {"demands",
                     {{"norm_blocks", m.demands.norm_blocks},
                      {"fixed_order", m.demands.fixed_order},
-                     {"full_graph_only", m.demands.full_graph_only}}},
+                     {"full_graph_only", m.demands.full_graph_only},
+                     {"attention", m.demands.attention}}},
                    {"strategies", strategies_for(m.demands)}});
   return {{"schema", "gcnlab.models/1"}, {"models", all}};
 }

@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <sys/mman.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -152,6 +153,24 @@ void CpuBackend::axpy(float a, ConstView x, View y) {
   for_each_2d(y.rows, y.cols, ew::Axpy{a, x.data, x.ld, y.data, y.ld});
 }
 
+void CpuBackend::column_sums(ConstView x, float* out) {
+  // ew::ColumnSums's sums by blocks of rows (row-major reads), the blocks added in order.
+  constexpr std::int64_t kBlock = 256;
+  const std::int64_t blocks = (x.rows + kBlock - 1) / kBlock, cols = x.cols;
+  std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double* p = &part[static_cast<std::size_t>(b * cols)];
+    for (std::int64_t i = b * kBlock; i < std::min(x.rows, (b + 1) * kBlock); ++i)
+      for (std::int64_t c = 0; c < cols; ++c) p[c] += x.data[i * x.ld + c];
+  }
+  for (std::int64_t c = 0; c < cols; ++c) {
+    double s = 0;
+    for (std::int64_t b = 0; b < blocks; ++b) s += part[static_cast<std::size_t>(b * cols + c)];
+    out[c] = static_cast<float>(s);
+  }
+}
+
 void CpuBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   GCNLAB_ASSERT(x.cols == out.cols);
   for_each_2d(out.rows, out.cols, ew::GatherRows{x.data, x.ld, rows, out.data, out.ld});
@@ -192,6 +211,31 @@ void CpuBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, V
   for_each_2d(g.rows, g.cols, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 
+void CpuBackend::elu(ConstView z, View h) {
+  GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
+  for_each_2d(h.rows, h.cols, ew::Elu{z.data, z.ld, h.data, h.ld});
+}
+
+void CpuBackend::elu_backward(ConstView dh, ConstView z, View g) {
+  GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
+  for_each_2d(g.rows, g.cols, ew::EluBackward{dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
+}
+
+void CpuBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                             const DropoutParams& p) {
+  GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols);
+  for_each_row(x.rows, x.cols,
+               ew::EluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
+}
+
+void CpuBackend::dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
+                                      const DropoutParams& p, View g) {
+  GCNLAB_ASSERT(dx.rows == g.rows && z.rows == g.rows && dx.cols == g.cols && z.cols == g.cols);
+  for_each_row(g.rows, g.cols,
+               ew::DropoutEluBackward{{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
+                                      z.data, z.ld});
+}
+
 void CpuBackend::row_sum_squares(ConstView z, float* sumsq) {
   for_each_1d(z.rows, ew::RowSumSquares{z.data, z.ld, z.cols, sumsq});
 }
@@ -221,6 +265,89 @@ void CpuBackend::norm_backward(ConstView z, const float* sumsq, const float* gam
                                ew::NormParams n, View g) {
   GCNLAB_ASSERT(z.rows == g.rows && z.cols == g.cols);
   for_each_2d(g.rows, g.cols, ew::NormBackward{g.data, g.ld, z.data, z.ld, sumsq, gamma, rowdot, n});
+}
+
+// --- Graph attention: one call per stored row (edge_ops.hpp), in dynamic chunks
+// of 64 rows (a power-law hub row does not hold up one thread's static share);
+// rows a compressed block does not store are filled first.
+namespace {
+
+ew::EdgeBlock edges_of(const Csr& a, int heads) {
+  return {a.rowptr.data(), a.compressed ? a.row_ids.data() : nullptr, a.col.data(), heads};
+}
+
+template <class F>
+void for_each_stored_row(const Csr& a, const F& f) {
+  const std::int64_t rows = a.stored_rows();
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::int64_t s = 0; s < rows; ++s) f(s);
+}
+
+void fill_unstored(const Csr& a, float* v, std::int64_t width, float value) {
+  if (!a.compressed) return;
+  std::fill(v, v + a.rows * width, value);
+}
+
+}  // namespace
+
+void CpuBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
+  for_each_stored_row(a, ew::EdgeScores{edges_of(a, heads), src, dst, slope, e});
+}
+
+void CpuBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
+  fill_unstored(a, max, heads, -INFINITY);
+  for_each_stored_row(a, ew::EdgeRowMax{edges_of(a, heads), e, max});
+}
+
+void CpuBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
+  fill_unstored(a, sum, heads, 0.f);
+  for_each_stored_row(a, ew::EdgeExpRowSum{edges_of(a, heads), max, e, sum});
+}
+
+void CpuBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
+  for_each_stored_row(a, ew::EdgeScaleRows{edges_of(a, heads), sum, e});
+}
+
+void CpuBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
+                              const std::int64_t* col_ids, const DropoutParams& p) {
+  for_each_stored_row(a, ew::EdgeDropout{edges_of(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p,
+                                         p.scale()});
+}
+
+void CpuBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
+                            ConstView x, View y) {
+  GCNLAB_ASSERT(x.cols == y.cols && y.rows == a.rows && x.rows == a.cols);
+  if (a.compressed) fill(y, 0.f);
+  for_each_stored_row(a, ew::SpmmEdges{edges_of(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
+}
+
+void CpuBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
+  GCNLAB_ASSERT(g.cols == z.cols && g.rows == a.rows && z.rows == a.cols);
+  for_each_stored_row(a, ew::Sddmm{edges_of(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
+}
+
+void CpuBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
+  fill_unstored(a, out, heads, 0.f);
+  for_each_stored_row(a, ew::EdgeRowDot{edges_of(a, heads), x, y, out});
+}
+
+void CpuBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
+                                       const float* src, const float* dst, float slope, float* d) {
+  for_each_stored_row(a, ew::EdgeSoftmaxBackward{edges_of(a, heads), alpha, rowdot, src, dst, slope, d});
+}
+
+void CpuBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
+  fill_unstored(a, out, heads, 0.f);
+  for_each_stored_row(a, ew::EdgeRowSums{edges_of(a, heads), v, perm, out});
+}
+
+void CpuBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
+  GCNLAB_ASSERT(m.rows == cols && m.cols == heads && m.ld == heads);
+  for_each_2d(cols, heads, ew::HeadMatrix{a, hs, heads, m.data});
+}
+
+void CpuBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
+  for_each_1d(q.cols, ew::HeadDiagonal{q.data, q.ld, hs, out});
 }
 
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {

@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
   void copy(ConstView x, View y) override;
   void transpose(ConstView x, View y) override;
   void axpy(float a, ConstView x, View y) override;
+  void column_sums(ConstView x, float* out) override;
   void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
   void pack_bf16(ConstView x, bf16* out) override;
   void unpack_bf16(const bf16* in, View y) override;
@@ -58,6 +59,12 @@ class CudaBackend final : public Backend {
   void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                     const DropoutParams& p) override;
   void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) override;
+  void elu(ConstView z, View h) override;
+  void elu_backward(ConstView dh, ConstView z, View g) override;
+  void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                   const DropoutParams& p) override;
+  void dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
+                            const DropoutParams& p, View g) override;
   void row_sum_squares(ConstView z, float* sumsq) override;
   void norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
                              const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p, View y) override;
@@ -66,6 +73,21 @@ class CudaBackend final : public Backend {
                                   float* dgamma, float* rowdot) override;
   void norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot, ew::NormParams n,
                      View g) override;
+  void edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) override;
+  void edge_row_max(const Csr& a, int heads, const float* e, float* max) override;
+  void edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) override;
+  void edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) override;
+  void edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
+                    const std::int64_t* col_ids, const DropoutParams& p) override;
+  void spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm, ConstView x,
+                  View y) override;
+  void sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) override;
+  void edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) override;
+  void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot, const float* src,
+                             const float* dst, float slope, float* d) override;
+  void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) override;
+  void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) override;
+  void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;
 
@@ -82,6 +104,8 @@ class CudaBackend final : public Backend {
  private:
   // Scratch that grows to the largest request and is reused (per-row loss results).
   void* scratch(int slot, std::size_t bytes);
+  // Per-row vectors of the rows a compressed block does not store.
+  void fill_unstored(const Csr& a, float* v, int heads, float value);
 
   int device_ = 0;
   CUstream_st* stream_ = nullptr;

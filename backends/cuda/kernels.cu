@@ -101,6 +101,7 @@ void fill(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Fill& f) { l
 void copy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Copy& f) { launch_2d(s, r, c, f); }
 void transpose(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Transpose& f) { launch_2d(s, r, c, f); }
 void axpy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Axpy& f) { launch_2d(s, r, c, f); }
+void column_sums(cudaStream_t s, std::int64_t c, const ew::ColumnSums& f) { launch_1d(s, c, f); }
 void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::GatherRows& f) { launch_2d(s, r, c, f); }
 void pack_bf16(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::PackBf16& f) { launch_2d(s, r, c, f); }
 void unpack_bf16(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::UnpackBf16& f) { launch_2d(s, r, c, f); }
@@ -111,6 +112,24 @@ void relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu
 void dropout_relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutReluBackward& f) {
   launch_2d(s, r, c, f);
 }
+void elu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Elu& f) { launch_2d(s, r, c, f); }
+void elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluBackward& f) { launch_2d(s, r, c, f); }
+void elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluDropout& f) { launch_2d(s, r, c, f); }
+void dropout_elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutEluBackward& f) {
+  launch_2d(s, r, c, f);
+}
+void edge_scores(cudaStream_t s, std::int64_t n, const ew::EdgeScores& f) { launch_1d(s, n, f); }
+void edge_row_max(cudaStream_t s, std::int64_t n, const ew::EdgeRowMax& f) { launch_1d(s, n, f); }
+void edge_exp_row_sum(cudaStream_t s, std::int64_t n, const ew::EdgeExpRowSum& f) { launch_1d(s, n, f); }
+void edge_scale_rows(cudaStream_t s, std::int64_t n, const ew::EdgeScaleRows& f) { launch_1d(s, n, f); }
+void edge_dropout(cudaStream_t s, std::int64_t n, const ew::EdgeDropout& f) { launch_1d(s, n, f); }
+void spmm_edges(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdges& f) { launch_2d(s, n, cols, f); }
+void sddmm(cudaStream_t s, std::int64_t n, const ew::Sddmm& f) { launch_1d(s, n, f); }
+void edge_row_dot(cudaStream_t s, std::int64_t n, const ew::EdgeRowDot& f) { launch_1d(s, n, f); }
+void edge_softmax_backward(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxBackward& f) { launch_1d(s, n, f); }
+void edge_row_sums(cudaStream_t s, std::int64_t n, const ew::EdgeRowSums& f) { launch_1d(s, n, f); }
+void head_matrix(cudaStream_t s, std::int64_t c, std::int64_t h, const ew::HeadMatrix& f) { launch_2d(s, c, h, f); }
+void head_diagonal(cudaStream_t s, std::int64_t c, const ew::HeadDiagonal& f) { launch_1d(s, c, f); }
 void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f) { launch_1d(s, rows, f); }
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::NormReluDropoutAdd& f) {
   launch_2d(s, r, c, f);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "common/backend/edge_ops.hpp"
 #include "common/backend/elementwise.hpp"
 
 namespace gcnlab::cuda {
@@ -17,6 +18,7 @@ void fill(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Fill& 
 void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& f);
 void transpose(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Transpose& f);
 void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
+void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
 void pack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::PackBf16& f);
 void unpack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::UnpackBf16& f);
@@ -25,6 +27,25 @@ void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const e
 void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);
 void relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluDropout& f);
 void dropout_relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutReluBackward& f);
+void elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Elu& f);
+void elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluBackward& f);
+void elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluDropout& f);
+void dropout_elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutEluBackward& f);
+// Graph attention (edge_ops.hpp): one thread per stored row of the block, but
+// spmm_edges (one thread per stored row and column, as spmm_rows) and the head
+// matrices. Written for correctness first; a warp per row is the next step.
+void edge_scores(cudaStream_t s, std::int64_t stored, const ew::EdgeScores& f);
+void edge_row_max(cudaStream_t s, std::int64_t stored, const ew::EdgeRowMax& f);
+void edge_exp_row_sum(cudaStream_t s, std::int64_t stored, const ew::EdgeExpRowSum& f);
+void edge_scale_rows(cudaStream_t s, std::int64_t stored, const ew::EdgeScaleRows& f);
+void edge_dropout(cudaStream_t s, std::int64_t stored, const ew::EdgeDropout& f);
+void spmm_edges(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdges& f);
+void sddmm(cudaStream_t s, std::int64_t stored, const ew::Sddmm& f);
+void edge_row_dot(cudaStream_t s, std::int64_t stored, const ew::EdgeRowDot& f);
+void edge_softmax_backward(cudaStream_t s, std::int64_t stored, const ew::EdgeSoftmaxBackward& f);
+void edge_row_sums(cudaStream_t s, std::int64_t stored, const ew::EdgeRowSums& f);
+void head_matrix(cudaStream_t s, std::int64_t cols, std::int64_t heads, const ew::HeadMatrix& f);
+void head_diagonal(cudaStream_t s, std::int64_t cols, const ew::HeadDiagonal& f);
 void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f);
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormReluDropoutAdd& f);
 void norm_relu_dropout_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols,

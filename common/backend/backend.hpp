@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/backend/allocator.hpp"
+#include "common/backend/edge_ops.hpp"
 #include "common/backend/elementwise.hpp"
 #include "common/matrix/csr.hpp"
 #include "common/matrix/dense.hpp"
@@ -66,6 +67,8 @@ class Backend : public Allocator {
   // y = xᵀ (y: x.cols x x.rows)
   virtual void transpose(ConstView x, View y) = 0;
   virtual void axpy(float a, ConstView x, View y) = 0;
+  // out[c] = Σ_i x[i, c] for each of x.cols columns, accumulated in double (ew::ColumnSums).
+  virtual void column_sums(ConstView x, float* out) = 0;
   // out (rows.size() x x.cols) = the rows `rows` (a backend array of out.rows ids) of x.
   virtual void gather_rows(ConstView x, const std::int64_t* rows, View out) = 0;
   // out (x.rows * x.cols, row-major) = x rounded to bf16; y = in widened to fp32.
@@ -80,6 +83,14 @@ class Backend : public Allocator {
   virtual void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                             const DropoutParams& p) = 0;
   virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
+  // ELU and its fused forms with dropout (GAT's activation; ew::Elu ... ew::DropoutEluBackward):
+  // h = ELU(z); g = dh ELU'(z); x = dropout(ELU(z)); g = dropout'(dx) ELU'(z).
+  virtual void elu(ConstView z, View h) = 0;
+  virtual void elu_backward(ConstView dh, ConstView z, View g) = 0;
+  virtual void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
+                           const DropoutParams& p) = 0;
+  virtual void dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
+                                    const DropoutParams& p, View g) = 0;
   // RMSNorm (ScaleGNN Eq. 7, 29; ew::RowSumSquares ... ew::NormBackward).
   // `sumsq` and `rowdot` have a row's value over all its columns (combined by
   // the caller across the ranks that split the columns); vectors have one
@@ -96,6 +107,34 @@ class Backend : public Allocator {
   // g = dL/dZ from dL/dN (in place) and the combined rowdot.
   virtual void norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
                              ew::NormParams n, View g) = 0;
+  // Graph attention on one sparse block (GAT; common/backend/edge_ops.hpp has
+  // the math): edge tensors are a.nnz x heads floats, edge-major, in a's
+  // storage order; per-vertex vectors have `heads` floats a row, indexed by
+  // a's rows (targets) or columns (sources). Rows a compressed block does not
+  // store get -inf (edge_row_max), 0 (the sums) or 0 rows (spmm_edges).
+  // e = LeakyReLU(src_j + dst_i)
+  virtual void edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) = 0;
+  virtual void edge_row_max(const Csr& a, int heads, const float* e, float* max) = 0;
+  // e = exp(e - max_i), sum_i = Σ_j e
+  virtual void edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) = 0;
+  virtual void edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) = 0;  // e /= sum_i
+  // out = dropout(in), keyed by the global ids of a's rows and columns (ew::EdgeDropout); in place allowed.
+  virtual void edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
+                            const std::int64_t* col_ids, const DropoutParams& p) = 0;
+  // y = V x per head (V: a's pattern with values v, read through perm where set); y.cols = x.cols.
+  virtual void spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
+                          ConstView x, View y) = 0;
+  // out[k] = g_i · z_j per head over the local columns (g: a.rows rows, z: a.cols rows).
+  virtual void sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) = 0;
+  virtual void edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) = 0;
+  // d = α (d - rowdot_i) LeakyReLU'(src_j + dst_i)
+  virtual void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
+                                     const float* src, const float* dst, float slope, float* d) = 0;
+  virtual void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) = 0;
+  // m (cols x heads) = the block-diagonal matrix of the per-head vector a (ew::HeadMatrix);
+  // out[c] = q[head(c), c] (ew::HeadDiagonal).
+  virtual void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) = 0;
+  virtual void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;
 

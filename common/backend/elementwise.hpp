@@ -105,6 +105,48 @@ struct ReluDropout {
   }
 };
 
+// ELU (Clevert et al.; GAT's activation between layers, alpha = 1) and its
+// fused forms with dropout, as the ReLU ones around them.
+GCNLAB_HD float elu(float v) { return v > 0.f ? v : expm1f(v); }
+GCNLAB_HD float elu_slope(float v) { return v > 0.f ? 1.f : expf(v); }
+
+struct Elu {
+  const float* z; std::int64_t ldz; float* h; std::int64_t ldh;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { h[i * ldh + j] = elu(z[i * ldz + j]); }
+};
+
+struct EluBackward {
+  const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; float* g; std::int64_t ldg;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    g[i * ldg + j] = dh[i * lddh + j] * elu_slope(z[i * ldz + j]);
+  }
+};
+
+// X = dropout(ELU(Z)), the mask of Dropout.
+struct EluDropout {
+  Dropout d;  // d.x is Z
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, elu(d.x[i * d.ldx + j]));
+  }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = d.key(i);
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, elu(d.x[i * d.ldx + j]));
+  }
+};
+
+// G = dropout'(dX) ELU'(Z): the mask is redrawn (X = 0 does not tell a dropped
+// element from ELU(0) = 0, as it does for ReLU). d.x is dX, d.y is G.
+struct DropoutEluBackward {
+  Dropout d; const float* z; std::int64_t ldz;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j]);
+  }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = d.key(i);
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j]);
+  }
+};
+
 // The backward pass of X = dropout(ReLU(Z)) from X itself: X(i, j) != 0 iff the
 // element was kept and Z(i, j) > 0 (a positive float times scale >= 1 is not
 // zero), so G = X != 0 ? dX * scale : 0 is exactly ReLU'(Z) * mask * scale * dX
@@ -114,6 +156,20 @@ struct DropoutReluBackward {
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
     const float d = dx[i * lddx + j] * scale, v = x[i * ldx + j];
     g[i * ldg + j] = v != 0.f ? d : 0.f;
+  }
+};
+
+// out[c] = Σ_i x[i, c] accumulated in double, rows in order (a bias's gradient,
+// Σ_i G_i: G's columns of a class-balanced loss nearly cancel, and a float
+// accumulator over n rows lost ~1e-5 of the result against PyTorch's cascade sum).
+// The device form: one thread per column; the CPU backend sums fixed blocks of
+// rows and then the blocks in order (the same bits at any thread count).
+struct ColumnSums {
+  const float* x; std::int64_t ld, rows; float* out;
+  GCNLAB_HD void operator()(std::int64_t c) const {
+    double acc = 0;
+    for (std::int64_t i = 0; i < rows; ++i) acc += x[i * ld + c];
+    out[c] = static_cast<float>(acc);
   }
 };
 

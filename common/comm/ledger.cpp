@@ -5,7 +5,7 @@ namespace gcnlab {
 namespace {
 constexpr std::array<std::string_view, kNumCategories> kNames = {
     "spmm",        "gemm",         "elementwise", "loss",      "optimizer",
-    "pack",        "sampling",     "bcast_dense", "bcast_sparse", "allreduce",
+    "pack",        "sampling",     "sddmm",       "edge_softmax", "bcast_dense", "bcast_sparse", "allreduce",
     "allgather",   "reduce_scatter", "alltoall",  "p2p",       "other"};
 }
 

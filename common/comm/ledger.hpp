@@ -20,6 +20,7 @@ namespace gcnlab {
 enum class Category : int {
   // compute
   spmm, gemm, elementwise, loss, optimizer, pack, sampling,
+  sddmm, edge_softmax,  // graph attention (GAT): the SDDMM and the edge softmax with its backward
   // communication
   bcast_dense, bcast_sparse, allreduce, allgather, reduce_scatter, alltoall, p2p,
   // epoch time not covered by the above

@@ -70,6 +70,7 @@ enum class Stream : std::uint64_t {
   permutation,           // (variant): uniformly random vertex permutations
   balanced_permutation,  // (variant): weight-balanced bisections (partitioners/permutation.cpp)
   sample,                // mini-batch vertex samples (common/data/sampling.hpp)
+  attention_dropout,     // (step, layer): GAT's dropout on attention coefficients (common/backend/edge_ops.hpp)
 };
 
 GCNLAB_HD std::uint64_t stream(Stream name, std::uint64_t i = 0, std::uint64_t j = 0) {

@@ -32,6 +32,14 @@ struct Architecture {
   // aggregated_layout(l), which a strategy whose layers' rows differ moves
   // (Primitives::align; plexus-3d's layer rotation).
   bool self_term = false;
+  // Graph attention (GAT, models/gat): per weight layer, the number of heads
+  // whose softmax-normalised edge values it aggregates with instead of
+  // `values` (0: none; empty: no layer attends), each head dims[l+1] / heads
+  // columns wide (concatenated), and LeakyReLU's negative slope in its scores.
+  // Strategies with StrategyCaps::attention lay out its edge tensors
+  // (Primitives::attention).
+  std::vector<int> heads;
+  float attention_slope = 0.2f;
 
   int weight_layers() const { return static_cast<int>(kinds.size()); }
   bool conv(int l) const { return kinds[static_cast<std::size_t>(l)] == LayerKind::conv; }
@@ -41,6 +49,12 @@ struct Architecture {
   bool residual() const {
     for (const bool b : norm_after)
       if (b) return true;
+    return false;
+  }
+  int heads_of(int l) const { return heads.empty() ? 0 : heads[static_cast<std::size_t>(l)]; }
+  bool attends() const {
+    for (const int h : heads)
+      if (h > 0) return true;
     return false;
   }
   bool any_conv() const {

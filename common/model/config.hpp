@@ -28,6 +28,11 @@ struct ModelConfig {
   // value where it is learned (--train-eps: one ε per GIN layer).
   float gin_eps = 0;
   bool train_eps = false;
+  // gat: the attention heads of each hidden layer (--heads; concatenated, each
+  // --hidden wide; the output layer has one), and the dropout on the attention
+  // coefficients (--attention-dropout; GATConv's `dropout`).
+  int heads = 8;
+  float attention_dropout = 0;
 };
 
 struct TrainConfig {

@@ -71,10 +71,16 @@ void LayerStack::forward(Pass& p) const {
     if (l + 1 == L) break;
     p.elementwise([&](Backend& b) {
       LayerBuffers& next = p.buf.layers[l + 1];
-      if (drop(l + 1) && !shared)
-        b.relu_dropout(s.z, next.x, next.row_ids.data(), p.strategy.layout(l + 1).col0, p.dropout(l + 1));
-      else
+      const bool elu = activation() == Activation::elu;
+      if (drop(l + 1) && !shared) {
+        const std::int64_t col0 = p.strategy.layout(l + 1).col0;
+        if (elu) b.elu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
+        else b.relu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
+      } else if (elu) {
+        b.elu(s.z, next.h);
+      } else {
         b.relu(s.z, next.h);  // in place under the shared plan
+      }
     });
   }
 }
@@ -92,6 +98,10 @@ void LayerStack::backward(Pass& p) const {
     p.elementwise([&](Backend& b) {
       if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
         if (drop) b.dropout(s.dx, s.dx, s.row_ids.data(), p.strategy.layout(0).col0, p.dropout(0));
+      } else if (activation() == Activation::elu) {
+        const LayerBuffers& prev = p.buf.layers[l - 1];
+        if (drop) b.dropout_elu_backward(s.dx, prev.z, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l), prev.g);
+        else b.elu_backward(s.dx, prev.z, prev.g);
       } else if (drop) {
         b.dropout_relu_backward(s.dx, s.x, p.dropout(l).scale(), p.buf.layers[l - 1].g);
       } else {
@@ -121,12 +131,9 @@ void LayerStack::add_bias(const Pass& p, int l, View ones) {
   });
 }
 
-void LayerStack::bias_backward(const Pass& p, int l, View ones) {
+void LayerStack::bias_backward(const Pass& p, int l) {
   Parameter& b = p.buf.param(bias(l).name);
-  p.elementwise([&](Backend& be) {
-    be.fill(ones, 1.f);
-    be.gemm(Op::T, Op::N, 1.f, ones, p.buf.layers[l].g, 0.f, b.grad);  // this rank's rows of Σ_i G_i
-  });
+  p.elementwise([&](Backend& be) { be.column_sums(p.buf.layers[l].g, b.grad.data()); });  // this rank's rows of Σ_i G_i
   p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : b.grad.span());
 }
 

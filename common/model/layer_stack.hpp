@@ -2,7 +2,7 @@
 // The layer stack of Kipf & Welling's GCN, which GraphSAGE and other
 // message-passing models share: L weight layers f_0 -> hidden ... -> classes
 // with ReLU and dropout between them,
-//   forward   X_l = dropout(H_l);  Z_l = layer_l(X_l);  H_{l+1} = ReLU(Z_l)
+//   forward   X_l = dropout(H_l);  Z_l = layer_l(X_l);  H_{l+1} = ReLU(Z_l) (or ELU: activation())
 //             (a model may keep dropout off some layers' inputs: drops_input)
 //   backward  layer_l's parameter gradients and dX_l;  dH_l = dropout'(dX_l);
 //             G_{l-1} = dH_l ⊙ ReLU'(Z_{l-1})
@@ -23,6 +23,9 @@
 #include "common/model/model.hpp"
 
 namespace gcnlab {
+
+// The activation between weight layers.
+enum class Activation { relu, elu };
 
 class LayerStack : public Model {
  public:
@@ -50,6 +53,9 @@ class LayerStack : public Model {
   virtual void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
     (void)slots, (void)p, (void)l, (void)s;
   }
+  // ReLU (GCN, SAGE, GIN) or ELU (GAT). ELU's backward reads Z_{l-1}, which
+  // MG-GCN's shared plan overwrites: a model with ELU refuses that plan.
+  virtual Activation activation() const { return Activation::relu; }
   // Whether --dropout applies to layer l's input (every layer's by default;
   // GIN: each GIN layer's, not its MLP's hidden layer).
   virtual bool drops_input(const Architecture& a, int l) const {
@@ -63,8 +69,9 @@ class LayerStack : public Model {
   static ParameterSpec bias(int l);
   static View ones_column(ActivationSlots& slots, const Layout& out);
   static void add_bias(const Pass& p, int l, View ones);
-  // dL/db_l = Σ_i G_i (Primitives::sum_over_rows). Reads G_l: call it before dX_l is written.
-  static void bias_backward(const Pass& p, int l, View ones);
+  // dL/db_l = Σ_i G_i (Backend::column_sums, in double; Primitives::sum_over_rows).
+  // Reads G_l: call it before dX_l is written.
+  static void bias_backward(const Pass& p, int l);
 
  private:
   // X_l = dropout(H_l) (forward, and the shared plan's backward).

@@ -34,6 +34,9 @@ struct ParameterSpec {
   Init init = Init::glorot;  // glorot: drawn per global element from stream (seed, `stream`) (init.hpp)
   int stream = 0;
   float constant = 0;  // Init::constant's value
+  // Glorot's fans where they are not the global shape's (0: rows and columns):
+  // GAT's attention vectors are drawn as PyG's (1, H, C) tensors, fans H and C.
+  std::int64_t fan_in = 0, fan_out = 0;
   bool decay = true;  // --weight-decay applies (--weight-decay-layers first: layer 0's only)
 };
 

@@ -34,7 +34,19 @@ namespace {
   fail("internal: this strategy keeps a layer's rows on other ranks than its input's and provides no align "
        "(Architecture::self_term)");
 }
+
+[[noreturn]] void no_attention() {
+  fail("internal: this strategy lays out no attention edge tensors (StrategyCaps::attention; make_strategy refuses "
+       "a model that attends)");
+}
 }  // namespace
+
+void Strategy::attention(int, const Attention&) { no_attention(); }
+void Strategy::aggregate_attention(int, Direction, ConstView, View) { no_attention(); }
+void Strategy::attention_backward(int, const Attention&, ConstView, ConstView, View, View) { no_attention(); }
+void Strategy::attention_bytes(int, ByteModel&) const { no_attention(); }
+void Strategy::aggregate_attention_bytes(int, Direction, std::int64_t, ByteModel&) const { no_attention(); }
+void Strategy::attention_backward_bytes(int, ByteModel&) const { no_attention(); }
 
 void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }

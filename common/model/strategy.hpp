@@ -41,6 +41,15 @@ namespace gcnlab {
 
 class Strategy;
 
+// One graph-attention layer's per-vertex scores (Primitives::attention):
+// per head, this rank's partial dots s_j = a_src · Z_j and d_i = a_dst · Z_i
+// over its columns of Z = X W (rows of transformed_layout(l), one column per
+// head, ld = heads), and the attention dropout of the step (p = 0: none).
+struct Attention {
+  ConstView src, dst;
+  DropoutParams dropout{0, 0, 0.f};
+};
+
 // The rows and columns of an n x f activation matrix held by one rank.
 struct Layout {
   std::vector<std::int64_t> vertices;  // original vertex id of each local row
@@ -120,6 +129,8 @@ struct ModelDemands {
   // Its edge values have no sampled form (a mini-batch rescales GCN's Â,
   // ScaleGNN Eq. 24): full-graph training only (strategies with StrategyCaps::full_graph).
   bool full_graph_only = false;
+  // Graph attention's edge tensors (Primitives::attention: strategies with StrategyCaps::attention).
+  bool attention = false;
 };
 
 // The settings a strategy is built with. The fields are the ones every
@@ -205,6 +216,28 @@ class Primitives {
   // replica's values are left out (Strategy::first_copy). `values`: a
   // contiguous row of them (a View, so that the byte tracer reads its size).
   virtual void sum_over_layout(int l, View values) = 0;
+  // Graph attention (GAT, Veličković et al. ICLR'18 Eq. 1-4 as PyG 2.3.1's
+  // GATConv; Architecture::heads): per-edge, per-head values on layer l's
+  // pattern (Âᵀ's: A + I, so every vertex attends to itself), recomputed every
+  // step and kept by the strategy between the calls of one step (provided by
+  // strategies with StrategyCaps::attention; Strategy's defaults refuse).
+  //   attention(l, a)  α_ij = softmax over the in-edges j -> i of target i of
+  //       e_ij = LeakyReLU(s_j + d_i) (max-subtracted), then β = dropout(α)
+  //       keyed by (target, source, head). The strategy completes the partial
+  //       dots over the ranks that split Z's columns and moves s to the sources'
+  //       and d to the targets' blocks; it reduces the row max and sum over the
+  //       ranks that split a row.
+  //   aggregate_attention(l, forward, Z, out): out_i = Σ_j β_ij Z_j per head,
+  //       Z in transformed_layout(l), out in layout(l+1) (as aggregate's
+  //       transform-first product); backward: out_j = Σ_i β_ij G_i, G in
+  //       layout(l+1), out in transformed_layout(l).
+  //   attention_backward(l, a, G, Z, ds, dd): dβ_ij = G_i · Z_j per head (the
+  //       SDDMM), dα = dropout'(dβ), dê_ij = α_ij (dα_ij - Σ_k α_ik dα_ik) ·
+  //       LeakyReLU'(s_j + d_i); ds_j = Σ_i dê_ij and dd_i = Σ_j dê_ij, both
+  //       complete, on transformed_layout(l)'s rows (one column per head).
+  virtual void attention(int l, const Attention& a) = 0;
+  virtual void aggregate_attention(int l, Direction d, ConstView in, View out) = 0;
+  virtual void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) = 0;
 };
 
 class Strategy : public Primitives {
@@ -259,6 +292,10 @@ class Strategy : public Primitives {
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
+  // Graph attention: the defaults refuse (a strategy without caps.attention).
+  void attention(int l, const Attention& a) override;
+  void aggregate_attention(int l, Direction d, ConstView in, View out) override;
+  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override;
 
   // The forward product order of each layer (after setup). Strategies that
   // compute only their paper's (ÂᵀX)W keep the default.
@@ -309,6 +346,9 @@ class Strategy : public Primitives {
   virtual void sum_over_columns_bytes(int l, ByteModel& m) const;
   virtual void sum_over_rows_bytes(int l, ByteModel& m) const;
   virtual void reshard_bytes(int from, int to, ByteModel& m) const;
+  virtual void attention_bytes(int l, ByteModel& m) const;
+  virtual void aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const;
+  virtual void attention_backward_bytes(int l, ByteModel& m) const;
   // Analytic backend bytes of this rank's graph blocks and buffers (graph + buffers terms).
   virtual MemoryNeed memory_need() const = 0;
 

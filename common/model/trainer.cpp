@@ -63,7 +63,8 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     const ParameterSpec& p = q.spec;
     if (p.init == ParameterSpec::Init::glorot) {
       const auto [rows, cols] = global_shape(p, arch_);
-      q.value.upload(glorot_block(config_.seed, p.stream, rows, cols, block_of(p, strategy_)));
+      q.value.upload(glorot_block(config_.seed, p.stream, p.fan_in > 0 ? p.fan_in : rows,
+                                  p.fan_out > 0 ? p.fan_out : cols, block_of(p, strategy_)));
     } else {
       backend_.fill(q.value, p.init == ParameterSpec::Init::ones       ? 1.f
                              : p.init == ParameterSpec::Init::constant ? p.constant

@@ -153,6 +153,8 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
   }
   if (m.gin_eps != 0 || m.train_eps)  // absent: the defaults (checkpoints written before --model gin)
     j["model"]["gin_eps"] = exact(m.gin_eps), j["model"]["train_eps"] = m.train_eps;
+  if (m.heads != 8 || m.attention_dropout != 0)  // absent: the defaults (checkpoints written before --model gat)
+    j["model"]["heads"] = m.heads, j["model"]["attention_dropout"] = exact(m.attention_dropout);
   return j;
 }
 

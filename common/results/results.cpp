@@ -104,6 +104,8 @@ json config_json(const RunInfo& info, const RunResult& r) {
   c["permutation"] = info.permutation;  // the strategy's resolved one (an option's "" is its default)
   if (info.model.gin_eps != 0 || info.model.train_eps)  // absent: the default
     c["model"]["gin_eps"] = info.model.gin_eps, c["model"]["train_eps"] = info.model.train_eps;
+  if (info.model.heads != 8 || info.model.attention_dropout != 0)  // absent: the defaults
+    c["model"]["heads"] = info.model.heads, c["model"]["attention_dropout"] = info.model.attention_dropout;
   return c;
 }
 

@@ -80,7 +80,7 @@ void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
 
 void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
-  bias_backward(p, l, s.own[kOnes]);  // reads G_l before dX_l may overwrite it (shared plan)
+  bias_backward(p, l);  // reads G_l before dX_l may overwrite it (shared plan)
   if (!p.arch.conv(l)) {
     if (!dx || p.strategy.activation_plan() != ActivationPlan::shared) return p.layer_backward(l, x, dx);
     View own_dx = s.own[kLinearDx];

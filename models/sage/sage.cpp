@@ -57,7 +57,7 @@ void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) cons
   LayerBuffers& s = p.buf.layers[l];
   Parameter& root = p.buf.param(root_name(l));
   // G_l is read here, before the convolution's dX_l may overwrite it (shared plan)
-  bias_backward(p, l, s.own[kOnes]);
+  bias_backward(p, l);
   View root_grad = s.own[kRootGrad];
   p.primitives.linear_backward(l, s.own[kRoot], s.g, root.value, root.grad, dx ? &root_grad : nullptr);
   p.layer_backward(l, x, dx);

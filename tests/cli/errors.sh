@@ -92,15 +92,20 @@ expect_error 2 "--method metis partitions a graph one process holds whole" parti
 
 # --model scalegnn: where it runs
 expect_error 4 "--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, plexus-3d and scalegnn-4d" train --algo 1d --model scalegnn --dataset "$SMALL"
-expect_error 1 "--model: nope not in {gcn,scalegnn,sage,gin}" train --algo serial --model nope --dataset "$SMALL"
+expect_error 1 "--model: nope not in {gcn,scalegnn,sage,gin,gat}" train --algo serial --model nope --dataset "$SMALL"
 expect_error 4 "--model scalegnn moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model scalegnn --dataset "$SMALL"
 expect_error 1 "--model sage (GraphSAGE convolutions) trains on the full graph" train --algo serial --model sage --batch-size 4 --dataset "$SMALL"
 expect_error 4 "--model sage moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model sage --dataset "$SMALL"
 # --model gin: its own flags, its fixed order, full graph only
 expect_error 2 "--train-eps is for --model gin; --model sage has no such setting" train --algo 1d --model sage --train-eps --dataset "$SMALL"
 expect_error 2 "--gin-eps is for --model gin; --model gcn has no such setting" train --algo 1d --gin-eps 0.5 --dataset "$SMALL"
-expect_error 2 "--order is for the plain GCN's convolutions; --model gin aggregates first" train --algo 1d --model gin --order transform --dataset "$SMALL"
+expect_error 2 "--order is for the plain GCN's convolutions; --model gin fixes its product order" train --algo 1d --model gin --order transform --dataset "$SMALL"
 expect_error 1 "--model gin (GIN convolutions) trains on the full graph" train --algo serial --model gin --batch-size 4 --dataset "$SMALL"
+# --model gat: its own flags, the strategies that lay out attention, full graph only
+expect_error 2 "--heads is for --model gat; --model gin has no such setting" train --algo 1d --model gin --heads 2 --dataset "$SMALL"
+expect_error 1 "--attention-dropout must be in [0, 1)" train --algo serial --model gat --attention-dropout 1 --dataset "$SMALL"
+expect_error 2 "--model gat (graph attention) runs on serial; --algo 2d lays out no attention edge tensors" train --algo 2d --model gat --dataset "$SMALL"
+expect_error 1 "--order is for the plain GCN's convolutions; --model gat fixes its product order" train --algo serial --model gat --order aggregate --dataset "$SMALL"
 
 # plexus-3d and its planner
 "$MPIEXEC" -np 1 "$GCNLAB" train --algo 1d --dataset "$SMALL" --epochs 1 --out "$WORK/run1d.json" >/dev/null 2>&1

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torch_geometric
-from torch_geometric.nn import GINConv, SAGEConv
+from torch_geometric.nn import GATConv, GINConv, SAGEConv
 
 prep, wdir, results, model, lr = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
 assert torch_geometric.__version__ == "2.3.1", torch_geometric.__version__
@@ -63,6 +63,22 @@ elif model == "gin":  # weight layers 2k, 2k + 1: GIN layer k's MLP; eps<k>
         params[f"eps{k}"] = (conv.eps, False)
         convs.append(conv)
     out = convs[1](F.relu(convs[0](x, edge_index)), edge_index)
+elif model == "gat":  # 8 heads of 8 concatenated, ELU, one output head (GAT's Cora model)
+    heads, hidden, C = 8, 8, meta["classes"]
+    convs = [GATConv(f, hidden, heads=heads).double(), GATConv(heads * hidden, C, heads=1, concat=False).double()]
+    params = {}
+    for l, conv in enumerate(convs):
+        h, width = conv.heads, conv.out_channels
+        with torch.no_grad():
+            conv.lin_src.weight.copy_(torch.tensor(w("initial", f"W{l}").T))
+            conv.att_src.copy_(torch.tensor(w("initial", f"att_src{l}").reshape(1, h, width)))
+            conv.att_dst.copy_(torch.tensor(w("initial", f"att_dst{l}").reshape(1, h, width)))
+            conv.bias.copy_(torch.tensor(w("initial", f"b{l}").reshape(-1)))
+        params[f"W{l}"] = (conv.lin_src.weight, True)
+        params[f"att_src{l}"] = (conv.att_src, False)
+        params[f"att_dst{l}"] = (conv.att_dst, False)
+        params[f"b{l}"] = (conv.bias, False)
+    out = convs[1](F.elu(convs[0](x, edge_index)), edge_index)
 else:
     sys.exit(f"no reference for --model {model}")
 

@@ -4,7 +4,9 @@
 # --model sage` against a two-layer SAGEConv network (aggr="mean",
 # root_weight, bias; ReLU between), `serial --model gin --train-eps` against
 # two GINConv layers (MLP Linear-ReLU-Linear, train_eps=True, ε = 0.1 at
-# first; ReLU between). Dropout and weight decay off. Checked:
+# first; ReLU between), `serial --model gat` against GAT's Cora model in
+# GATConv layers (8 heads of 8, concatenated; ELU; one output head, issue
+# 46). Dropout (attention dropout too) and weight decay off. Checked:
 # the loss and the train/val/test accuracies of the first forward pass, and
 # every parameter's gradient, within 1e-5 relative (|a - b| <= 1e-5 (|b| +
 # max |b| of the parameter)). gcnlab's gradients are read from one SGD step
@@ -26,10 +28,10 @@ fi
 "$GCNLAB" prepare --dataset "planetoid:$GCNLAB_DATA_DIR/planetoid/cora" --shards 1x1 --out "$WORK/cora" >/dev/null \
   || fail "prepare"
 LR=10000
-declare -A FLAGS=([sage]="" [gin]="--train-eps --gin-eps 0.1")
-for model in sage gin; do
+declare -A FLAGS=([sage]="--hidden 16" [gin]="--hidden 16 --train-eps --gin-eps 0.1" [gat]="--hidden 8 --heads 8")
+for model in sage gin gat; do
   # shellcheck disable=SC2086
-  "$GCNLAB" train --algo serial --model "$model" ${FLAGS[$model]} --dataset "gcl:$WORK/cora" --layers 2 --hidden 16 --dropout 0 \
+  "$GCNLAB" train --algo serial --model "$model" ${FLAGS[$model]} --dataset "gcl:$WORK/cora" --layers 2 --dropout 0 \
     --optimizer sgd --lr $LR --weight-decay 0 --epochs 1 --no-eval --seed 3 --weights-out "$WORK/$model" \
     --out "$WORK/$model.json" >/dev/null 2>&1 || fail "$model: gcnlab train"
   "$PYG" "$root/tests/cli/pyg_reference.py" "$WORK/cora" "$WORK/$model" "$WORK/$model.json" "$model" $LR \

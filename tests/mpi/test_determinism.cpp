@@ -101,6 +101,8 @@ TEST_CASE("two identical runs give the same bits, whatever the alignment of buff
           RunSpec other = spec;
           other.model.name = m.name;
           other.model.train_eps = true;  // gin: its learned ε's all-reduce too
+          other.model.heads = 2;  // gat: two heads, and its attention dropout's keyed masks
+          other.model.attention_dropout = 0.3f;
           if (declares(s.name, "permutation")) other.options["permutation"] = "none";  // one vertex ordering
           INFO("--model " << m.name);
           require_bitwise_equal(run(MPI_COMM_WORLD, other, data), perturbed(other, data));

@@ -10,6 +10,7 @@
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
 #include "common/backend/elementwise.hpp"
+#include "common/dist/row_attention.hpp"
 #include "common/matrix/buffer.hpp"
 #include "common/model/init.hpp"
 #include "tests/support/random.hpp"
@@ -442,4 +443,92 @@ TEST_CASE("one Adam step against hand computation", "[optimizer]") {
   be->adam(w, dg, m, v, {lr, b1, b2, eps, 1 - b1 * b1, 1 - b2 * b2});
   const auto out2 = w.download();
   for (int k = 0; k < 3; ++k) REQUIRE(out2[k] == Approx(w0[k] - (g[k] == 0 ? 0 : 2 * lr * (g[k] > 0 ? 1 : -1))).margin(1e-6));
+}
+
+TEST_CASE("graph attention's edge kernels against dense loops, with full and compressed rows", "[backend][attention]") {
+  auto be = cpu_backend();
+  const int H = 3;
+  const std::int64_t width = 4;  // columns per head; the view's columns start inside head 0
+  const ew::HeadSplit hs{2, width};
+  const std::int64_t cols = 3 * width - 2;  // local columns 2..11 of 12: heads 0 (partly), 1, 2
+  for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
+    const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
+    const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
+    CHECK(a.compressed == (density < 0.01));
+    const std::int64_t nnz = h.nnz();
+    const auto src = random_vector(n * H, 3), dst = random_vector(rows * H, 4);
+    const auto x = random_vector(n * cols, 5), g = random_vector(rows * cols, 6);
+    Dense ds = make_dense(*be, n, H, src), dd = make_dense(*be, rows, H, dst);
+    Buffer<float> e(*be, static_cast<std::size_t>(nnz * H)), m(*be, static_cast<std::size_t>(rows * H)),
+        s(*be, static_cast<std::size_t>(rows * H));
+    be->edge_scores(a, H, ds.data(), dd.data(), 0.2f, e.data());
+    be->edge_row_max(a, H, e.data(), m.data());
+    be->edge_exp_row_sum(a, H, m.data(), e.data(), s.data());
+    be->edge_scale_rows(a, H, s.data(), e.data());
+    const auto alpha = e.download();
+    const auto head_of = [&](std::int64_t c) { return static_cast<int>((hs.col0 + c) / width); };
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (int k = 0; k < H; ++k) {  // the row's softmax of LeakyReLU(src_j + dst_i)
+        double total = 0;
+        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+          const double v = src[h.col[q] * H + k] + dst[i * H + k];
+          total += std::exp(v > 0 ? v : 0.2 * v);
+        }
+        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+          const double v = src[h.col[q] * H + k] + dst[i * H + k];
+          REQUIRE(alpha[q * H + k] == Approx(std::exp(v > 0 ? v : 0.2 * v) / total).margin(1e-6));
+        }
+      }
+    // Y = α X per head; the transpose's product through the permutation; the SDDMM
+    Dense dx = make_dense(*be, n, cols, x), dg = make_dense(*be, rows, cols, g), y(*be, rows, cols), yt(*be, n, cols);
+    be->spmm_edges(a, H, hs, e.data(), nullptr, dx, y);
+    std::vector<std::int64_t> perm;
+    const HostCsr th = transpose_pattern(h, perm);
+    const Csr t = upload(*be, th, RowStorage::sparse_if_smaller);
+    const auto dperm = make_buffer<std::int64_t>(*be, perm);
+    be->spmm_edges(t, H, hs, e.data(), dperm.data(), dg, yt);
+    Buffer<float> dots(*be, static_cast<std::size_t>(nnz * H)), rs(*be, static_cast<std::size_t>(n * H));
+    be->sddmm(a, H, hs, dg, dx, dots.data());
+    be->edge_row_sums(t, H, e.data(), dperm.data(), rs.data());
+    const auto yv = y.download(), ytv = yt.download(), dv = dots.download(), rsv = rs.download();
+    std::vector<double> ref(static_cast<std::size_t>(rows * cols)), reft(static_cast<std::size_t>(n * cols)),
+        refd(static_cast<std::size_t>(nnz * H)), refs(static_cast<std::size_t>(n * H));
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+        const std::int64_t j = h.col[q];
+        for (int k = 0; k < H; ++k) refs[j * H + k] += alpha[q * H + k];
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const float w = alpha[q * H + head_of(c)];
+          ref[i * cols + c] += w * x[j * cols + c];
+          reft[j * cols + c] += w * g[i * cols + c];
+          refd[q * H + head_of(c)] += static_cast<double>(g[i * cols + c]) * x[j * cols + c];
+        }
+      }
+    for (std::size_t k = 0; k < ref.size(); ++k) REQUIRE(yv[k] == Approx(ref[k]).margin(1e-5));
+    for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
+    for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dv[k] == Approx(refd[k]).margin(1e-5));
+    for (std::size_t k = 0; k < refs.size(); ++k) REQUIRE(rsv[k] == Approx(refs[k]).margin(1e-5));
+  }
+}
+
+TEST_CASE("column sums in double: independent of the thread count, the exact sum rounded once", "[backend]") {
+  const std::int64_t rows = 5000, cols = 3;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i)  // columns that cancel: + and - alternate around a small mean
+    for (std::int64_t c = 0; c < cols; ++c) x[i * cols + c] = (i % 2 ? -0.1428571f : 0.1428573f) * (1 + c);
+  std::vector<float> sums[2];
+  int k = 0;
+  for (const int threads : {1, 2}) {
+    auto be = make_backend("cpu", {threads});
+    Dense d = make_dense(*be, rows, cols, x);
+    Buffer<float> out(*be, cols);
+    be->column_sums(d, out.data());
+    sums[k++] = out.download();
+  }
+  CHECK(sums[0] == sums[1]);
+  for (std::int64_t c = 0; c < cols; ++c) {
+    double exact = 0;
+    for (std::int64_t i = 0; i < rows; ++i) exact += x[i * cols + c];
+    CHECK(sums[0][c] == static_cast<float>(exact));
+  }
 }

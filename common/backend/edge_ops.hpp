@@ -1,0 +1,245 @@
+#pragma once
+// The per-edge math of graph attention (GAT, models/gat), written once as
+// functors that the CPU backend runs in OpenMP loops and the CUDA backend
+// launches as kernels (as elementwise.hpp). C++17-clean (included by nvcc).
+//
+// They work on one sparse block of the strategy's Âᵀ pattern (common/matrix/
+// csr.hpp: rows are targets i, columns sources j; compressed rows allowed)
+// and on edge tensors of it: nnz x H values, edge-major (edge k's heads at
+// k*H .. k*H + H-1), in the block's storage order. Per-vertex vectors have H
+// values a row: indexed by the block's row i (targets) or column j (sources).
+// Every functor handles one stored row s (operator()(s); the row is
+// row_of(s)), so a row's sums run in one fixed order and no two threads write
+// one value: the results do not depend on the thread count or the schedule.
+// A sum over a block's columns (a source's edges) runs on the transposed
+// block, reading the forward block's edge tensor through `perm` (perm[k]: the
+// forward position of the transposed block's edge k).
+//
+// In GAT's terms (Veličković et al. ICLR'18 Eq. 1-4, PyG 2.3.1 GATConv):
+//   EdgeScores          e_ij = LeakyReLU(src_j + dst_i)
+//   EdgeRowMax          m_i = max_j e_ij                (per block; combined over the ranks that split row i)
+//   EdgeExpRowSum       e_ij <- exp(e_ij - m_i),  S_i = Σ_j e_ij
+//   EdgeScaleRows       α_ij = e_ij / S_i
+//   EdgeDropout         β_ij = dropout(α_ij), keyed by (target id, source id, head)
+//   SpmmEdges           Y_i = Σ_j v_ij X_j per head (v: β forward; βᵀ through perm backward)
+//   Sddmm               dβ_ij = G_i · Z_j per head  (this rank's columns: a partial dot)
+//   EdgeRowDot          D_i = Σ_j α_ij dα_ij
+//   EdgeSoftmaxBackward dê_ij = α_ij (dα_ij - D_i) · LeakyReLU'(src_j + dst_i)
+//   EdgeRowSums         out_i = Σ_j v_ij (dd_i; ds_j on the transposed block)
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/core/hd.hpp"
+#include "common/core/rng.hpp"
+
+namespace gcnlab::ew {
+
+// A block's structure as the functors read it.
+struct EdgeBlock {
+  const std::int64_t* rowptr;  // stored rows + 1 offsets
+  const std::int32_t* ids;     // compressed rows: the row of each stored row (null: every row stored)
+  const std::int32_t* col;
+  int heads;
+  GCNLAB_HD std::int64_t row_of(std::int64_t s) const { return ids ? ids[s] : s; }
+  GCNLAB_HD std::int64_t begin(std::int64_t s) const { return rowptr[s]; }
+  GCNLAB_HD std::int64_t end(std::int64_t s) const { return rowptr[s + 1]; }
+};
+
+// Which head a local column belongs to: heads of `width` columns, the local
+// columns starting at global column col0 (a rank may hold part of a head).
+struct HeadSplit {
+  std::int64_t col0, width;
+  // Local columns [first(h), last(h)) of head h among `cols`.
+  GCNLAB_HD std::int64_t first(int h, std::int64_t cols) const {
+    const std::int64_t c = h * width - col0;
+    return c < 0 ? 0 : (c > cols ? cols : c);
+  }
+  GCNLAB_HD std::int64_t last(int h, std::int64_t cols) const {
+    const std::int64_t c = (h + 1) * width - col0;
+    return c < 0 ? 0 : (c > cols ? cols : c);
+  }
+  GCNLAB_HD int head(std::int64_t c) const { return static_cast<int>((col0 + c) / width); }
+};
+
+GCNLAB_HD float leaky_relu(float v, float slope) { return v > 0.f ? v : slope * v; }
+
+struct EdgeScores {
+  EdgeBlock b; const float* src; const float* dst; float slope; float* e;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const float* d = dst + b.row_of(s) * H;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) e[k * H + h] = leaky_relu(src[static_cast<std::int64_t>(b.col[k]) * H + h] + d[h], slope);
+  }
+};
+
+// max must hold -inf in rows the block does not store.
+struct EdgeRowMax {
+  EdgeBlock b; const float* e; float* max;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    float* m = max + b.row_of(s) * H;
+    for (int h = 0; h < H; ++h) m[h] = -INFINITY;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) m[h] = fmaxf(m[h], e[k * H + h]);
+  }
+};
+
+// sum must hold 0 in rows the block does not store.
+struct EdgeExpRowSum {
+  EdgeBlock b; const float* max; float* e; float* sum;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const std::int64_t i = b.row_of(s);
+    for (int h = 0; h < H; ++h) sum[i * H + h] = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) {
+        const float v = expf(e[k * H + h] - max[i * H + h]);
+        e[k * H + h] = v;
+        sum[i * H + h] += v;
+      }
+  }
+};
+
+struct EdgeScaleRows {
+  EdgeBlock b; const float* sum; float* e;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const float* d = sum + b.row_of(s) * H;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) e[k * H + h] /= d[h];
+  }
+};
+
+// out = dropout(in) on a forward block: edge j -> i, head h is kept iff
+// uniform(seed, stream, id(i), id(j) * H + h) >= p (the vertices' global ids:
+// the same mask on every strategy and grid), then scaled by 1 / (1 - p).
+// Also the backward (dα = mask · scale · dβ): the same call on dβ.
+struct EdgeDropout {
+  EdgeBlock b; const float* in; float* out;
+  const std::int64_t* row_ids; const std::int64_t* col_ids;
+  std::uint64_t seed, stream; float p, scale;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const std::uint64_t key = rng::row_key(seed, stream, static_cast<std::uint64_t>(row_ids[b.row_of(s)]));
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const std::uint64_t source = static_cast<std::uint64_t>(col_ids[b.col[k]]) * static_cast<std::uint64_t>(H);
+      for (int h = 0; h < H; ++h) {
+        const float v = in[k * H + h];
+        out[k * H + h] = rng::uniform_in_row(key, source + static_cast<std::uint64_t>(h)) >= p ? v * scale : 0.f;
+      }
+    }
+  }
+};
+
+// Y_i = Σ_k v[k, head(c)] X_{col k} over the row's edges, each local column c
+// in its head's value (v through perm when perm is set). Rows the block does
+// not store: the caller zeroes them. The row form (CPU) walks the edges once,
+// the element form (CUDA: one thread per stored row and column) the column's.
+struct SpmmEdges {
+  EdgeBlock b; const float* v; const std::int64_t* perm; HeadSplit hs;
+  const float* x; std::int64_t ldx; float* y; std::int64_t ldy; std::int64_t cols;
+  GCNLAB_HD std::int64_t at(std::int64_t k) const { return perm ? perm[k] : k; }
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    float* yr = y + b.row_of(s) * ldy;
+    for (std::int64_t c = 0; c < cols; ++c) yr[c] = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float* xr = x + static_cast<std::int64_t>(b.col[k]) * ldx;
+      const float* vk = v + at(k) * H;
+      for (int h = 0; h < H; ++h) {
+        const float w = vk[h];
+        const std::int64_t c1 = hs.last(h, cols);
+        for (std::int64_t c = hs.first(h, cols); c < c1; ++c) yr[c] += w * xr[c];
+      }
+    }
+  }
+  GCNLAB_HD void operator()(std::int64_t s, std::int64_t c) const {
+    const int h = hs.head(c);
+    float acc = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      acc += v[at(k) * b.heads + h] * x[static_cast<std::int64_t>(b.col[k]) * ldx + c];
+    y[b.row_of(s) * ldy + c] = acc;
+  }
+};
+
+// out[k, h] = Σ_{c in head h} G_i[c] Z_j[c] over the local columns (a partial
+// dot where a rank holds part of a head's columns).
+struct Sddmm {
+  EdgeBlock b; HeadSplit hs; const float* g; std::int64_t ldg; const float* z; std::int64_t ldz; std::int64_t cols;
+  float* out;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const float* gr = g + b.row_of(s) * ldg;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float* zr = z + static_cast<std::int64_t>(b.col[k]) * ldz;
+      for (int h = 0; h < H; ++h) {
+        float acc = 0.f;
+        const std::int64_t c1 = hs.last(h, cols);
+        for (std::int64_t c = hs.first(h, cols); c < c1; ++c) acc += gr[c] * zr[c];
+        out[k * H + h] = acc;
+      }
+    }
+  }
+};
+
+// out_i = Σ_k x[k] y[k] per head (out zeroed by the caller in rows not stored).
+struct EdgeRowDot {
+  EdgeBlock b; const float* x; const float* y; float* out;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    float* o = out + b.row_of(s) * H;
+    for (int h = 0; h < H; ++h) o[h] = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) o[h] += x[k * H + h] * y[k * H + h];
+  }
+};
+
+// d: dα in, dê out. LeakyReLU' as PyTorch's: 1 where its input > 0, else the slope.
+struct EdgeSoftmaxBackward {
+  EdgeBlock b; const float* alpha; const float* rowdot; const float* src; const float* dst; float slope; float* d;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const std::int64_t i = b.row_of(s);
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) {
+        const float pre = src[static_cast<std::int64_t>(b.col[k]) * H + h] + dst[i * H + h];
+        const float de = alpha[k * H + h] * (d[k * H + h] - rowdot[i * H + h]);
+        d[k * H + h] = pre > 0.f ? de : slope * de;
+      }
+  }
+};
+
+// out_i = Σ_k v[perm ? perm[k] : k] per head (out zeroed by the caller in rows not stored).
+struct EdgeRowSums {
+  EdgeBlock b; const float* v; const std::int64_t* perm; float* out;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    float* o = out + b.row_of(s) * H;
+    for (int h = 0; h < H; ++h) o[h] = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float* vk = v + (perm ? perm[k] : k) * H;
+      for (int h = 0; h < H; ++h) o[h] += vk[h];
+    }
+  }
+};
+
+// The block-diagonal matrix of a per-head vector a (1 x local columns):
+// M[c, h] = a[c] where column c is in head h, else 0 (cols x H, row-major),
+// so that per-head dots are GEMMs: s = Z M (s_j,h = a_h · Z_j,h), dZ += ds Mᵀ.
+struct HeadMatrix {
+  const float* a; HeadSplit hs; int heads; float* m;
+  GCNLAB_HD void operator()(std::int64_t c, std::int64_t h) const {
+    m[c * heads + h] = hs.head(c) == h ? a[c] : 0.f;
+  }
+};
+
+// out[c] = Q[head(c), c]: the diagonal blocks of Q = dsᵀ Z (H x local columns),
+// da[c] = Σ_j ds_j,head(c) Z_j[c].
+struct HeadDiagonal {
+  const float* q; std::int64_t ldq; HeadSplit hs; float* out;
+  GCNLAB_HD void operator()(std::int64_t c) const { out[c] = q[hs.head(c) * ldq + c]; }
+};
+
+}  // namespace gcnlab::ew

@@ -1,0 +1,64 @@
+#pragma once
+// Graph attention (Primitives::attention; GAT, models/gat) on a sparse block
+// that holds whole rows of Âᵀ — every in-edge of its targets — so that each
+// target's softmax is local: serial's whole graph. Per attention layer it
+// keeps α (and β = dropout(α) where attention dropout is on), nnz x heads
+// floats in the block's edge order, from the forward pass to the backward;
+// one work tensor of the widest layer serves every layer's backward.
+//
+//   forward   e = LeakyReLU(s_j + d_i); α = e's row softmax (max-subtracted); β = dropout(α)
+//   aggregate out_i = Σ_j β_ij Z_j (the block), out_j = Σ_i β_ij G_i (its transpose,
+//             reading β through the transpose's permutation: no atomics, the
+//             same bits on every run)
+//   backward  dβ = SDDMM(G, Z); dα = dropout'(dβ); D_i = Σ_j α_ij dα_ij;
+//             dê = α (dα - D_i) LeakyReLU'; dd_i = Σ_j dê_ij; ds_j = Σ_i dê_ij (transpose)
+//
+// Timed as sddmm (the SDDMM), edge_softmax (scores, softmax, dropout and
+// their backward, the row sums) and spmm (the aggregations).
+
+#include <cstdint>
+#include <vector>
+
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+// The transpose of a's pattern (values 0) and perm: its edge k is a's edge perm[k].
+HostCsr transpose_pattern(const HostCsr& a, std::vector<std::int64_t>& perm);
+
+class RowAttention {
+ public:
+  RowAttention() = default;
+  // `block`: the forward block on the device (rows: targets, columns: sources),
+  // `pattern` its host copy; `row_ids`, `col_ids`: the global vertex ids of its
+  // rows and columns (the attention dropout's keys).
+  RowAttention(Backend& backend, Ledger& ledger, const Architecture& a, const Csr& block, const HostCsr& pattern,
+               std::span<const std::int64_t> row_ids, std::span<const std::int64_t> col_ids);
+
+  void forward(int l, const Attention& a);
+  void aggregate(int l, Direction d, ConstView in, View out);
+  void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd);
+  // Backend bytes of the transpose, the ids, the edge tensors and the row vectors.
+  double bytes() const;
+
+ private:
+  struct Layer {
+    int heads = 0;
+    std::int64_t width = 0;        // columns of one head
+    Buffer<float> alpha, beta;     // beta: dropout(alpha) (empty when no dropout is planned)
+    bool dropped = false;          // this step's β differs from α
+    const float* values() const { return dropped ? beta.data() : alpha.data(); }
+  };
+
+  Backend* backend_ = nullptr;
+  Ledger* ledger_ = nullptr;
+  const Csr* block_ = nullptr;
+  float slope_ = 0.2f;
+  Csr transposed_;
+  Buffer<std::int64_t> perm_, row_ids_, col_ids_;
+  std::vector<Layer> layers_;
+  Buffer<float> work_;           // the backward's dβ -> dê (nnz x widest heads)
+  Buffer<float> row_a_, row_b_;  // per-row max / sum / D (rows x widest heads)
+};
+
+}  // namespace gcnlab

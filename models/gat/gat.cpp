@@ -1,0 +1,125 @@
+#include "models/gat/gat.hpp"
+
+#include <fmt/format.h>
+
+#include "common/core/error.hpp"
+#include "common/core/rng.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+// LayerBuffers::own of every layer
+enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kMsrc, kMdst, kQ, kOwn };
+
+std::string src_name(int l) { return fmt::format("att_src{}", l); }
+std::string dst_name(int l) { return fmt::format("att_dst{}", l); }
+
+// The heads of layer l and their columns on this rank (layout(l+1)'s).
+ew::HeadSplit head_split(const Pass& p, int l) {
+  return {p.strategy.layout(l + 1).col0, p.arch.dims[static_cast<std::size_t>(l + 1)] / p.arch.heads_of(l)};
+}
+
+Attention attention_of(const Pass& p, int l) {
+  const LayerBuffers& s = p.buf.layers[l];
+  Attention a{s.own[kSrc], s.own[kDst]};
+  if (p.training && p.config.attention_dropout > 0)
+    a.dropout = {p.config.seed,
+                 rng::stream(rng::Stream::attention_dropout, static_cast<std::uint64_t>(p.epoch),
+                             static_cast<std::uint64_t>(l)),
+                 p.config.attention_dropout};
+  return a;
+}
+
+}  // namespace
+
+Architecture GatModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
+  std::vector<std::int64_t> dims = LayerStack::widths(c, features, classes);
+  for (std::size_t l = 1; l + 1 < dims.size(); ++l) dims[l] *= c.heads;  // concatenated heads
+  Architecture a = convolutions(dims, "gat");
+  a.values = EdgeValues::sum;  // the pattern (A + I) is what it reads; its values are the attention's
+  a.heads.assign(dims.size() - 1, c.heads);
+  a.heads.back() = 1;
+  return a;
+}
+
+std::vector<ParameterSpec> GatModel::parameters(const ModelConfig& c, const Architecture& a) const {
+  std::vector<ParameterSpec> out = Model::parameters(c, a);  // W<l>
+  const int L = a.weight_layers();
+  for (int l = 0; l < L; ++l) {
+    for (const int side : {0, 1}) {
+      ParameterSpec att;
+      att.name = side == 0 ? src_name(l) : dst_name(l);
+      att.layer = l;
+      att.placement = ParameterSpec::Placement::columns;
+      att.stream = (1 + side) * L + l;  // Glorot draws of their own
+      att.fan_in = a.heads_of(l);
+      att.fan_out = a.dims[static_cast<std::size_t>(l + 1)] / a.heads_of(l);
+      out.push_back(att);
+    }
+    out.push_back(bias(l));
+  }
+  return out;
+}
+
+void GatModel::check(const ModelConfig&, ActivationPlan plan) const {
+  GCNLAB_CHECK(plan == ActivationPlan::per_layer,
+               "--model gat keeps each layer's Z for ELU's backward; MG-GCN's shared buffers (mggcn-1d) overwrite it");
+}
+
+void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
+  const Strategy& st = *p.strategy;
+  const Layout z = transformed_layout(st, l);
+  const std::int64_t rows = rows_of(z), cols = z.cols;
+  const int H = p.arch.heads_of(l);
+  const auto matrix = [&](std::int64_t r, std::int64_t c) { return View{slots.take(r * c), r, c, c}; };
+  s.own.assign(kOwn, View{});
+  s.own[kOnes] = ones_column(slots, st.layout(l + 1));
+  s.own[kZ] = slots.take(z);
+  s.own[kDz] = slots.take(z);
+  for (const Own k : {kSrc, kDst, kDs, kDd}) s.own[k] = matrix(rows, H);
+  for (const Own k : {kMsrc, kMdst}) s.own[k] = matrix(cols, H);
+  s.own[kQ] = matrix(H, cols);
+}
+
+void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
+  LayerBuffers& s = p.buf.layers[l];
+  const View z = s.own[kZ];
+  p.primitives.linear(l, x, p.buf.params[l].value, z);
+  p.elementwise([&](Backend& b) {  // s = Z M_src, d = Z M_dst: this rank's columns' share of each head's dot
+    const ew::HeadSplit hs = head_split(p, l);
+    const int H = p.arch.heads_of(l);
+    b.head_matrix(p.buf.param(src_name(l)).value.data(), z.cols, H, hs, s.own[kMsrc]);
+    b.head_matrix(p.buf.param(dst_name(l)).value.data(), z.cols, H, hs, s.own[kMdst]);
+    b.gemm(Op::N, Op::N, 1.f, z, s.own[kMsrc], 0.f, s.own[kSrc]);
+    b.gemm(Op::N, Op::N, 1.f, z, s.own[kMdst], 0.f, s.own[kDst]);
+  });
+  p.primitives.attention(l, attention_of(p, l));
+  p.primitives.aggregate_attention(l, Direction::forward, z, s.z);
+  add_bias(p, l, s.own[kOnes]);
+}
+
+void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
+  LayerBuffers& s = p.buf.layers[l];
+  const View z = s.own[kZ], dz = s.own[kDz], ds = s.own[kDs], dd = s.own[kDd], q = s.own[kQ];
+  bias_backward(p, l);
+  p.primitives.attention_backward(l, attention_of(p, l), s.g, z, ds, dd);
+  p.primitives.aggregate_attention(l, Direction::backward, s.g, dz);  // βᵀ G
+  Parameter& src = p.buf.param(src_name(l));
+  Parameter& dst = p.buf.param(dst_name(l));
+  p.elementwise([&](Backend& b) {
+    const ew::HeadSplit hs = head_split(p, l);
+    b.gemm(Op::N, Op::T, 1.f, ds, s.own[kMsrc], 1.f, dz);  // + ds a_srcᵀ per head
+    b.gemm(Op::N, Op::T, 1.f, dd, s.own[kMdst], 1.f, dz);  // + dd a_dstᵀ
+    b.gemm(Op::T, Op::N, 1.f, ds, z, 0.f, q);  // da_src = diag blocks of dsᵀ Z
+    b.head_diagonal(q, hs, src.grad.data());
+    b.gemm(Op::T, Op::N, 1.f, dd, z, 0.f, q);
+    b.head_diagonal(q, hs, dst.grad.data());
+  });
+  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : src.grad.span());
+  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : dst.grad.span());
+  Parameter& w = p.buf.params[l];
+  p.primitives.linear_backward(l, x, dz, w.value, w.grad, dx);
+}
+
+}  // namespace gcnlab

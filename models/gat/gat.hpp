@@ -1,0 +1,48 @@
+#pragma once
+// GAT (Veličković et al., "Graph Attention Networks", ICLR'18, Eq. 1-6) as
+// PyTorch Geometric 2.3.1's GATConv computes it (add_self_loops, bias,
+// negative_slope 0.2), --model gat: the layer stack of common/model/
+// layer_stack.hpp with ELU between the layers (the paper's) and dropout on
+// every layer's input (--dropout), and each layer l an attention layer of H
+// heads (--heads for the hidden layers, concatenated, each --hidden wide;
+// one head for the output layer, as the paper's Cora model):
+//
+//   Z = X W                                           (linear; transformed_layout(l))
+//   s_j = a_src,h · Z_j,h,  d_i = a_dst,h · Z_i,h      (per head: a GEMM with the block-diagonal of a)
+//   α_ij = softmax_{j -> i} LeakyReLU(s_j + d_i)       (attention: the strategy's edge tensors, Eq. 3)
+//   out_i = Σ_j dropout(α_ij) Z_j,h per head + b       (aggregate_attention, Eq. 5; --attention-dropout)
+//
+// and its backward (G = dL/dout, layout(l+1)):
+//   db = Σ_i G_i (sum_over_rows)
+//   ds, dd = attention_backward(G, Z): the SDDMM dβ_ij = G_i · Z_j, the
+//            dropout's mask, the softmax's and LeakyReLU's backward, and the
+//            edge sums over each source (ds) and target (dd)
+//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (aggregate_attention backward; GEMMs)
+//   da_src = Σ_j ds_j Z_j per head, da_dst likewise (GEMM, sum_over_rows)
+//   dW, dX (linear_backward)
+// Parameters: W<l> (f_l x H C, Glorot), att_src<l>, att_dst<l> (1 x H C,
+// Glorot over PyG's (1, H, C) shape), b<l> (zeros); weight decay on all of
+// them, as an optimiser over PyG's model.parameters() applies it.
+
+#include "common/model/layer_stack.hpp"
+
+namespace gcnlab {
+
+class GatModel final : public LayerStack {
+ public:
+  Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
+  std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const override;
+  bool convolves(const Architecture&, int) const override { return false; }  // composed below
+  void check(const ModelConfig& c, ActivationPlan plan) const override;
+
+ protected:
+  Activation activation() const override { return Activation::elu; }
+  void layer_forward(const Pass& p, int l, ConstView x) const override;
+  void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
+  // Z and dZ (transformed_layout(l)); s, d, ds, dd (its rows x H); a_src's and
+  // a_dst's block-diagonal matrices (columns x H); the H x columns product of
+  // da; a column of ones (layout(l+1)'s rows).
+  void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
+};
+
+}  // namespace gcnlab

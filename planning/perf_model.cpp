@@ -147,7 +147,7 @@ std::string profile_json(const MachineProfile& m) {
 }
 
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
-  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.model};
+  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model};
 }
 
 namespace {
@@ -156,10 +156,10 @@ namespace {
 void check_convolutions(const Problem& p) {
   const bool convolutions =
       std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; });
-  GCNLAB_CHECK(convolutions && !p.self_term,
+  GCNLAB_CHECK(convolutions && !p.self_term && !p.attention,
                "Plexus's performance model (Sec. 4) prices graph convolutions only and --model {} has {}: "
                "compare strategies on their simulated bytes with plan --algo (and give plexus-3d a --grid)",
-               p.model, convolutions ? "a root term in each layer" : "linear layers");
+               p.model, !convolutions ? "linear layers" : p.self_term ? "a root term in each layer" : "graph attention");
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ struct Problem {
   // convolutions only; epoch_work counts a linear layer's GEMMs and no SpMM.
   std::vector<LayerKind> kinds;
   bool self_term = false;  // Architecture::self_term: each convolution also aligns and multiplies its input rows
+  bool attention = false;  // Architecture::attends(): some layer aggregates with graph attention's edge tensors
   std::string model = "gcn";
 };
 // The problem of a model of architecture `a` on a graph of n vertices and nnz nonzeros of Â.

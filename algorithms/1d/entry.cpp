@@ -9,7 +9,10 @@ StrategyInfo one_d_strategy() {
   s.name = "1d";
   s.summary = "CAGNET 1D: block rows, P broadcasts per SpMM (Tripathy et al. SC'20, Alg. 1)";
   s.grids = one_grid;
-  s.caps.any_order = true;
+  s.caps.any_order = s.caps.attention = true;
+  s.options = {{"elide", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
+                "graph attention: the backward's SDDMM reuses the Z gathered in the forward (default on; off: "
+                "gathered again, one buffer for all layers)"}};
   s.make = make<OneDStrategy>;
   return s;
 }

@@ -13,6 +13,7 @@ OneDStrategy::OneDStrategy(const StrategyOptions& opts, const StrategyContext& c
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   algo_ = opts.algo;
   order_spec_ = opts.order;
+  elide_ = opts.on_off_option("elide");
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo {} needs --grid P with P = {} (the number of ranks)", opts.algo, world_.size());
 }
@@ -40,6 +41,7 @@ void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
 
   stages_ = block_row_stages(backend_, g, offsets_, r0, r1, 0, p);
   nnz_local_ = stages_.nnz;
+  attention_ = arch.attends() ? GatheredAttention(backend_, world_, g, arch, offsets_, elide_) : GatheredAttention();
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
@@ -60,7 +62,9 @@ void OneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w, V
 }
 
 MemoryNeed OneDStrategy::memory_need() const {
-  return broadcast_spmm_memory(stages_, offsets_, dims_);
+  MemoryNeed m = broadcast_spmm_memory(stages_, offsets_, dims_);
+  m.buffers += attention_.bytes();
+  return m;
 }
 
 void OneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {

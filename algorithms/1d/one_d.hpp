@@ -19,8 +19,13 @@
 // (common/model/convolution.hpp: a_l = f_l, or f_{l+1} transform-first; b_l =
 // f_{l+1}, and 0 at layer 0 without --learn-features: dW_0 = T_0ᵀ G_0).
 // mggcn-1d derives from it, replacing the rounds of row_spmm.
+// --model gat: the attention's edge tensors on the whole block row, Z and the
+// scores all-gathered, βᵀG and ds reduce-scattered (common/dist/
+// gathered_attention.hpp has the bytes; --elide keeps the forward's gathered Z
+// for the backward's SDDMM).
 
 #include "common/dist/broadcast_spmm.hpp"
+#include "common/dist/gathered_attention.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -46,6 +51,17 @@ class OneDStrategy : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  // Graph attention (--model gat; 1d's caps): common/dist/gathered_attention.hpp.
+  void attention(int l, const Attention& a) override { attention_.forward(l, a); }
+  void aggregate_attention(int l, Direction d, ConstView in, View out) override { attention_.aggregate(l, d, in, out); }
+  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override {
+    attention_.backward(l, a, g, z, ds, dd);
+  }
+  void attention_bytes(int l, ByteModel& m) const override { attention_.forward_bytes(l, m); }
+  void aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override {
+    attention_.aggregate_bytes(l, d, cols, m);
+  }
+  void attention_backward_bytes(int l, ByteModel& m) const override { attention_.backward_bytes(l, m); }
 
  protected:
   // Ranks, block rows, this rank's rows and nonzeros.
@@ -66,6 +82,8 @@ class OneDStrategy : public Strategy {
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;     // Âᵀ_ij and Â_ij, j = 0..P-1; stage j: root j
   Buffer<float> stage_;       // received block: max_j n_j x max f
+  bool elide_ = true;               // --elide (graph attention)
+  GatheredAttention attention_;     // GAT's edge tensors on the block row (--model gat)
 };
 
 }  // namespace gcnlab

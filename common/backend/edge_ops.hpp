@@ -33,6 +33,16 @@
 #include "common/core/hd.hpp"
 #include "common/core/rng.hpp"
 
+// A float sum the CPU compiler may vectorise (OpenMP simd: partial sums in
+// vector lanes, combined in an order fixed at compile time, so the same binary
+// gives the same bits); a plain loop on the device.
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#define GCNLAB_PRAGMA(x) _Pragma(#x)
+#define GCNLAB_SIMD_SUM(var) GCNLAB_PRAGMA(omp simd reduction(+ : var))
+#else
+#define GCNLAB_SIMD_SUM(var)
+#endif
+
 namespace gcnlab::ew {
 
 // A block's structure as the functors read it.
@@ -176,8 +186,9 @@ struct Sddmm {
       const float* zr = z + static_cast<std::int64_t>(b.col[k]) * ldz;
       for (int h = 0; h < H; ++h) {
         float acc = 0.f;
-        const std::int64_t c1 = hs.last(h, cols);
-        for (std::int64_t c = hs.first(h, cols); c < c1; ++c) acc += gr[c] * zr[c];
+        const std::int64_t c0 = hs.first(h, cols), c1 = hs.last(h, cols);
+        GCNLAB_SIMD_SUM(acc)
+        for (std::int64_t c = c0; c < c1; ++c) acc += gr[c] * zr[c];
         out[k * H + h] = acc;
       }
     }

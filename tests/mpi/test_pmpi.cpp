@@ -100,6 +100,7 @@ TEST_CASE("the ledger's bytes are what MPI was asked to move, for every strategy
         if (!info.caps.full_graph) o.train.batch_size = 200, o.train.eval_every = 1;
         if (declares(algo, "permutation")) o.options["permutation"] = "none";  // one vertex ordering
         specs.push_back(o);
+        if (m.demands.attention && declares(algo, "elide")) o.options["elide"] = "off", specs.push_back(o);
       }
     }
   for (const RunSpec& spec : specs) {

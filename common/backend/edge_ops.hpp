@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/backend/elementwise.hpp"
 #include "common/core/hd.hpp"
 #include "common/core/rng.hpp"
 
@@ -92,7 +93,7 @@ struct EdgeRowMax {
     float* m = max + b.row_of(s) * H;
     for (int h = 0; h < H; ++h) m[h] = -INFINITY;
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      for (int h = 0; h < H; ++h) m[h] = fmaxf(m[h], e[k * H + h]);
+      for (int h = 0; h < H; ++h) m[h] = e[k * H + h] > m[h] ? e[k * H + h] : m[h];  // inline (fmaxf: a libm call)
   }
 };
 
@@ -105,7 +106,7 @@ struct EdgeExpRowSum {
     for (int h = 0; h < H; ++h) sum[i * H + h] = 0.f;
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
       for (int h = 0; h < H; ++h) {
-        const float v = expf(e[k * H + h] - max[i * H + h]);
+        const float v = softmax_exp(e[k * H + h] - max[i * H + h]);
         e[k * H + h] = v;
         sum[i * H + h] += v;
       }

@@ -532,3 +532,13 @@ TEST_CASE("column sums in double: independent of the thread count, the exact sum
     CHECK(sums[0][c] == static_cast<float>(exact));
   }
 }
+
+TEST_CASE("ELU and its slope without libm calls: within 6e-7 of expm1 and exp", "[backend][elementwise]") {
+  for (double v = -20; v <= 2; v += 1.0 / 4096) {
+    const auto x = static_cast<float>(v);
+    const double elu = x > 0 ? x : std::expm1(static_cast<double>(x));
+    const double slope = x > 0 ? 1.0 : std::exp(static_cast<double>(x));
+    REQUIRE(std::abs(ew::elu(x) - elu) <= 6e-7 * std::abs(elu) + 1e-30);
+    REQUIRE(std::abs(ew::elu_slope(x) - slope) <= 6e-7 * slope);
+  }
+}

@@ -272,10 +272,6 @@ void CpuBackend::norm_backward(ConstView z, const float* sumsq, const float* gam
 // rows a compressed block does not store are filled first.
 namespace {
 
-ew::EdgeBlock edges_of(const Csr& a, int heads) {
-  return {a.rowptr.data(), a.compressed ? a.row_ids.data() : nullptr, a.col.data(), heads};
-}
-
 template <class F>
 void for_each_stored_row(const Csr& a, const F& f) {
   const std::int64_t rows = a.stored_rows();
@@ -291,26 +287,26 @@ void fill_unstored(const Csr& a, float* v, std::int64_t width, float value) {
 }  // namespace
 
 void CpuBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
-  for_each_stored_row(a, ew::EdgeScores{edges_of(a, heads), src, dst, slope, e});
+  for_each_stored_row(a, ew::EdgeScores{edge_block(a, heads), src, dst, slope, e});
 }
 
 void CpuBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
   fill_unstored(a, max, heads, -INFINITY);
-  for_each_stored_row(a, ew::EdgeRowMax{edges_of(a, heads), e, max});
+  for_each_stored_row(a, ew::EdgeRowMax{edge_block(a, heads), e, max});
 }
 
 void CpuBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
   fill_unstored(a, sum, heads, 0.f);
-  for_each_stored_row(a, ew::EdgeExpRowSum{edges_of(a, heads), max, e, sum});
+  for_each_stored_row(a, ew::EdgeExpRowSum{edge_block(a, heads), max, e, sum});
 }
 
 void CpuBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
-  for_each_stored_row(a, ew::EdgeScaleRows{edges_of(a, heads), sum, e});
+  for_each_stored_row(a, ew::EdgeScaleRows{edge_block(a, heads), sum, e});
 }
 
 void CpuBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                               const std::int64_t* col_ids, const DropoutParams& p) {
-  for_each_stored_row(a, ew::EdgeDropout{edges_of(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p,
+  for_each_stored_row(a, ew::EdgeDropout{edge_block(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p,
                                          p.scale()});
 }
 
@@ -318,27 +314,27 @@ void CpuBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const flo
                             ConstView x, View y) {
   GCNLAB_ASSERT(x.cols == y.cols && y.rows == a.rows && x.rows == a.cols);
   if (a.compressed) fill(y, 0.f);
-  for_each_stored_row(a, ew::SpmmEdges{edges_of(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
+  for_each_stored_row(a, ew::SpmmEdges{edge_block(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
 }
 
 void CpuBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   GCNLAB_ASSERT(g.cols == z.cols && g.rows == a.rows && z.rows == a.cols);
-  for_each_stored_row(a, ew::Sddmm{edges_of(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
+  for_each_stored_row(a, ew::Sddmm{edge_block(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
 }
 
 void CpuBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  for_each_stored_row(a, ew::EdgeRowDot{edges_of(a, heads), x, y, out});
+  for_each_stored_row(a, ew::EdgeRowDot{edge_block(a, heads), x, y, out});
 }
 
 void CpuBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                        const float* src, const float* dst, float slope, float* d) {
-  for_each_stored_row(a, ew::EdgeSoftmaxBackward{edges_of(a, heads), alpha, rowdot, src, dst, slope, d});
+  for_each_stored_row(a, ew::EdgeSoftmaxBackward{edge_block(a, heads), alpha, rowdot, src, dst, slope, d});
 }
 
 void CpuBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  for_each_stored_row(a, ew::EdgeRowSums{edges_of(a, heads), v, perm, out});
+  for_each_stored_row(a, ew::EdgeRowSums{edge_block(a, heads), v, perm, out});
 }
 
 void CpuBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {

@@ -290,56 +290,50 @@ void CudaBackend::dropout_elu_backward(ConstView dx, ConstView z, const std::int
       {{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld});
 }
 
-namespace {
-ew::EdgeBlock edges_of(const Csr& a, int heads) {
-  return {a.rowptr.data(), a.compressed ? a.row_ids.data() : nullptr, a.col.data(), heads};
-}
-}  // namespace
-
 void CudaBackend::fill_unstored(const Csr& a, float* v, int heads, float value) {
   if (a.compressed) fill(View{v, a.rows, heads, heads}, value);
 }
 void CudaBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
-  cuda::edge_scores(stream_, a.stored_rows(), {edges_of(a, heads), src, dst, slope, e});
+  cuda::edge_scores(stream_, a.stored_rows(), {edge_block(a, heads), src, dst, slope, e});
 }
 void CudaBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
   fill_unstored(a, max, heads, -INFINITY);
-  cuda::edge_row_max(stream_, a.stored_rows(), {edges_of(a, heads), e, max});
+  cuda::edge_row_max(stream_, a.stored_rows(), {edge_block(a, heads), e, max});
 }
 void CudaBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
   fill_unstored(a, sum, heads, 0.f);
-  cuda::edge_exp_row_sum(stream_, a.stored_rows(), {edges_of(a, heads), max, e, sum});
+  cuda::edge_exp_row_sum(stream_, a.stored_rows(), {edge_block(a, heads), max, e, sum});
 }
 void CudaBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
-  cuda::edge_scale_rows(stream_, a.stored_rows(), {edges_of(a, heads), sum, e});
+  cuda::edge_scale_rows(stream_, a.stored_rows(), {edge_block(a, heads), sum, e});
 }
 void CudaBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                                const std::int64_t* col_ids, const DropoutParams& p) {
   cuda::edge_dropout(stream_, a.stored_rows(),
-                     {edges_of(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p, p.scale()});
+                     {edge_block(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p, p.scale()});
 }
 void CudaBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                              ConstView x, View y) {
   GCNLAB_ASSERT(x.cols == y.cols && y.rows == a.rows && x.rows == a.cols);
   if (a.compressed) fill(y, 0.f);
   cuda::spmm_edges(stream_, a.stored_rows(), y.cols,
-                   {edges_of(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
+                   {edge_block(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
 }
 void CudaBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   GCNLAB_ASSERT(g.cols == z.cols && g.rows == a.rows && z.rows == a.cols);
-  cuda::sddmm(stream_, a.stored_rows(), {edges_of(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
+  cuda::sddmm(stream_, a.stored_rows(), {edge_block(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
 }
 void CudaBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  cuda::edge_row_dot(stream_, a.stored_rows(), {edges_of(a, heads), x, y, out});
+  cuda::edge_row_dot(stream_, a.stored_rows(), {edge_block(a, heads), x, y, out});
 }
 void CudaBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                         const float* src, const float* dst, float slope, float* d) {
-  cuda::edge_softmax_backward(stream_, a.stored_rows(), {edges_of(a, heads), alpha, rowdot, src, dst, slope, d});
+  cuda::edge_softmax_backward(stream_, a.stored_rows(), {edge_block(a, heads), alpha, rowdot, src, dst, slope, d});
 }
 void CudaBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  cuda::edge_row_sums(stream_, a.stored_rows(), {edges_of(a, heads), v, perm, out});
+  cuda::edge_row_sums(stream_, a.stored_rows(), {edge_block(a, heads), v, perm, out});
 }
 void CudaBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
   GCNLAB_ASSERT(m.rows == cols && m.cols == heads && m.ld == heads);

@@ -147,6 +147,11 @@ class Backend : public Allocator {
                                 View g) = 0;
 };
 
+// A block's structure as the edge functors read it (common/backend/edge_ops.hpp).
+inline ew::EdgeBlock edge_block(const Csr& a, int heads) {
+  return {a.rowptr.data(), a.compressed ? a.row_ids.data() : nullptr, a.col.data(), heads};
+}
+
 // Threads a rank's kernels may use (OpenMP and BLAS); the rank's index on its
 // node and the ranks on that node (the CUDA backend gives local rank k device
 // k and refuses more ranks than devices: NCCL runs one rank per GPU).

@@ -11,6 +11,13 @@ inline StrategyOption replication_option() {
   return {"replication", "c", StrategyOption::Kind::integer, "0", {}, 1, "replication factor (instead of --grid)"};
 }
 
+// Graph attention's communication eliding (1d, 1d-ring, sa-1d; common/dist/gathered_attention.hpp).
+inline StrategyOption elide_option() {
+  return {"elide", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
+          "graph attention: the backward's SDDMM reuses the Z gathered in the forward (default on; off: gathered "
+          "again, one buffer for all layers)"};
+}
+
 // The SUMMA layers of 2d and split-3d (algorithms/split-3d/split_summa.hpp).
 inline std::vector<StrategyOption> summa_options() {
   return {

@@ -22,10 +22,36 @@
 //   allreduce  Σ_l 2 (P-1)/P · f_l f_{l+1} · 4 bytes
 // i.e. 1d's received volume, in P-1 point-to-point steps of one block each
 // instead of P broadcasts.
+// --model gat (common/dist/gathered_attention.hpp): the scores and Z gathered
+// around the same ring (P-1 steps, each rank's block passed on: p2p
+// (n - n_i) w · 4 at width w), and βᵀG and ds returned by a ring
+// reduce-scatter: block b's partial sum starts at rank b+1, each rank adds its
+// own and passes it right, rank b adds its own last; rank i receives every
+// block's but block i-1's: p2p (n - n_{i-1}) w · 4.
 
 #include "algorithms/1d/one_d.hpp"
 
 namespace gcnlab {
+
+// Graph attention's exchange around the ring (above): every position.
+class RingColumns final : public ColumnExchange {
+ public:
+  RingColumns(Backend& backend, Communicator& group, std::vector<std::int64_t> offsets, std::int64_t widest);
+  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  void gather(ConstView local, View all) override;
+  void scatter_sum(View partial, View local) override;
+  void gather_bytes(std::int64_t width, ByteModel& m) const override;
+  void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
+  double bytes() const override { return bytes_of<float>(arriving_.size()); }
+
+ private:
+  std::int64_t rows_of(int r) const { return offsets_[r + 1] - offsets_[r]; }
+
+  Backend* backend_;
+  Communicator* group_;
+  std::vector<std::int64_t> offsets_, positions_;
+  Buffer<float> arriving_;  // the partial sum that arrives in scatter_sum: largest block x widest
+};
 
 class Ring1DStrategy final : public OneDStrategy {
  public:
@@ -41,6 +67,7 @@ class Ring1DStrategy final : public OneDStrategy {
   void row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out) override;
   // Bytes this rank receives in one ring SpMM of width f.
   double ring_bytes(std::int64_t f) const;
+  std::unique_ptr<ColumnExchange> attention_exchange(std::int64_t widest) override;
 
   Buffer<float> second_;  // the other receive buffer (1d's stage_ is the first)
 };

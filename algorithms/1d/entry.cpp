@@ -1,6 +1,6 @@
 // The registry entry of 1d (algorithms/registry.cpp).
 #include "algorithms/1d/one_d.hpp"
-#include "algorithms/registry.hpp"
+#include "algorithms/shared_options.hpp"
 
 namespace gcnlab {
 
@@ -10,9 +10,7 @@ StrategyInfo one_d_strategy() {
   s.summary = "CAGNET 1D: block rows, P broadcasts per SpMM (Tripathy et al. SC'20, Alg. 1)";
   s.grids = one_grid;
   s.caps.any_order = s.caps.attention = true;
-  s.options = {{"elide", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
-                "graph attention: the backward's SDDMM reuses the Z gathered in the forward (default on; off: "
-                "gathered again, one buffer for all layers)"}};
+  s.options = {elide_option()};
   s.make = make<OneDStrategy>;
   return s;
 }

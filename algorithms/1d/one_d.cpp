@@ -41,7 +41,9 @@ void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
 
   stages_ = block_row_stages(backend_, g, offsets_, r0, r1, 0, p);
   nnz_local_ = stages_.nnz;
-  attention_ = arch.attends() ? GatheredAttention(backend_, world_, g, arch, offsets_, elide_) : GatheredAttention();
+  if (arch.attends())
+    attention_ = GatheredAttention(backend_, ledger_, g, arch, g.block(Direction::forward, r0, r1, 0, g.n()), r0,
+                                   attention_exchange(GatheredAttention::widest(arch)), elide_);
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
@@ -49,6 +51,10 @@ void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
 
 void OneDStrategy::row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out) {
   broadcast_spmm(world_, backend_, stages, in, out, stage_);
+}
+
+std::unique_ptr<ColumnExchange> OneDStrategy::attention_exchange(std::int64_t) {
+  return std::make_unique<AllGatherColumns>(world_, offsets_);
 }
 
 void OneDStrategy::aggregate(int, Direction d, ConstView in, View out) {

@@ -52,22 +52,15 @@ class OneDStrategy : public Strategy {
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
   // Graph attention (--model gat; 1d's caps): common/dist/gathered_attention.hpp.
-  void attention(int l, const Attention& a) override { attention_.forward(l, a); }
-  void aggregate_attention(int l, Direction d, ConstView in, View out) override { attention_.aggregate(l, d, in, out); }
-  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override {
-    attention_.backward(l, a, g, z, ds, dd);
-  }
-  void attention_bytes(int l, ByteModel& m) const override { attention_.forward_bytes(l, m); }
-  void aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override {
-    attention_.aggregate_bytes(l, d, cols, m);
-  }
-  void attention_backward_bytes(int l, ByteModel& m) const override { attention_.backward_bytes(l, m); }
+  EdgeAttention* edge_attention() override { return &attention_; }
 
  protected:
   // Ranks, block rows, this rank's rows and nonzeros.
   std::string layout_summary() const;
   // out = Âᵀ_i in (forward stages) or Â_i in (backward): P broadcast stages.
   virtual void row_spmm(const std::vector<BroadcastStage>& stages, ConstView in, View out);
+  // How graph attention gathers its block row's columns: all-gather and reduce-scatter.
+  virtual std::unique_ptr<ColumnExchange> attention_exchange(std::int64_t widest);
 
   Communicator& world_;
   Backend& backend_;

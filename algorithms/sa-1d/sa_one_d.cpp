@@ -14,6 +14,7 @@ namespace gcnlab {
 SaOneDStrategy::SaOneDStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
     : world_(ctx.world), backend_(ctx.backend), ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
+  elide_ = opts.on_off_option("elide");
   GCNLAB_CHECK(opts.grid.empty() || (opts.grid.size() == 1 && opts.grid[0] == world_.size()),
                "--algo sa-1d needs --grid P with P = {} (the number of ranks)", world_.size());
 }
@@ -23,13 +24,11 @@ std::string SaOneDStrategy::describe() const {
       "sa-1d (SA Alg. 1): {} ranks, block rows of {}..{} rows, W replicated; rank {} holds {} rows (nnz {}) and "
       "receives {} rows of H per forward SpMM",
       world_.size(), block_extent(offsets_).first, block_extent(offsets_).second, world_.rank(),
-      layouts_[0].vertices.size(), nnz_local_, fwd_.recv_rows);
+      layouts_[0].vertices.size(), nnz_local_, fwd_.rows.received());
 }
 
-SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
+SaOneDStrategy::Exchange SaOneDStrategy::build(const HostCsr& rows, const NeededRows& need) {
   const int p = world_.size(), me = world_.rank();
-  const HostCsr rows = g.block(d, offsets_[me], offsets_[me + 1], 0, g.n());
-  const NeededRows need = needed_rows(rows, offsets_);
   Exchange e;
   // the own block reads X in place: keep its plain local columns
   e.diagonal = upload(backend_, extract_block(rows, 0, rows.rows, offsets_[me], offsets_[me + 1]),
@@ -40,21 +39,8 @@ SaOneDStrategy::Exchange SaOneDStrategy::build(const Graph& g, Direction d) {
   e.remote = upload(backend_, compact_columns(rows, offsets_, need, others), RowStorage::sparse_if_smaller);
 
   // Tell every owner which of its rows this rank needs (once, setup phase).
-  std::vector<std::vector<std::int64_t>> wanted = need.rows;
-  wanted[me].clear();
-  const RowRequests req = exchange_requests(world_, wanted);
-  e.recv_counts.assign(p, 0);
-  e.recv_displs.assign(p, 0);
-  e.send_counts = req.counts;
-  e.send_displs.assign(p, 0);
-  for (int j = 0; j < p; ++j) e.recv_counts[j] = static_cast<std::int64_t>(wanted[j].size());
-  for (int j = 1; j < p; ++j) {
-    e.recv_displs[j] = e.recv_displs[j - 1] + e.recv_counts[j - 1];
-    e.send_displs[j] = e.send_displs[j - 1] + e.send_counts[j - 1];
-  }
-  e.recv_rows = e.recv_displs[p - 1] + e.recv_counts[p - 1];
-  const std::vector<std::int64_t>& send_rows = req.rows;
-  e.send_rows = make_buffer<std::int64_t>(backend_, send_rows);
+  e.rows = plan_row_exchange(world_, need);
+  e.send_rows = make_buffer<std::int64_t>(backend_, e.rows.send_rows);
   return e;
 }
 
@@ -67,13 +53,24 @@ void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
   offsets_ = row_blocks(g, p);
   GCNLAB_CHECK(offsets_[me + 1] > offsets_[me], "sa-1d: block row {} is empty", me);
   layouts_ = block_row_layouts(g, offsets_[me], offsets_[me + 1], dims);
-  fwd_ = build(g, Direction::forward);
-  if (asymmetric_) bwd_ = build(g, Direction::backward);
+  const HostCsr rows = g.block(Direction::forward, offsets_[me], offsets_[me + 1], 0, g.n());
+  const NeededRows need = needed_rows(rows, offsets_);
+  fwd_ = build(rows, need);
+  if (asymmetric_) {
+    const HostCsr back = g.block(Direction::backward, offsets_[me], offsets_[me + 1], 0, g.n());
+    bwd_ = build(back, needed_rows(back, offsets_));
+  }
+  // Graph attention: the edge tensors on the block row, its needed columns exchanged as the SpMM's are.
+  if (arch.attends())
+    attention_ = GatheredAttention(
+        backend_, world_.ledger(), g, arch, rows, offsets_[me],
+        std::make_unique<NeededColumns>(backend_, world_, offsets_, fwd_.rows, need, GatheredAttention::widest(arch)),
+        elide_);
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;
   const Exchange& b = asymmetric_ ? bwd_ : fwd_;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
-  send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.sent_rows(), b.sent_rows()) * fmax));
-  recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.recv_rows, b.recv_rows) * fmax));
+  send_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.rows.sent(), b.rows.sent()) * fmax));
+  recv_ = Buffer<float>(backend_, static_cast<std::size_t>(std::max(fwd_.rows.received(), b.rows.received()) * fmax));
 }
 
 MemoryNeed SaOneDStrategy::memory_need() const {
@@ -81,9 +78,10 @@ MemoryNeed SaOneDStrategy::memory_need() const {
   MemoryNeed m;
   const Exchange& b = asymmetric_ ? bwd_ : fwd_;
   for (const Exchange* e : asymmetric_ ? std::vector{&fwd_, &bwd_} : std::vector{&fwd_})
-    m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->sent_rows());
+    m.graph += csr_bytes(e->diagonal) + csr_bytes(e->remote) + bytes_of<std::int64_t>(e->rows.sent());
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
-  m.buffers = bytes_of<float>((std::max(fwd_.sent_rows(), b.sent_rows()) + std::max(fwd_.recv_rows, b.recv_rows)) * fmax);
+  m.buffers = bytes_of<float>((std::max(fwd_.rows.sent(), b.rows.sent()) + std::max(fwd_.rows.received(), b.rows.received())) * fmax) +
+              attention_.bytes();
   return m;
 }
 
@@ -97,15 +95,15 @@ void SaOneDStrategy::spmm(const Exchange& e, ConstView x, View y) {
   }
   std::vector<std::int64_t> sc(p), sd(p), rc(p), rd(p);
   for (int j = 0; j < p; ++j) {
-    sc[j] = e.send_counts[j] * f, sd[j] = e.send_displs[j] * f;
-    rc[j] = e.recv_counts[j] * f, rd[j] = e.recv_displs[j] * f;
+    sc[j] = e.rows.send_counts[j] * f, sd[j] = e.rows.send_displs[j] * f;
+    rc[j] = e.rows.recv_counts[j] * f, rd[j] = e.rows.recv_displs[j] * f;
   }
   world_.alltoallv(std::span<const float>(send_.data(), nsend * f), std::span<const std::int64_t>(sc),
-                   std::span<const std::int64_t>(sd), std::span<float>(recv_.data(), e.recv_rows * f),
+                   std::span<const std::int64_t>(sd), std::span<float>(recv_.data(), e.rows.received() * f),
                    std::span<const std::int64_t>(rc), std::span<const std::int64_t>(rd), Category::alltoall);
   auto s = ledger_.time(Category::spmm);
   backend_.spmm(e.diagonal, x, y, 0.f);
-  backend_.spmm(e.remote, ConstView{recv_.data(), e.recv_rows, f, f}, y, 1.f);
+  backend_.spmm(e.remote, ConstView{recv_.data(), e.rows.received(), f, f}, y, 1.f);
 }
 
 void SaOneDStrategy::aggregate(int, Direction d, ConstView in, View out) {
@@ -120,7 +118,7 @@ void SaOneDStrategy::linear_backward(int, ConstView x, ConstView g, ConstView w,
 
 void SaOneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
   const Exchange& e = d == Direction::backward && asymmetric_ ? bwd_ : fwd_;
-  m.add(Category::alltoall, world_, static_cast<double>(e.recv_rows) * static_cast<double>(cols) * sizeof(float));
+  m.add(Category::alltoall, world_, static_cast<double>(e.rows.received()) * static_cast<double>(cols) * sizeof(float));
 }
 
 void SaOneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {

@@ -17,7 +17,13 @@
 // (a_l, b_l: the aggregation widths of 1d's formula)
 // (NnzCols' for Â), allreduce Σ_l 2(P-1)/P f_l f_{l+1} · 4. A block-diagonal
 // graph moves nothing.
+// --model gat: the attention's edge tensors on the whole block row; the
+// scores and Z of its needed columns exchanged as the SpMM's rows are, βᵀG
+// and ds returned to the owners by the reverse exchange (common/dist/
+// column_exchange.hpp; bytes in common/dist/gathered_attention.hpp; --elide
+// keeps the forward's received Z for the backward's SDDMM).
 
+#include "common/dist/gathered_attention.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
@@ -43,17 +49,18 @@ class SaOneDStrategy final : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  // Graph attention (--model gat; sa-1d's caps): common/dist/gathered_attention.hpp.
+  EdgeAttention* edge_attention() override { return &attention_; }
 
  private:
   // One direction (Âᵀ forward, Â backward): what to send, what arrives, the local blocks.
   struct Exchange {
-    std::vector<std::int64_t> send_counts, send_displs, recv_counts, recv_displs;  // in rows
-    Buffer<std::int64_t> send_rows;  // local rows to pack, grouped by destination
+    RowExchange rows;                // counts and displacements in rows (common/dist/needed_rows.hpp)
+    Buffer<std::int64_t> send_rows;  // rows.send_rows on the backend
     Csr diagonal, remote;            // Â(ᵀ)_ii and the remapped off-diagonal part
-    std::int64_t recv_rows = 0;
-    std::int64_t sent_rows() const { return send_displs.back() + send_counts.back(); }
   };
-  Exchange build(const Graph& g, Direction d);
+  // `rows`: block row A_i (global columns), `need`: its NnzCols (needed_rows).
+  Exchange build(const HostCsr& rows, const NeededRows& need);
   void spmm(const Exchange& e, ConstView x, View y);
 
   Communicator& world_;
@@ -67,6 +74,8 @@ class SaOneDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   Exchange fwd_, bwd_;  // bwd_ unused when Â = Âᵀ (Graph::symmetric)
   Buffer<float> send_, recv_;
+  bool elide_ = true;             // --elide (graph attention)
+  GatheredAttention attention_;   // GAT's edge tensors on the block row (--model gat)
 };
 
 }  // namespace gcnlab

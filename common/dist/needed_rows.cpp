@@ -64,4 +64,23 @@ RowRequests exchange_requests(Communicator& group, const std::vector<std::vector
   return out;
 }
 
+RowExchange plan_row_exchange(Communicator& group, const NeededRows& need) {
+  const int p = group.size(), me = group.rank();
+  std::vector<std::vector<std::int64_t>> wanted = need.rows;
+  wanted[me].clear();
+  RowRequests req = exchange_requests(group, wanted);
+  RowExchange e;
+  e.send_counts = std::move(req.counts);
+  e.send_rows = std::move(req.rows);
+  e.recv_counts.assign(p, 0);
+  e.recv_displs.assign(p, 0);
+  e.send_displs.assign(p, 0);
+  for (int j = 0; j < p; ++j) e.recv_counts[j] = static_cast<std::int64_t>(wanted[j].size());
+  for (int j = 1; j < p; ++j) {
+    e.recv_displs[j] = e.recv_displs[j - 1] + e.recv_counts[j - 1];
+    e.send_displs[j] = e.send_displs[j - 1] + e.send_counts[j - 1];
+  }
+  return e;
+}
+
 }  // namespace gcnlab

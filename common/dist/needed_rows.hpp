@@ -40,4 +40,17 @@ struct RowRequests {
 };
 RowRequests exchange_requests(Communicator& group, const std::vector<std::vector<std::int64_t>>& wanted);
 
+// The personalised exchange of the needed rows over `group` (counts and
+// displacements in rows, per rank): each rank sends the rows the others need
+// of its block and receives need.rows[r] from every other rank r, grouped by
+// rank in rank order. need.rows[group.rank()] is not exchanged. Built with
+// exchange_requests (setup).
+struct RowExchange {
+  std::vector<std::int64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<std::int64_t> send_rows;  // local rows to pack, grouped by destination
+  std::int64_t sent() const { return send_displs.back() + send_counts.back(); }
+  std::int64_t received() const { return recv_displs.back() + recv_counts.back(); }
+};
+RowExchange plan_row_exchange(Communicator& group, const NeededRows& need);
+
 }  // namespace gcnlab

@@ -41,12 +41,30 @@ namespace {
 }
 }  // namespace
 
-void Strategy::attention(int, const Attention&) { no_attention(); }
-void Strategy::aggregate_attention(int, Direction, ConstView, View) { no_attention(); }
-void Strategy::attention_backward(int, const Attention&, ConstView, ConstView, View, View) { no_attention(); }
-void Strategy::attention_bytes(int, ByteModel&) const { no_attention(); }
-void Strategy::aggregate_attention_bytes(int, Direction, std::int64_t, ByteModel&) const { no_attention(); }
-void Strategy::attention_backward_bytes(int, ByteModel&) const { no_attention(); }
+void Strategy::attention(int l, const Attention& a) {
+  if (!edge_attention()) no_attention();
+  edge_attention()->forward(l, a);
+}
+void Strategy::aggregate_attention(int l, Direction d, ConstView in, View out) {
+  if (!edge_attention()) no_attention();
+  edge_attention()->aggregate(l, d, in, out);
+}
+void Strategy::attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
+  if (!edge_attention()) no_attention();
+  edge_attention()->backward(l, a, g, z, ds, dd);
+}
+void Strategy::attention_bytes(int l, ByteModel& m) const {
+  if (!edge_attention()) no_attention();
+  edge_attention()->forward_bytes(l, m);
+}
+void Strategy::aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
+  if (!edge_attention()) no_attention();
+  edge_attention()->aggregate_bytes(l, d, cols, m);
+}
+void Strategy::attention_backward_bytes(int l, ByteModel& m) const {
+  if (!edge_attention()) no_attention();
+  edge_attention()->backward_bytes(l, m);
+}
 
 void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
 void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }

@@ -50,6 +50,20 @@ struct Attention {
   DropoutParams dropout{0, 0, 0.f};
 };
 
+// The attention primitives and their byte companions carried by one object
+// (common/dist/gathered_attention.hpp): Strategy's defaults forward to
+// Strategy::edge_attention() where a strategy returns one.
+class EdgeAttention {
+ public:
+  virtual ~EdgeAttention() = default;
+  virtual void forward(int l, const Attention& a) = 0;
+  virtual void aggregate(int l, Direction d, ConstView in, View out) = 0;
+  virtual void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) = 0;
+  virtual void forward_bytes(int l, ByteModel& m) const = 0;
+  virtual void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const = 0;
+  virtual void backward_bytes(int l, ByteModel& m) const = 0;
+};
+
 // The rows and columns of an n x f activation matrix held by one rank.
 struct Layout {
   std::vector<std::int64_t> vertices;  // original vertex id of each local row
@@ -292,7 +306,10 @@ class Strategy : public Primitives {
   void sum_over_columns(int l, std::span<float> per_row) override;
   void sum_over_rows(int l, std::span<float> per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
-  // Graph attention: the defaults refuse (a strategy without caps.attention).
+  // Graph attention: the defaults forward to edge_attention(), or refuse (a
+  // strategy without caps.attention).
+  virtual EdgeAttention* edge_attention() { return nullptr; }
+  const EdgeAttention* edge_attention() const { return const_cast<Strategy*>(this)->edge_attention(); }
   void attention(int l, const Attention& a) override;
   void aggregate_attention(int l, Direction d, ConstView in, View out) override;
   void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override;

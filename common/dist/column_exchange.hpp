@@ -1,0 +1,96 @@
+#pragma once
+// How a block-row strategy moves the dense rows its block row's columns read
+// (graph attention: common/dist/gathered_attention.hpp). Rank r holds the rows
+// [offsets[r], offsets[r+1]) of every activation; its block row of Âᵀ reads
+// the rows of the graph positions `positions()` (ascending; its own rows among
+// them). Two operations, one the transpose of the other:
+//
+//   gather       all = in[positions()]: the rows every column of the block row reads
+//   scatter_sum  local = Σ over ranks of their partial[rows of this rank]: each
+//                rank's per-column partial sums (βᵀG, ds) summed at the rows' owner
+//
+// AllGatherColumns (1d): every position; gather = ALL-GATHER, scatter_sum =
+// REDUCE-SCATTER (CAGNET's 1D volume). NeededColumns (sa-1d): only the columns
+// with nonzeros in the block row (SA's NnzCols, Mukhopadhyay et al. ICPP'24
+// Alg. 1); gather = the ALLTOALLV of sa-1d's SpMM, scatter_sum = the reverse
+// ALLTOALLV and a fixed-order sum at the owner. The 1d-ring strategy passes
+// blocks around a ring (algorithms/1d-ring).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/comm/byte_model.hpp"
+#include "common/comm/communicator.hpp"
+#include "common/dist/needed_rows.hpp"
+#include "common/model/strategy.hpp"
+
+namespace gcnlab {
+
+class ColumnExchange {
+ public:
+  virtual ~ColumnExchange() = default;
+  // Graph positions of the gathered rows, ascending.
+  virtual const std::vector<std::int64_t>& positions() const = 0;
+  std::int64_t columns() const { return static_cast<std::int64_t>(positions().size()); }
+  // all (columns() x width, ld = width) = the rows positions() of the row-split `local` (ld = width).
+  virtual void gather(ConstView local, View all) = 0;
+  // local = Σ over ranks of their `partial` (columns() x width) at this rank's rows; partial is clobbered.
+  virtual void scatter_sum(View partial, View local) = 0;
+  virtual void gather_bytes(std::int64_t width, ByteModel& m) const = 0;
+  virtual void scatter_sum_bytes(std::int64_t width, ByteModel& m) const = 0;
+  // Backend bytes of its buffers and index lists.
+  virtual double bytes() const { return 0; }
+};
+
+// Every position: ALL-GATHER and REDUCE-SCATTER over `group`.
+class AllGatherColumns final : public ColumnExchange {
+ public:
+  AllGatherColumns(Communicator& group, std::vector<std::int64_t> offsets);
+  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  void gather(ConstView local, View all) override;
+  void scatter_sum(View partial, View local) override;
+  void gather_bytes(std::int64_t width, ByteModel& m) const override;
+  void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
+
+ private:
+  std::vector<std::int64_t> counts(std::int64_t width) const;  // elements of each rank's rows at `width`
+  std::int64_t mine() const;
+
+  Communicator* group_;
+  std::vector<std::int64_t> offsets_, positions_;
+};
+
+// The needed columns of the block row only (sparsity-aware). `plan`: the
+// exchange sa-1d's SpMM uses (this rank's own rows excluded; widest: the
+// widest row sent).
+class NeededColumns final : public ColumnExchange {
+ public:
+  NeededColumns(Backend& backend, Communicator& group, const std::vector<std::int64_t>& offsets,
+                const RowExchange& plan, const NeededRows& need, std::int64_t widest);
+  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  void gather(ConstView local, View all) override;
+  void scatter_sum(View partial, View local) override;
+  void gather_bytes(std::int64_t width, ByteModel& m) const override;
+  void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
+  double bytes() const override;
+
+ private:
+  // Per rank, in elements of `width`: the plan's counts, and the received rows'
+  // displacements in the gathered buffer (this rank's own rows sit between).
+  struct Counts {
+    std::vector<std::int64_t> send, send_displs, recv, recv_displs;
+  };
+  Counts counts(std::int64_t width) const;
+
+  Backend* backend_;
+  Communicator* group_;
+  RowExchange plan_;
+  std::int64_t own0_ = 0, own_ = 0;  // this rank's rows inside the gathered buffer
+  std::vector<std::int64_t> positions_;
+  Buffer<std::int64_t> send_rows_;
+  Csr owners_;          // scatter_sum's fixed-order sum: local row x sent row, ones
+  Buffer<float> send_;  // sent rows (gather) / received partial sums (scatter_sum): plan.sent() x widest
+};
+
+}  // namespace gcnlab

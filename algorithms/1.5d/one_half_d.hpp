@@ -24,13 +24,57 @@
 // CAGNET's Tcomm per SpMM: nf/c + nfc/P words; its all-reduce term nfc/P
 // counts n_i f = nfc/P once, the ring convention charges 2(c-1)/c times that.
 // c = 1 is exactly the 1d algorithm, byte for byte.
+//
+// --model gat (common/dist/gathered_attention.hpp): P(i, j) keeps the edge
+// tensors of Âᵀ[R_i, K_j], K_j = the block rows of its column's stages, so
+// each target's in-edges are split over the c ranks of P(i, :) (ChunkColumns):
+//   scores s, Z    the stages' broadcasts down P(:, j), once per layer    bcast_dense  Σ_{k∈chunk j, k≠i} n_k w · 4
+//   row max, sum   of the softmax (α's rows complete everywhere), the
+//                  partial out_i, and the backward's D_i and dd_i:
+//                  ALL-REDUCE over P(i, :)                               allreduce    2(c-1)/c n_i w · 4 each
+//   βᵀG, ds        each stage's partial sums REDUCED to its root down
+//                  P(:, j) (one reduce-scatter with the chunk's counts),
+//                  then BROADCAST over P(i, :) from the column whose chunk
+//                  holds i                                               reduce_scatter n_i w · 4 on
+//                                                                        that column, bcast_dense n_i w · 4
+//                                                                        on the others
+// per attention layer of width F and H heads: gathers at H and F (+ F
+// without --elide), reduce_rows at H twice, F, then H twice, scatter-sums
+// at F and H. c = 1: 1d's volume, as broadcasts and reductions.
 
 #include "common/comm/process_grid.hpp"
 #include "common/model/strategy.hpp"
 #include "common/dist/broadcast_spmm.hpp"
+#include "common/dist/gathered_attention.hpp"
 #include "common/dist/replicated_rows.hpp"
 
 namespace gcnlab {
+
+// Graph attention's exchange on the 1.5D layout (above): the columns of K_j.
+class ChunkColumns final : public ColumnExchange {
+ public:
+  // k0, k1: this column's stages; owner: the column whose chunk holds this rank's block row.
+  ChunkColumns(Backend& backend, Communicator& row, Communicator& col, std::vector<std::int64_t> offsets, int k0,
+               int k1, int owner);
+  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  void gather(ConstView local, View all) override;
+  void scatter_sum(View partial, View local) override;
+  void gather_bytes(std::int64_t width, ByteModel& m) const override;
+  void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
+  bool splits_rows() const override { return row_->size() > 1; }
+  void reduce_rows(View values, ReduceOp op) override;
+  void reduce_rows_bytes(std::int64_t width, ByteModel& m) const override;
+
+ private:
+  std::int64_t rows_of(int k) const { return offsets_[k + 1] - offsets_[k]; }
+  bool in_chunk(int k) const { return k0_ <= k && k < k1_; }
+
+  Backend* backend_;
+  Communicator* row_;  // P(i, :)
+  Communicator* col_;  // P(:, j); rank k holds block row k
+  std::vector<std::int64_t> offsets_, positions_;
+  int k0_, k1_, owner_;
+};
 
 class OneHalfDStrategy final : public Strategy {
  public:
@@ -55,6 +99,8 @@ class OneHalfDStrategy final : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  // Graph attention (--model gat; 1.5d's caps): ChunkColumns above.
+  EdgeAttention* edge_attention() override { return &attention_; }
 
  private:
   ProcessGrid grid_;
@@ -71,6 +117,8 @@ class OneHalfDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   BlockRowStages stages_;  // the blocks of this column's stages
   Buffer<float> stage_;
+  bool elide_ = true;            // --elide (graph attention)
+  GatheredAttention attention_;  // GAT's edge tensors on Âᵀ[R_i, K_j] (--model gat)
 };
 
 }  // namespace gcnlab

@@ -42,7 +42,7 @@ void OneDStrategy::setup(const Graph& g, const Architecture& arch) {
   stages_ = block_row_stages(backend_, g, offsets_, r0, r1, 0, p);
   nnz_local_ = stages_.nnz;
   if (arch.attends())
-    attention_ = GatheredAttention(backend_, ledger_, g, arch, g.block(Direction::forward, r0, r1, 0, g.n()), r0,
+    attention_ = GatheredAttention(backend_, ledger_, g, arch, g.block(Direction::forward, r0, r1, 0, g.n()), r0, 0,
                                    attention_exchange(GatheredAttention::widest(arch)), elide_);
 
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());

@@ -63,7 +63,7 @@ void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
   // Graph attention: the edge tensors on the block row, its needed columns exchanged as the SpMM's are.
   if (arch.attends())
     attention_ = GatheredAttention(
-        backend_, world_.ledger(), g, arch, rows, offsets_[me],
+        backend_, world_.ledger(), g, arch, rows, offsets_[me], 0,
         std::make_unique<NeededColumns>(backend_, world_, offsets_, fwd_.rows, need, GatheredAttention::widest(arch)),
         elide_);
   nnz_local_ = fwd_.diagonal.nnz + fwd_.remote.nnz;

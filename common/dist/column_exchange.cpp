@@ -18,6 +18,12 @@ std::span<float> elements(View v) {
 }
 }  // namespace
 
+void ColumnExchange::reduce_rows(View, ReduceOp) {
+  fail("internal: reduce_rows on an exchange whose ranks hold whole rows");
+}
+
+void ColumnExchange::reduce_rows_bytes(std::int64_t, ByteModel&) const {}
+
 // --- AllGatherColumns
 
 AllGatherColumns::AllGatherColumns(Communicator& group, std::vector<std::int64_t> offsets)

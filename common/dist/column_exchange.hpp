@@ -9,12 +9,16 @@
 //   scatter_sum  local = Σ over ranks of their partial[rows of this rank]: each
 //                rank's per-column partial sums (βᵀG, ds) summed at the rows' owner
 //
+// Where a rank holds part of each row (splits_rows), the per-row partial values
+// (the softmax's max and sum, an SpMM's partial rows) are combined with
+// reduce_rows over the ranks that hold the rest.
+//
 // AllGatherColumns (1d): every position; gather = ALL-GATHER, scatter_sum =
 // REDUCE-SCATTER (CAGNET's 1D volume). NeededColumns (sa-1d): only the columns
 // with nonzeros in the block row (SA's NnzCols, Mukhopadhyay et al. ICPP'24
 // Alg. 1); gather = the ALLTOALLV of sa-1d's SpMM, scatter_sum = the reverse
 // ALLTOALLV and a fixed-order sum at the owner. The 1d-ring strategy passes
-// blocks around a ring (algorithms/1d-ring).
+// blocks around a ring, and 1.5d broadcasts its column's chunk (their folders).
 
 #include <cstdint>
 #include <memory>
@@ -39,6 +43,12 @@ class ColumnExchange {
   virtual void scatter_sum(View partial, View local) = 0;
   virtual void gather_bytes(std::int64_t width, ByteModel& m) const = 0;
   virtual void scatter_sum_bytes(std::int64_t width, ByteModel& m) const = 0;
+  // Where other ranks hold the other columns of this rank's rows (1.5d's
+  // process row): values (rows x width, ld = width) = their op over those
+  // ranks' per-row partial values. A block-row layout holds whole rows: none.
+  virtual bool splits_rows() const { return false; }
+  virtual void reduce_rows(View values, ReduceOp op);
+  virtual void reduce_rows_bytes(std::int64_t width, ByteModel& m) const;
   // Backend bytes of its buffers and index lists.
   virtual double bytes() const { return 0; }
 };

@@ -8,11 +8,12 @@
 namespace gcnlab {
 
 namespace {
-// `rows` with each column c renumbered to its index in `positions` (ascending, holding every column).
-HostCsr onto_positions(HostCsr rows, const std::vector<std::int64_t>& positions) {
+// `rows` (columns local to c0) with each column renumbered to the index of its
+// position in `positions` (ascending, holding every column).
+HostCsr onto_positions(HostCsr rows, std::int64_t c0, const std::vector<std::int64_t>& positions) {
   for (std::int64_t& c : rows.col) {
-    const auto at = std::lower_bound(positions.begin(), positions.end(), c);
-    GCNLAB_ASSERT(at != positions.end() && *at == c);
+    const auto at = std::lower_bound(positions.begin(), positions.end(), c0 + c);
+    GCNLAB_ASSERT(at != positions.end() && *at == c0 + c);
     c = at - positions.begin();
   }
   rows.cols = static_cast<std::int64_t>(positions.size());
@@ -28,16 +29,19 @@ std::int64_t GatheredAttention::widest(const Architecture& a) {
 }
 
 GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Graph& g, const Architecture& a,
-                                     const HostCsr& rows, std::int64_t r0, std::unique_ptr<ColumnExchange> exchange,
-                                     bool elide)
+                                     const HostCsr& rows, std::int64_t r0, std::int64_t c0,
+                                     std::unique_ptr<ColumnExchange> exchange, bool elide)
     : exchange_(std::move(exchange)), elide_(elide) {
   const std::vector<std::int64_t>& positions = exchange_->positions();
-  const HostCsr pattern = onto_positions(rows, positions);
+  const HostCsr pattern = onto_positions(rows, c0, positions);
   block_ = std::make_unique<Csr>(upload(backend, pattern));
   const std::vector<std::int64_t> ids = g.vertices(0, g.n());
   std::vector<std::int64_t> col_ids;
   for (const std::int64_t q : positions) col_ids.push_back(ids[static_cast<std::size_t>(q)]);
-  rows_ = RowAttention(backend, ledger, a, *block_, pattern, g.vertices(r0, r0 + rows.rows), col_ids);
+  RowAttention::RowReduce reduce;
+  if (exchange_->splits_rows())
+    reduce = [ex = exchange_.get()](View values, ReduceOp op) { ex->reduce_rows(values, op); };
+  rows_ = RowAttention(backend, ledger, a, *block_, pattern, g.vertices(r0, r0 + rows.rows), col_ids, reduce);
   const std::int64_t c = exchange_->columns();
   const int L = a.weight_layers();
   src_.resize(static_cast<std::size_t>(L));
@@ -83,7 +87,9 @@ void GatheredAttention::aggregate(int l, Direction d, ConstView in, View out) {
   if (d == Direction::forward) {
     const View z = gathered_z(l);
     exchange_->gather(in, z);
-    return rows_.aggregate(l, d, z, out);
+    rows_.aggregate(l, d, z, out);
+    if (exchange_->splits_rows()) exchange_->reduce_rows(out, ReduceOp::sum);
+    return;
   }
   const View partial{partial_.data(), exchange_->columns(), in.cols, in.cols};
   rows_.aggregate(l, d, in, partial);  // βᵀ G over this rank's targets, for each column
@@ -99,17 +105,25 @@ void GatheredAttention::backward(int l, const Attention& a, ConstView g, ConstVi
 }
 
 void GatheredAttention::forward_bytes(int l, ByteModel& m) const {
-  exchange_->gather_bytes(heads_[static_cast<std::size_t>(l)], m);
+  const int H = heads_[static_cast<std::size_t>(l)];
+  exchange_->gather_bytes(H, m);
+  if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(H, m), exchange_->reduce_rows_bytes(H, m);  // max, sum
 }
 
 void GatheredAttention::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
-  if (d == Direction::forward) exchange_->gather_bytes(cols, m);
-  else exchange_->scatter_sum_bytes(cols, m);
+  if (d == Direction::forward) {
+    exchange_->gather_bytes(cols, m);
+    if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(cols, m);
+  } else {
+    exchange_->scatter_sum_bytes(cols, m);
+  }
 }
 
 void GatheredAttention::backward_bytes(int l, ByteModel& m) const {
+  const int H = heads_[static_cast<std::size_t>(l)];
   if (!elide_) exchange_->gather_bytes(widths_[static_cast<std::size_t>(l)], m);
-  exchange_->scatter_sum_bytes(heads_[static_cast<std::size_t>(l)], m);
+  if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(H, m), exchange_->reduce_rows_bytes(H, m);  // D, dd
+  exchange_->scatter_sum_bytes(H, m);
 }
 
 }  // namespace gcnlab

@@ -42,10 +42,10 @@ class Graph;
 class GatheredAttention final : public EdgeAttention {
  public:
   GatheredAttention() = default;
-  // `rows`: this rank's block row of Âᵀ with global columns (positions), its
-  // first row at position r0; `exchange` gathers every column it has.
+  // `rows`: this rank's block of Âᵀ, its first row at position r0 and its
+  // columns local to position c0; `exchange` gathers every column it has.
   GatheredAttention(Backend& backend, Ledger& ledger, const Graph& g, const Architecture& a, const HostCsr& rows,
-                    std::int64_t r0, std::unique_ptr<ColumnExchange> exchange, bool elide);
+                    std::int64_t r0, std::int64_t c0, std::unique_ptr<ColumnExchange> exchange, bool elide);
   // The widest row an exchange moves for architecture a (max over its attention layers of F and H).
   static std::int64_t widest(const Architecture& a);
 

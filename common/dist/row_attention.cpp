@@ -28,8 +28,9 @@ HostCsr transpose_pattern(const HostCsr& a, std::vector<std::int64_t>& perm) {
 
 RowAttention::RowAttention(Backend& backend, Ledger& ledger, const Architecture& a, const Csr& block,
                            const HostCsr& pattern, std::span<const std::int64_t> row_ids,
-                           std::span<const std::int64_t> col_ids)
-    : backend_(&backend), ledger_(&ledger), block_(&block), slope_(a.attention_slope) {
+                           std::span<const std::int64_t> col_ids, RowReduce reduce_rows)
+    : backend_(&backend), ledger_(&ledger), block_(&block), reduce_rows_(std::move(reduce_rows)),
+      slope_(a.attention_slope) {
   GCNLAB_ASSERT(pattern.nnz() == block.nnz && static_cast<std::int64_t>(row_ids.size()) == block.rows &&
                 static_cast<std::int64_t>(col_ids.size()) == block.cols);
   std::vector<std::int64_t> perm;
@@ -63,15 +64,27 @@ double RowAttention::bytes() const {
   return b;
 }
 
+void RowAttention::reduce_rows(float* values, int heads, ReduceOp op) {
+  if (reduce_rows_) reduce_rows_(View{values, block_->rows, heads, heads}, op);
+}
+
 void RowAttention::forward(int l, const Attention& a) {
   Layer& t = layers_[static_cast<std::size_t>(l)];
   GCNLAB_ASSERT(t.heads > 0 && a.src.ld == t.heads && a.dst.ld == t.heads);
   Backend& b = *backend_;
   const Csr& A = *block_;
+  {
+    auto time = ledger_->time(Category::edge_softmax);
+    b.edge_scores(A, t.heads, a.src.data, a.dst.data, slope_, t.alpha.data());
+    b.edge_row_max(A, t.heads, t.alpha.data(), row_a_.data());
+  }
+  reduce_rows(row_a_.data(), t.heads, ReduceOp::max);
+  {
+    auto time = ledger_->time(Category::edge_softmax);
+    b.edge_exp_row_sum(A, t.heads, row_a_.data(), t.alpha.data(), row_b_.data());
+  }
+  reduce_rows(row_b_.data(), t.heads, ReduceOp::sum);
   auto time = ledger_->time(Category::edge_softmax);
-  b.edge_scores(A, t.heads, a.src.data, a.dst.data, slope_, t.alpha.data());
-  b.edge_row_max(A, t.heads, t.alpha.data(), row_a_.data());
-  b.edge_exp_row_sum(A, t.heads, row_a_.data(), t.alpha.data(), row_b_.data());
   b.edge_scale_rows(A, t.heads, row_b_.data(), t.alpha.data());
   t.dropped = a.dropout.p > 0;
   if (t.dropped)
@@ -96,12 +109,19 @@ void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z,
     auto time = ledger_->time(Category::sddmm);
     b.sddmm(A, t.heads, ew::HeadSplit{0, t.width}, g, z, d);  // dβ
   }
-  auto time = ledger_->time(Category::edge_softmax);
-  if (t.dropped) b.edge_dropout(A, t.heads, d, d, row_ids_.data(), col_ids_.data(), a.dropout);  // dα
-  b.edge_row_dot(A, t.heads, t.alpha.data(), d, row_a_.data());  // D_i
-  b.edge_softmax_backward(A, t.heads, t.alpha.data(), row_a_.data(), a.src.data, a.dst.data, slope_, d);
-  b.edge_row_sums(A, t.heads, d, nullptr, dd.data);
-  b.edge_row_sums(transposed_, t.heads, d, perm_.data(), ds.data);
+  {
+    auto time = ledger_->time(Category::edge_softmax);
+    if (t.dropped) b.edge_dropout(A, t.heads, d, d, row_ids_.data(), col_ids_.data(), a.dropout);  // dα
+    b.edge_row_dot(A, t.heads, t.alpha.data(), d, row_a_.data());  // D_i
+  }
+  reduce_rows(row_a_.data(), t.heads, ReduceOp::sum);
+  {
+    auto time = ledger_->time(Category::edge_softmax);
+    b.edge_softmax_backward(A, t.heads, t.alpha.data(), row_a_.data(), a.src.data, a.dst.data, slope_, d);
+    b.edge_row_sums(A, t.heads, d, nullptr, dd.data);
+    b.edge_row_sums(transposed_, t.heads, d, perm_.data(), ds.data);
+  }
+  reduce_rows(dd.data, t.heads, ReduceOp::sum);
 }
 
 }  // namespace gcnlab

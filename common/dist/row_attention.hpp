@@ -1,7 +1,10 @@
 #pragma once
 // Graph attention (Primitives::attention; GAT, models/gat) on a sparse block
-// that holds whole rows of Âᵀ — every in-edge of its targets — so that each
-// target's softmax is local: serial's whole graph. Per attention layer it
+// of Âᵀ: whole rows — every in-edge of its targets, so that each target's
+// softmax is local (serial's whole graph, a block-row strategy's block row) —
+// or a part of each row, the rest on other ranks (1.5d's column chunk): then
+// `reduce_rows` completes the per-row values (the softmax's max and sum, the
+// backward's D_i and dd_i) over the ranks that share the rows. Per attention layer it
 // keeps α (and β = dropout(α) where attention dropout is on), nnz x heads
 // floats in the block's edge order, from the forward pass to the backward;
 // one work tensor of the widest layer serves every layer's backward.
@@ -17,6 +20,7 @@
 // their backward, the row sums) and spmm (the aggregations).
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/model/strategy.hpp"
@@ -32,8 +36,12 @@ class RowAttention {
   // `block`: the forward block on the device (rows: targets, columns: sources),
   // `pattern` its host copy; `row_ids`, `col_ids`: the global vertex ids of its
   // rows and columns (the attention dropout's keys).
+  // `reduce_rows`: combines a rows x heads matrix of per-row partial values
+  // with the other ranks holding these rows (empty: the block holds whole rows).
+  using RowReduce = std::function<void(View, ReduceOp)>;
   RowAttention(Backend& backend, Ledger& ledger, const Architecture& a, const Csr& block, const HostCsr& pattern,
-               std::span<const std::int64_t> row_ids, std::span<const std::int64_t> col_ids);
+               std::span<const std::int64_t> row_ids, std::span<const std::int64_t> col_ids,
+               RowReduce reduce_rows = {});
 
   void forward(int l, const Attention& a);
   void aggregate(int l, Direction d, ConstView in, View out);
@@ -50,9 +58,12 @@ class RowAttention {
     const float* values() const { return dropped ? beta.data() : alpha.data(); }
   };
 
+  void reduce_rows(float* values, int heads, ReduceOp op);  // a no-op on whole rows
+
   Backend* backend_ = nullptr;
   Ledger* ledger_ = nullptr;
   const Csr* block_ = nullptr;
+  RowReduce reduce_rows_;
   float slope_ = 0.2f;
   Csr transposed_;
   Buffer<std::int64_t> perm_, row_ids_, col_ids_;

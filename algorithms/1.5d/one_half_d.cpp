@@ -1,6 +1,7 @@
 #include "algorithms/1.5d/one_half_d.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
@@ -49,13 +50,10 @@ void OneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   nnz_local_ = stages_.nnz;
   const std::int64_t fmax = *std::max_element(dims.begin(), dims.end());
   stage_ = Buffer<float>(backend_, static_cast<std::size_t>(block_extent(offsets_).second * fmax));
-  if (arch.attends()) {
-    int owner = 0;  // the column whose stages include block row i
-    while (stage_range(R, c, owner).second <= i) ++owner;
+  if (arch.attends())
     attention_ = GatheredAttention(
         backend_, ledger_, g, arch, g.block(Direction::forward, r0, r1, offsets_[k0], offsets_[k1]), r0, offsets_[k0],
-        std::make_unique<ChunkColumns>(backend_, row_, col_, offsets_, k0, k1, owner), elide_);
-  }
+        std::make_unique<ChunkColumns>(backend_, row_, col_, offsets_, k0, k1), elide_);
 }
 
 void OneHalfDStrategy::aggregate(int, Direction d, ConstView in, View out) {
@@ -96,15 +94,21 @@ void OneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
 
 // --- ChunkColumns
 
-ChunkColumns::ChunkColumns(Backend& backend, Communicator& row, Communicator& col, std::vector<std::int64_t> offsets,
-                           int k0, int k1, int owner)
-    : backend_(&backend), row_(&row), col_(&col), offsets_(std::move(offsets)), k0_(k0), k1_(k1), owner_(owner) {
-  for (std::int64_t q = offsets_[k0]; q < offsets_[k1]; ++q) positions_.push_back(q);
+namespace {
+std::vector<std::int64_t> chunk_positions(const std::vector<std::int64_t>& offsets, int k0, int k1) {
+  std::vector<std::int64_t> q(static_cast<std::size_t>(offsets[k1] - offsets[k0]));
+  std::iota(q.begin(), q.end(), offsets[k0]);
+  return q;
 }
+}  // namespace
+
+ChunkColumns::ChunkColumns(Backend& backend, Communicator& row, Communicator& col,
+                           const std::vector<std::int64_t>& offsets, int k0, int k1)
+    : ChunkExchange(backend, row, col, offsets, k0, k1, chunk_positions(offsets, k0, k1)) {}
 
 void ChunkColumns::gather(ConstView local, View all) {
   const std::int64_t w = local.cols;
-  const int i = col_->rank();
+  const int i = block_row();
   GCNLAB_ASSERT(local.ld == w && all.ld == w && local.rows == rows_of(i));
   for (int k = k0_; k < k1_; ++k) {  // stage k: block row k broadcast from P(k, j)
     float* block = all.data + (offsets_[k] - offsets_[k0_]) * w;
@@ -118,40 +122,29 @@ void ChunkColumns::gather(ConstView local, View all) {
 
 void ChunkColumns::scatter_sum(View partial, View local) {
   const std::int64_t w = local.cols;
-  const int i = col_->rank();
+  const int i = block_row();
   GCNLAB_ASSERT(partial.ld == w && local.ld == w && local.rows == rows_of(i) && partial.rows == columns());
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(col_->size()), 0);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(col_->size()), 0);  // a reduce to each stage's root
   for (int k = k0_; k < k1_; ++k) counts[static_cast<std::size_t>(k)] = rows_of(k) * w;
   col_->reduce_scatter(std::span<const float>(partial.data, static_cast<std::size_t>(partial.size())),
                        std::span<float>(local.data, static_cast<std::size_t>(counts[static_cast<std::size_t>(i)])),
                        std::span<const std::int64_t>(counts), Category::reduce_scatter);
-  if (row_->size() > 1)
-    row_->broadcast(std::span<float>(local.data, static_cast<std::size_t>(local.size())), owner_,
-                    Category::bcast_dense);
-}
-
-void ChunkColumns::reduce_rows(View values, ReduceOp op) {
-  GCNLAB_ASSERT(values.ld == values.cols);
-  row_->allreduce(std::span<float>(values.data, static_cast<std::size_t>(values.size())), op, Category::allreduce);
+  share_along_row(local);
 }
 
 void ChunkColumns::gather_bytes(std::int64_t width, ByteModel& m) const {
   double rows = 0;
   for (int k = k0_; k < k1_; ++k)
-    if (k != col_->rank()) rows += static_cast<double>(rows_of(k));
+    if (k != block_row()) rows += static_cast<double>(rows_of(k));
   m.add(Category::bcast_dense, *col_, rows * width * sizeof(float));
 }
 
 void ChunkColumns::scatter_sum_bytes(std::int64_t width, ByteModel& m) const {
-  const int i = col_->rank();
-  const double mine = static_cast<double>(rows_of(i)) * width * sizeof(float);
-  if (in_chunk(i)) m.add(Category::reduce_scatter, *col_, wire::reduce_scatter(mine, col_->size()));
-  if (row_->size() > 1) m.add(Category::bcast_dense, *row_, wire::broadcast(mine, row_->rank() == owner_));
-}
-
-void ChunkColumns::reduce_rows_bytes(std::int64_t width, ByteModel& m) const {
-  m.add(Category::allreduce, *row_,
-        wire::allreduce(static_cast<double>(rows_of(col_->rank())) * width * sizeof(float), row_->size()));
+  const int i = block_row();
+  if (in_chunk(i))
+    m.add(Category::reduce_scatter, *col_,
+          wire::reduce_scatter(static_cast<double>(rows_of(i)) * width * sizeof(float), col_->size()));
+  share_along_row_bytes(width, m);
 }
 
 }  // namespace gcnlab

@@ -51,29 +51,16 @@
 namespace gcnlab {
 
 // Graph attention's exchange on the 1.5D layout (above): the columns of K_j.
-class ChunkColumns final : public ColumnExchange {
+// The row split's all-reduces and the row broadcast: common/dist/column_exchange.hpp's ChunkExchange.
+class ChunkColumns final : public ChunkExchange {
  public:
-  // k0, k1: this column's stages; owner: the column whose chunk holds this rank's block row.
-  ChunkColumns(Backend& backend, Communicator& row, Communicator& col, std::vector<std::int64_t> offsets, int k0,
-               int k1, int owner);
-  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  // k0, k1: this column's stages.
+  ChunkColumns(Backend& backend, Communicator& row, Communicator& col, const std::vector<std::int64_t>& offsets,
+               int k0, int k1);
   void gather(ConstView local, View all) override;
   void scatter_sum(View partial, View local) override;
   void gather_bytes(std::int64_t width, ByteModel& m) const override;
   void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
-  bool splits_rows() const override { return row_->size() > 1; }
-  void reduce_rows(View values, ReduceOp op) override;
-  void reduce_rows_bytes(std::int64_t width, ByteModel& m) const override;
-
- private:
-  std::int64_t rows_of(int k) const { return offsets_[k + 1] - offsets_[k]; }
-  bool in_chunk(int k) const { return k0_ <= k && k < k1_; }
-
-  Backend* backend_;
-  Communicator* row_;  // P(i, :)
-  Communicator* col_;  // P(:, j); rank k holds block row k
-  std::vector<std::int64_t> offsets_, positions_;
-  int k0_, k1_, owner_;
 };
 
 class OneHalfDStrategy final : public Strategy {

@@ -10,8 +10,8 @@ StrategyInfo sa_one_half_d_strategy() {
   s.summary = "sparsity-aware 1.5D on an R x c grid (Mukhopadhyay et al. ICPP'24, Alg. 2)";
   s.grid_axes = 2;
   s.grids = factor_grids<2>;
-  s.caps.any_order = true;
-  s.options = {replication_option()};
+  s.caps.any_order = s.caps.attention = true;
+  s.options = {replication_option(), elide_option()};
   s.make = make<SaOneHalfDStrategy>;
   return s;
 }

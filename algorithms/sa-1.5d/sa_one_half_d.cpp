@@ -20,6 +20,7 @@ SaOneHalfDStrategy::SaOneHalfDStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()) {
   order_spec_ = opts.order;
+  elide_ = opts.on_off_option("elide");
 }
 
 std::string SaOneHalfDStrategy::describe() const {
@@ -34,17 +35,16 @@ std::string SaOneHalfDStrategy::describe() const {
       grid_.coord("r"), grid_.coord("c"), k0, k1 - 1, nnz_local_, recv);
 }
 
-std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const Graph& g, Direction d) {
+std::vector<SaOneHalfDStrategy::Stage> SaOneHalfDStrategy::build(const HostCsr& rows, const NeededRows& need,
+                                                                   RowRequests& req) {
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
-  const HostCsr rows = g.block(d, offsets_[i], offsets_[i + 1], 0, g.n());
-  const NeededRows need = needed_rows(rows, offsets_);
   const auto [k0, k1] = stage_range(R, c, j);
 
   // Requests to the roots of this column's stages: to column rank k, NnzCols(i, k).
   std::vector<std::vector<std::int64_t>> wanted(R);
   for (int k = k0; k < k1; ++k)
     if (k != i) wanted[k] = need.rows[k];
-  const RowRequests req = exchange_requests(col_, wanted);
+  req = exchange_requests(col_, wanted);
 
   std::vector<Stage> stages;
   for (int k = k0; k < k1; ++k) {
@@ -73,8 +73,24 @@ void SaOneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   offsets_ = row_blocks(g, R);
   GCNLAB_CHECK(offsets_[i + 1] > offsets_[i], "sa-1.5d: block row {} is empty", i);
   layouts_ = block_row_layouts(g, offsets_[i], offsets_[i + 1], dims);
-  fwd_ = build(g, Direction::forward);
-  if (asymmetric_) bwd_ = build(g, Direction::backward);
+  const HostCsr rows = g.block(Direction::forward, offsets_[i], offsets_[i + 1], 0, g.n());
+  const NeededRows need = needed_rows(rows, offsets_);
+  RowRequests requests;
+  fwd_ = build(rows, need, requests);
+  if (asymmetric_) {
+    const HostCsr back = g.block(Direction::backward, offsets_[i], offsets_[i + 1], 0, g.n());
+    RowRequests back_requests;
+    bwd_ = build(back, needed_rows(back, offsets_), back_requests);
+  }
+  if (arch.attends()) {
+    const auto [k0, k1] = stage_range(R, grid_.dim("c"), grid_.coord("c"));
+    attention_ = GatheredAttention(backend_, ledger_, g, arch,
+                                   extract_block(rows, 0, rows.rows, offsets_[k0], offsets_[k1]), offsets_[i],
+                                   offsets_[k0],
+                                   std::make_unique<SaChunkColumns>(backend_, row_, col_, offsets_, k0, k1, need,
+                                                                    requests, GatheredAttention::widest(arch)),
+                                   elide_);
+  }
   nnz_local_ = 0;
   const auto [max_send, max_recv] = largest_exchange();
   for (const Stage& st : fwd_) nnz_local_ += st.block.nnz;
@@ -104,7 +120,7 @@ MemoryNeed SaOneHalfDStrategy::memory_need() const {
     for (const Stage& st : *stages) m.graph += csr_bytes(st.block) + bytes_of<std::int64_t>(st.sent_rows());
   const auto [max_send, max_recv] = largest_exchange();
   const std::int64_t fmax = *std::max_element(dims_.begin(), dims_.end());
-  m.buffers = bytes_of<float>((max_send + max_recv) * fmax);
+  m.buffers = bytes_of<float>((max_send + max_recv) * fmax) + attention_.bytes();
   return m;
 }
 
@@ -169,6 +185,109 @@ void SaOneHalfDStrategy::sum_over_rows(int, std::span<float> per_column) {
 
 void SaOneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
   sum_columns_over_bytes(col_, layouts_[l].cols, m);
+}
+
+// --- SaChunkColumns
+
+namespace {
+// The chunk's columns block row i reads: its own rows where i is in the chunk, NnzCols(i, k) elsewhere.
+std::vector<std::int64_t> needed_positions(const std::vector<std::int64_t>& offsets, int k0, int k1, int i,
+                                           const NeededRows& need) {
+  std::vector<std::int64_t> q;
+  for (int k = k0; k < k1; ++k)
+    if (k == i)
+      for (std::int64_t r = offsets[k]; r < offsets[k + 1]; ++r) q.push_back(r);
+    else
+      for (const std::int64_t r : need.rows[static_cast<std::size_t>(k)]) q.push_back(offsets[k] + r);
+  return q;
+}
+}  // namespace
+
+SaChunkColumns::SaChunkColumns(Backend& backend, Communicator& row, Communicator& col,
+                               const std::vector<std::int64_t>& offsets, int k0, int k1, const NeededRows& need,
+                               const RowRequests& requests, std::int64_t widest)
+    : ChunkExchange(backend, row, col, offsets, k0, k1, needed_positions(offsets, k0, k1, col.rank(), need)) {
+  const int i = block_row();
+  std::int64_t at = 0;
+  for (int k = k0; k < k1; ++k) {
+    segment_.push_back(at);
+    rows_.push_back(k == i ? rows_of(k) : static_cast<std::int64_t>(need.rows[static_cast<std::size_t>(k)].size()));
+    at += rows_.back();
+  }
+  if (in_chunk(i)) {
+    send_counts_ = requests.counts;
+    send_rows_ = make_buffer<std::int64_t>(backend, requests.rows);
+    owners_ = ones_at_rows(backend, rows_of(i), requests.rows);
+    sent_ = Buffer<float>(backend, requests.rows.size() * static_cast<std::size_t>(widest));
+  }
+}
+
+double SaChunkColumns::bytes() const {
+  return csr_bytes(owners_) + bytes_of<std::int64_t>(send_rows_.size()) + bytes_of<float>(sent_.size());
+}
+
+SaChunkColumns::Messages SaChunkColumns::messages(float* gathered, std::int64_t w) {
+  Messages m;
+  for (int k = k0_; k < k1_; ++k) {
+    const auto s = static_cast<std::size_t>(k - k0_);
+    if (k != block_row() && rows_[s] > 0)
+      m.stages.push_back({k, gathered + segment_[s] * w, static_cast<std::size_t>(rows_[s] * w)});
+  }
+  std::int64_t at = 0;
+  for (int l = 0; l < static_cast<int>(send_counts_.size()); ++l) {
+    if (send_counts_[l] > 0)
+      m.requests.push_back({l, sent_.data() + at * w, static_cast<std::size_t>(send_counts_[l] * w)});
+    at += send_counts_[l];
+  }
+  return m;
+}
+
+namespace {
+std::vector<Message<const float>> outgoing(const std::vector<Message<float>>& m) {
+  std::vector<Message<const float>> out;
+  for (const Message<float>& x : m) out.push_back({x.peer, x.data, x.count});
+  return out;
+}
+}  // namespace
+
+void SaChunkColumns::gather(ConstView local, View all) {
+  const std::int64_t w = local.cols;
+  const int i = block_row();
+  GCNLAB_ASSERT(local.ld == w && all.ld == w && local.rows == rows_of(i) && all.rows == columns());
+  if (in_chunk(i)) {  // the root of stage i: pack the rows each column rank needs; its own rows in place
+    auto t = col_->ledger().time(Category::pack);
+    backend_->gather_rows(local, send_rows_.data(),
+                          View{sent_.data(), static_cast<std::int64_t>(send_rows_.size()), w, w});
+    backend_->copy(local, View{all.data + segment_[static_cast<std::size_t>(i - k0_)] * w, local.rows, w, w});
+  }
+  const Messages m = messages(all.data, w);
+  col_->exchange(outgoing(m.requests), m.stages, Category::p2p);
+}
+
+void SaChunkColumns::scatter_sum(View partial, View local) {
+  const std::int64_t w = local.cols;
+  const int i = block_row();
+  GCNLAB_ASSERT(partial.ld == w && local.ld == w && local.rows == rows_of(i) && partial.rows == columns());
+  const Messages m = messages(partial.data, w);  // each stage's partial sums back to its root
+  col_->exchange(outgoing(m.stages), m.requests, Category::p2p);
+  if (in_chunk(i)) {
+    auto t = col_->ledger().time(Category::spmm);
+    backend_->copy(ConstView{partial.data + segment_[static_cast<std::size_t>(i - k0_)] * w, local.rows, w, w}, local);
+    backend_->spmm(owners_, ConstView{sent_.data(), static_cast<std::int64_t>(send_rows_.size()), w, w}, local, 1.f);
+  }
+  share_along_row(local);
+}
+
+void SaChunkColumns::gather_bytes(std::int64_t width, ByteModel& m) const {
+  double rows = 0;
+  for (int k = k0_; k < k1_; ++k)
+    if (k != block_row()) rows += static_cast<double>(rows_[static_cast<std::size_t>(k - k0_)]);
+  m.add(Category::p2p, *col_, rows * width * sizeof(float));
+}
+
+void SaChunkColumns::scatter_sum_bytes(std::int64_t width, ByteModel& m) const {
+  m.add(Category::p2p, *col_, static_cast<double>(send_rows_.size()) * width * sizeof(float));
+  share_along_row_bytes(width, m);
 }
 
 }  // namespace gcnlab

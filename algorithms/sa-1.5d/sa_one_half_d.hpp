@@ -13,13 +13,53 @@
 // Backward: the same with Â on G; dW = ALLREDUCE(X_iᵀ U_i, P(:, j)); dX_i = U_i Wᵀ.
 // Per rank and epoch: p2p Σ_l Σ_{k in chunk j, k≠i} (|NnzCols(i,k)| a_l + |NnzCols'(i,k)| b_l)·4,
 // allreduce as 1.5d: Σ_l [2(c-1)/c n_i (a_l + b_l) + 2(R-1)/R f_l f_{l+1}]·4 (a_l, b_l: 1d's widths).
+//
+// --model gat (SaChunkColumns): 1.5d's attention (algorithms/1.5d: the row
+// softmax completed over P(i, :)) on the compacted block Âᵀ[R_i, K_j]: the
+// scores and Z of the NnzCols rows arrive by the stages' point-to-point
+// messages (all of the chunk's stages at once), p2p Σ_{k∈chunk j, k≠i}
+// |NnzCols(i,k)| w · 4 at width w; βᵀG and ds return to each stage's root by
+// the reverse messages, p2p Σ_l |NnzCols(l,i)| w · 4 on the column whose
+// chunk holds i, summed there in column-rank order and broadcast along the row.
 
 #include <utility>
 
 #include "common/comm/process_grid.hpp"
+#include "common/dist/gathered_attention.hpp"
+#include "common/dist/needed_rows.hpp"
 #include "common/model/strategy.hpp"
 
 namespace gcnlab {
+
+// Graph attention's exchange on sa-1.5d's layout (above).
+class SaChunkColumns final : public ChunkExchange {
+ public:
+  // k0, k1: this column's stages; need: NnzCols(i, k) of block row i; requests:
+  // what the column's ranks need of block row i (exchange_requests).
+  SaChunkColumns(Backend& backend, Communicator& row, Communicator& col, const std::vector<std::int64_t>& offsets,
+                 int k0, int k1, const NeededRows& need, const RowRequests& requests, std::int64_t widest);
+  void gather(ConstView local, View all) override;
+  void scatter_sum(View partial, View local) override;
+  void gather_bytes(std::int64_t width, ByteModel& m) const override;
+  void scatter_sum_bytes(std::int64_t width, ByteModel& m) const override;
+  double bytes() const override;
+
+ private:
+  // The chunk's messages at width w, the same both ways: `stages`, the rows of
+  // each stage k != i in `gathered` (with root k); `requests`, the rows of
+  // block row i each column rank l needs, in sent_ (with l).
+  struct Messages {
+    std::vector<Message<float>> stages, requests;
+  };
+  Messages messages(float* gathered, std::int64_t w);
+
+  std::vector<std::int64_t> segment_;  // first gathered row of each stage k (index k - k0), its rows
+  std::vector<std::int64_t> rows_;
+  std::vector<std::int64_t> send_counts_;  // i in the chunk: rows of block row i each column rank needs
+  Buffer<std::int64_t> send_rows_;         // ... those rows, grouped by column rank
+  Csr owners_;                             // scatter_sum's fixed-order sum at the root
+  Buffer<float> sent_;                     // packed rows out / partial sums in: Σ send_counts_ x widest
+};
 
 class SaOneHalfDStrategy final : public Strategy {
  public:
@@ -44,6 +84,8 @@ class SaOneHalfDStrategy final : public Strategy {
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
+  // Graph attention (--model gat; sa-1.5d's caps): SaChunkColumns above.
+  EdgeAttention* edge_attention() override { return &attention_; }
 
  private:
   struct Stage {
@@ -54,7 +96,8 @@ class SaOneHalfDStrategy final : public Strategy {
     Buffer<std::int64_t> send_rows;          // root only: local rows to pack, grouped by l
     std::int64_t sent_rows() const;
   };
-  std::vector<Stage> build(const Graph& g, Direction d);
+  // `rows`: block row i of Â(ᵀ) (global columns), `need` its NnzCols; the requests to this rank as a root.
+  std::vector<Stage> build(const HostCsr& rows, const NeededRows& need, RowRequests& requests);
   // The most rows one stage sends and receives (the sizes of send_ and recv_).
   std::pair<std::int64_t, std::int64_t> largest_exchange() const;
   void spmm(std::vector<Stage>& stages, ConstView x, View y);
@@ -72,6 +115,8 @@ class SaOneHalfDStrategy final : public Strategy {
   std::int64_t nnz_local_ = 0;
   std::vector<Stage> fwd_, bwd_;
   Buffer<float> send_, recv_;
+  bool elide_ = true;            // --elide (graph attention)
+  GatheredAttention attention_;  // GAT's edge tensors on Âᵀ[R_i, K_j] (--model gat)
 };
 
 }  // namespace gcnlab

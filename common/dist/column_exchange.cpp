@@ -4,6 +4,7 @@
 
 #include "common/comm/wire.hpp"
 #include "common/core/error.hpp"
+#include "common/dist/replicated_rows.hpp"
 
 namespace gcnlab {
 
@@ -23,6 +24,20 @@ void ColumnExchange::reduce_rows(View, ReduceOp) {
 }
 
 void ColumnExchange::reduce_rows_bytes(std::int64_t, ByteModel&) const {}
+
+Csr ones_at_rows(Backend& backend, std::int64_t rows, const std::vector<std::int64_t>& rows_of_sent) {
+  HostCsr o;
+  o.rows = rows;
+  o.cols = static_cast<std::int64_t>(rows_of_sent.size());
+  o.rowptr.assign(static_cast<std::size_t>(rows + 1), 0);
+  for (const std::int64_t r : rows_of_sent) ++o.rowptr[static_cast<std::size_t>(r + 1)];
+  for (std::int64_t r = 0; r < rows; ++r) o.rowptr[r + 1] += o.rowptr[r];
+  o.col.resize(rows_of_sent.size());
+  o.val.assign(rows_of_sent.size(), 1.f);
+  std::vector<std::int64_t> next(o.rowptr.begin(), o.rowptr.end() - 1);
+  for (std::int64_t k = 0; k < o.cols; ++k) o.col[next[static_cast<std::size_t>(rows_of_sent[k])]++] = k;
+  return upload(backend, o);
+}
 
 // --- AllGatherColumns
 
@@ -74,19 +89,7 @@ NeededColumns::NeededColumns(Backend& backend, Communicator& group, const std::v
     for (const std::int64_t r : need.rows[j]) positions_.push_back(offsets[j] + r);
   }
   send_rows_ = make_buffer<std::int64_t>(backend, plan.send_rows);
-  // owners_: local row x sent row, a one where the sent row is that local row;
-  // each row's ones in the order they were sent (rank order): a fixed sum.
-  HostCsr o;
-  o.rows = own_;
-  o.cols = plan.sent();
-  o.rowptr.assign(static_cast<std::size_t>(own_ + 1), 0);
-  for (const std::int64_t r : plan.send_rows) ++o.rowptr[static_cast<std::size_t>(r + 1)];
-  for (std::int64_t r = 0; r < own_; ++r) o.rowptr[r + 1] += o.rowptr[r];
-  o.col.resize(plan.send_rows.size());
-  o.val.assign(plan.send_rows.size(), 1.f);
-  std::vector<std::int64_t> next(o.rowptr.begin(), o.rowptr.end() - 1);
-  for (std::int64_t k = 0; k < o.cols; ++k) o.col[next[static_cast<std::size_t>(plan.send_rows[k])]++] = k;
-  owners_ = upload(backend, o);
+  owners_ = ones_at_rows(backend, own_, plan.send_rows);  // the rows sent, in rank order
   send_ = Buffer<float>(backend, static_cast<std::size_t>(plan.sent() * widest));
 }
 
@@ -140,6 +143,39 @@ void NeededColumns::gather_bytes(std::int64_t width, ByteModel& m) const {
 
 void NeededColumns::scatter_sum_bytes(std::int64_t width, ByteModel& m) const {
   m.add(Category::alltoall, *group_, static_cast<double>(plan_.sent()) * width * sizeof(float));
+}
+
+// --- ChunkExchange
+
+ChunkExchange::ChunkExchange(Backend& backend, Communicator& row, Communicator& col, std::vector<std::int64_t> offsets,
+                             int k0, int k1, std::vector<std::int64_t> positions)
+    : backend_(&backend), row_(&row), col_(&col), offsets_(std::move(offsets)), positions_(std::move(positions)),
+      k0_(k0), k1_(k1) {
+  const int R = static_cast<int>(offsets_.size()) - 1, c = row.size(), i = block_row();
+  owner_ = 0;
+  while (stage_range(R, c, owner_).second <= i) ++owner_;
+}
+
+void ChunkExchange::reduce_rows(View values, ReduceOp op) {
+  GCNLAB_ASSERT(values.ld == values.cols);
+  row_->allreduce(std::span<float>(values.data, static_cast<std::size_t>(values.size())), op, Category::allreduce);
+}
+
+void ChunkExchange::reduce_rows_bytes(std::int64_t width, ByteModel& m) const {
+  m.add(Category::allreduce, *row_,
+        wire::allreduce(static_cast<double>(rows_of(block_row())) * width * sizeof(float), row_->size()));
+}
+
+void ChunkExchange::share_along_row(View local) {
+  GCNLAB_ASSERT(local.ld == local.cols);
+  if (row_->size() > 1)
+    row_->broadcast(std::span<float>(local.data, static_cast<std::size_t>(local.size())), owner_,
+                    Category::bcast_dense);
+}
+
+void ChunkExchange::share_along_row_bytes(std::int64_t width, ByteModel& m) const {
+  const double mine = static_cast<double>(rows_of(block_row())) * width * sizeof(float);
+  if (row_->size() > 1) m.add(Category::bcast_dense, *row_, wire::broadcast(mine, row_->rank() == owner_));
 }
 
 }  // namespace gcnlab

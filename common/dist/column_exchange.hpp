@@ -71,6 +71,41 @@ class AllGatherColumns final : public ColumnExchange {
   std::vector<std::int64_t> offsets_, positions_;
 };
 
+// local (rows x width) += Σ_k sent[k] at row rows_of_sent[k], in k's order
+// (a fixed sum): the matrix (rows x |sent|) with a one at (rows_of_sent[k], k),
+// for Backend::spmm with beta 1.
+Csr ones_at_rows(Backend& backend, std::int64_t rows, const std::vector<std::int64_t>& rows_of_sent);
+
+// The 1.5D layout's exchanges (1.5d, sa-1.5d; common/dist/replicated_rows.hpp):
+// rank P(i, j) holds block row i's part in the columns of its column's chunk
+// of stages K_j = block rows [k0, k1), so its rows are split over the c ranks
+// of the process row P(i, :): reduce_rows ALL-REDUCES over it. A scatter_sum
+// leaves block row i's sums on the column whose chunk holds i (its "owner"),
+// which BROADCASTS them along the row (share_along_row).
+class ChunkExchange : public ColumnExchange {
+ public:
+  const std::vector<std::int64_t>& positions() const override { return positions_; }
+  bool splits_rows() const override { return row_->size() > 1; }
+  void reduce_rows(View values, ReduceOp op) override;
+  void reduce_rows_bytes(std::int64_t width, ByteModel& m) const override;
+
+ protected:
+  // `positions`: the chunk's columns this rank's block reads (ascending).
+  ChunkExchange(Backend& backend, Communicator& row, Communicator& col, std::vector<std::int64_t> offsets, int k0,
+                int k1, std::vector<std::int64_t> positions);
+  void share_along_row(View local);
+  void share_along_row_bytes(std::int64_t width, ByteModel& m) const;
+  std::int64_t rows_of(int k) const { return offsets_[k + 1] - offsets_[k]; }
+  bool in_chunk(int k) const { return k0_ <= k && k < k1_; }
+  int block_row() const { return col_->rank(); }  // i: rank k of P(:, j) holds block row k
+
+  Backend* backend_;
+  Communicator* row_;  // P(i, :)
+  Communicator* col_;  // P(:, j)
+  std::vector<std::int64_t> offsets_, positions_;
+  int k0_, k1_, owner_;  // owner_: the column whose chunk holds block row i
+};
+
 // The needed columns of the block row only (sparsity-aware). `plan`: the
 // exchange sa-1d's SpMM uses (this rank's own rows excluded; widest: the
 // widest row sent).

@@ -31,7 +31,8 @@ def main():
     p.add_argument("--gcnlab", default="build/gcnlab")
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--dataset", default="rmat:scale=14,edge-factor=16,features=128,classes=16,seed=1")
-    p.add_argument("--algos", default="1d,1d-ring,sa-1d,sa-1d --partitioner metis,1.5d --replication 2")
+    p.add_argument("--algos", default="1d,1d-ring,sa-1d,sa-1d --partitioner metis,1.5d --replication 2,"
+                                      "sa-1.5d --replication 2,sa-1.5d --replication 2 --partitioner metis")
     args, model_flags = p.parse_known_args()
     model_flags = model_flags or ["--layers", "3", "--hidden", "32", "--heads", "4"]
     print(f"{args.dataset}, {args.ranks} ranks, --model gat {' '.join(model_flags)}: wire bytes per rank and epoch "

@@ -147,7 +147,7 @@ std::string profile_json(const MachineProfile& m) {
 }
 
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
-  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model};
+  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model, a.heads};
 }
 
 namespace {
@@ -233,6 +233,12 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
   for (std::size_t l = 0; l + 1 < p.dims.size(); ++l) {
     const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
     const bool dx = l > 0 || p.learn_features;
+    const double heads = l < p.heads.size() ? static_cast<double>(p.heads[l]) : 0.0;
+    if (heads > 0) {  // graph attention: Z = XW, then the edge tensors' work at width fout
+      w.spmm += 3 * nnz * fout + 8 * nnz * heads;
+      w.gemm += 2 * n * fin * fout * (dx ? 3 : 2) + 12 * n * fout * heads;
+      continue;
+    }
     const bool conv = p.kinds.empty() || p.kinds[l] == LayerKind::conv;
     if (conv) w.spmm += nnz * fin;
     if (conv && dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)

@@ -73,6 +73,21 @@ TEST_CASE("plan: Plexus's model prices graph convolutions only; linear layers ad
   const auto rooted_work = planning::epoch_work(rooted, "1d");
   CHECK(rooted_work.spmm == all.spmm);
   CHECK(rooted_work.gemm == 2 * all.gemm);
+
+  // GAT: each attention layer's edge work (aggregation, transpose, SDDMM at its
+  // width; 8 passes of the edge softmax per head) and its score GEMMs beside
+  // Z = XW's; Plexus's model refuses it
+  ModelConfig gat;
+  gat.name = "gat", gat.layers = 2, gat.hidden = 13, gat.heads = 3;
+  const Architecture ga = architecture(gat, 19, 5);
+  REQUIRE(ga.dims == std::vector<std::int64_t>{19, 39, 5});
+  REQUIRE(ga.heads == std::vector<int>{3, 1});
+  const planning::Problem attending = planning::problem_of(1001, 9000, ga, false);
+  CHECK_THAT(error_message([&] { planning::rank_grids(attending, 8, planning::machine_profile("local")); }),
+             Catch::Contains("--model gat has graph attention"));
+  const auto gat_work = planning::epoch_work(attending, "1d");
+  CHECK(gat_work.spmm == 9000.0 * (3 * 39 + 8 * 3) + 9000.0 * (3 * 5 + 8 * 1));
+  CHECK(gat_work.gemm == 2 * 1001.0 * 19 * 39 * 2 + 12 * 1001.0 * 39 * 3 + 2 * 1001.0 * 39 * 5 * 3 + 12 * 1001.0 * 5);
 }
 
 TEST_CASE("plan: the perlmutter profile is Eq. 4.4 as printed, with the paper's coefficients, at every G",

@@ -47,7 +47,7 @@ RowAttention::RowAttention(Backend& backend, Ledger& ledger, const Architecture&
     if (t.heads == 0) continue;
     t.width = a.dims[static_cast<std::size_t>(l + 1)] / t.heads;
     t.alpha = Buffer<float>(backend, edges * t.heads);
-    t.beta = Buffer<float>(backend, edges * t.heads);
+    if (a.attention_dropout) t.beta = Buffer<float>(backend, edges * t.heads);
     widest = std::max(widest, t.heads);
   }
   work_ = Buffer<float>(backend, edges * widest);
@@ -87,6 +87,7 @@ void RowAttention::forward(int l, const Attention& a) {
   auto time = ledger_->time(Category::edge_softmax);
   b.edge_scale_rows(A, t.heads, row_b_.data(), t.alpha.data());
   t.dropped = a.dropout.p > 0;
+  GCNLAB_ASSERT(!t.dropped || t.beta.size() == t.alpha.size());  // Architecture::attention_dropout
   if (t.dropped)
     b.edge_dropout(A, t.heads, t.alpha.data(), t.beta.data(), row_ids_.data(), col_ids_.data(), a.dropout);
 }

@@ -53,7 +53,7 @@ class RowAttention {
   struct Layer {
     int heads = 0;
     std::int64_t width = 0;        // columns of one head
-    Buffer<float> alpha, beta;     // beta: dropout(alpha), written when the step's attention dropout is on
+    Buffer<float> alpha, beta;     // beta: dropout(alpha) (Architecture::attention_dropout), written when the step's is on
     bool dropped = false;          // this step's β differs from α
     const float* values() const { return dropped ? beta.data() : alpha.data(); }
   };

@@ -35,11 +35,13 @@ struct Architecture {
   // Graph attention (GAT, models/gat): per weight layer, the number of heads
   // whose softmax-normalised edge values it aggregates with instead of
   // `values` (0: none; empty: no layer attends), each head dims[l+1] / heads
-  // columns wide (concatenated), and LeakyReLU's negative slope in its scores.
-  // Strategies with StrategyCaps::attention lay out its edge tensors
-  // (Primitives::attention).
+  // columns wide (concatenated), LeakyReLU's negative slope in its scores, and
+  // whether training drops attention coefficients (the strategy then keeps
+  // β = dropout(α) beside α). Strategies with StrategyCaps::attention lay out
+  // its edge tensors (Primitives::attention).
   std::vector<int> heads;
   float attention_slope = 0.2f;
+  bool attention_dropout = false;
 
   int weight_layers() const { return static_cast<int>(kinds.size()); }
   bool conv(int l) const { return kinds[static_cast<std::size_t>(l)] == LayerKind::conv; }

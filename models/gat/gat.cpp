@@ -40,6 +40,7 @@ Architecture GatModel::architecture(const ModelConfig& c, std::int64_t features,
   a.values = EdgeValues::sum;  // the pattern (A + I) is what it reads; its values are the attention's
   a.heads.assign(dims.size() - 1, c.heads);
   a.heads.back() = 1;
+  a.attention_dropout = c.attention_dropout > 0;
   return a;
 }
 

@@ -1,7 +1,6 @@
 #include "algorithms/1.5d/one_half_d.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "common/comm/wire.hpp"
 #include "common/dist/block_rows.hpp"
@@ -94,17 +93,9 @@ void OneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
 
 // --- ChunkColumns
 
-namespace {
-std::vector<std::int64_t> chunk_positions(const std::vector<std::int64_t>& offsets, int k0, int k1) {
-  std::vector<std::int64_t> q(static_cast<std::size_t>(offsets[k1] - offsets[k0]));
-  std::iota(q.begin(), q.end(), offsets[k0]);
-  return q;
-}
-}  // namespace
-
 ChunkColumns::ChunkColumns(Backend& backend, Communicator& row, Communicator& col,
                            const std::vector<std::int64_t>& offsets, int k0, int k1)
-    : ChunkExchange(backend, row, col, offsets, k0, k1, chunk_positions(offsets, k0, k1)) {}
+    : ChunkExchange(backend, row, col, offsets, k0, k1, position_range(offsets[k0], offsets[k1])) {}
 
 void ChunkColumns::gather(ConstView local, View all) {
   const std::int64_t w = local.cols;

@@ -1,7 +1,6 @@
 #include "algorithms/1d-ring/ring_1d.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "common/dist/block_rows.hpp"
 
@@ -65,8 +64,7 @@ std::unique_ptr<ColumnExchange> Ring1DStrategy::attention_exchange(std::int64_t 
 RingColumns::RingColumns(Backend& backend, Communicator& group, std::vector<std::int64_t> offsets,
                          std::int64_t widest)
     : backend_(&backend), group_(&group), offsets_(std::move(offsets)),
-      positions_(static_cast<std::size_t>(offsets_.back())) {
-  std::iota(positions_.begin(), positions_.end(), std::int64_t{0});
+      positions_(position_range(0, offsets_.back())) {
   arriving_ = Buffer<float>(backend, static_cast<std::size_t>(block_extent(offsets_).second * widest));
 }
 

@@ -189,20 +189,6 @@ void SaOneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
 
 // --- SaChunkColumns
 
-namespace {
-// The chunk's columns block row i reads: its own rows where i is in the chunk, NnzCols(i, k) elsewhere.
-std::vector<std::int64_t> needed_positions(const std::vector<std::int64_t>& offsets, int k0, int k1, int i,
-                                           const NeededRows& need) {
-  std::vector<std::int64_t> q;
-  for (int k = k0; k < k1; ++k)
-    if (k == i)
-      for (std::int64_t r = offsets[k]; r < offsets[k + 1]; ++r) q.push_back(r);
-    else
-      for (const std::int64_t r : need.rows[static_cast<std::size_t>(k)]) q.push_back(offsets[k] + r);
-  return q;
-}
-}  // namespace
-
 SaChunkColumns::SaChunkColumns(Backend& backend, Communicator& row, Communicator& col,
                                const std::vector<std::int64_t>& offsets, int k0, int k1, const NeededRows& need,
                                const RowRequests& requests, std::int64_t widest)

@@ -25,6 +25,23 @@ void ColumnExchange::reduce_rows(View, ReduceOp) {
 
 void ColumnExchange::reduce_rows_bytes(std::int64_t, ByteModel&) const {}
 
+std::vector<std::int64_t> position_range(std::int64_t q0, std::int64_t q1) {
+  std::vector<std::int64_t> q(static_cast<std::size_t>(q1 - q0));
+  std::iota(q.begin(), q.end(), q0);
+  return q;
+}
+
+std::vector<std::int64_t> needed_positions(const std::vector<std::int64_t>& offsets, int k0, int k1, int own,
+                                           const NeededRows& need) {
+  std::vector<std::int64_t> q;
+  for (int k = k0; k < k1; ++k)
+    if (k == own)
+      for (std::int64_t r = offsets[k]; r < offsets[k + 1]; ++r) q.push_back(r);
+    else
+      for (const std::int64_t r : need.rows[static_cast<std::size_t>(k)]) q.push_back(offsets[k] + r);
+  return q;
+}
+
 Csr ones_at_rows(Backend& backend, std::int64_t rows, const std::vector<std::int64_t>& rows_of_sent) {
   HostCsr o;
   o.rows = rows;
@@ -42,9 +59,7 @@ Csr ones_at_rows(Backend& backend, std::int64_t rows, const std::vector<std::int
 // --- AllGatherColumns
 
 AllGatherColumns::AllGatherColumns(Communicator& group, std::vector<std::int64_t> offsets)
-    : group_(&group), offsets_(std::move(offsets)), positions_(static_cast<std::size_t>(offsets_.back())) {
-  std::iota(positions_.begin(), positions_.end(), std::int64_t{0});
-}
+    : group_(&group), offsets_(std::move(offsets)), positions_(position_range(0, offsets_.back())) {}
 
 std::int64_t AllGatherColumns::mine() const { return offsets_[group_->rank() + 1] - offsets_[group_->rank()]; }
 
@@ -80,14 +95,8 @@ NeededColumns::NeededColumns(Backend& backend, Communicator& group, const std::v
   const int p = group.size(), me = group.rank();
   own0_ = plan.recv_displs[me];  // the rows received from ranks before this one come first
   own_ = offsets[me + 1] - offsets[me];
-  for (int j = 0; j < p; ++j) {
-    if (j == me) {
-      for (std::int64_t r = 0; r < own_; ++r) positions_.push_back(offsets[j] + r);
-      continue;
-    }
-    GCNLAB_ASSERT(static_cast<std::int64_t>(need.rows[j].size()) == plan.recv_counts[j]);
-    for (const std::int64_t r : need.rows[j]) positions_.push_back(offsets[j] + r);
-  }
+  positions_ = needed_positions(offsets, 0, p, me, need);
+  GCNLAB_ASSERT(columns() == own_ + plan.received());
   send_rows_ = make_buffer<std::int64_t>(backend, plan.send_rows);
   owners_ = ones_at_rows(backend, own_, plan.send_rows);  // the rows sent, in rank order
   send_ = Buffer<float>(backend, static_cast<std::size_t>(plan.sent() * widest));

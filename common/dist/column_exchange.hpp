@@ -71,6 +71,13 @@ class AllGatherColumns final : public ColumnExchange {
   std::vector<std::int64_t> offsets_, positions_;
 };
 
+// The positions [q0, q1): an exchange that gathers every column of a range.
+std::vector<std::int64_t> position_range(std::int64_t q0, std::int64_t q1);
+// The positions of block rows [k0, k1) of `offsets` that block row `own`
+// reads: all of its own rows (where own is among them), need.rows[k] of the others.
+std::vector<std::int64_t> needed_positions(const std::vector<std::int64_t>& offsets, int k0, int k1, int own,
+                                           const NeededRows& need);
+
 // local (rows x width) += Σ_k sent[k] at row rows_of_sent[k], in k's order
 // (a fixed sum): the matrix (rows x |sent|) with a one at (rows_of_sent[k], k),
 // for Backend::spmm with beta 1.

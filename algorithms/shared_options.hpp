@@ -11,7 +11,8 @@ inline StrategyOption replication_option() {
   return {"replication", "c", StrategyOption::Kind::integer, "0", {}, 1, "replication factor (instead of --grid)"};
 }
 
-// Graph attention's communication eliding (1d, 1d-ring, sa-1d, 1.5d, sa-1.5d; common/dist/gathered_attention.hpp).
+// Graph attention's communication eliding (1d, 1d-ring, mggcn-1d, sa-1d, 1.5d, sa-1.5d, 2d, split-3d;
+// common/dist/gathered_attention.hpp).
 inline StrategyOption elide_option() {
   return {"elide", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
           "graph attention: the backward's SDDMM reuses the Z gathered in the forward (default on; off: gathered "
@@ -28,6 +29,7 @@ inline std::vector<StrategyOption> summa_options() {
       {"softmax", "MODE", StrategyOption::Kind::text, "allgather", {"allgather", "allreduce"}, 0,
        "the logits' rows all-gathered over the process row (CAGNET, Eq. 2) or their row max and sum all-reduced "
        "(default allgather)"},
+      elide_option(),
   };
 }
 

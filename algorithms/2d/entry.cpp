@@ -10,6 +10,7 @@ StrategyInfo two_d_strategy() {
   s.summary = "CAGNET 2D: SUMMA on an R x C grid (Tripathy et al. SC'20, Alg. 3)";
   s.grid_axes = 2;
   s.grids = factor_grids<2>;
+  s.caps.attention = true;
   s.options = summa_options();
   s.make = make<TwoDStrategy>;
   return s;

@@ -1,6 +1,6 @@
 // The registry entry of mggcn-1d (algorithms/registry.cpp).
 #include "algorithms/mggcn-1d/mggcn_1d.hpp"
-#include "algorithms/registry.hpp"
+#include "algorithms/shared_options.hpp"
 
 namespace gcnlab {
 
@@ -9,9 +9,10 @@ StrategyInfo mggcn_1d_strategy() {
   s.name = "mggcn-1d";
   s.summary = "MG-GCN: 1D with broadcasts overlapped and buffers shared across layers (Balın et al. ICPP'22, Sec. 4)";
   s.grids = one_grid;
-  s.caps.any_order = true;
+  s.caps.any_order = s.caps.attention = true;  // GAT: 1d's edge tensors and exchanges (OneDStrategy)
   s.options = {{"overlap", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
-                "broadcast of the next tile while the SpMM multiplies this one (default on)"}};
+                "broadcast of the next tile while the SpMM multiplies this one (default on)"},
+               elide_option()};
   s.make = make<MgGcn1DStrategy>;
   return s;
 }

@@ -10,6 +10,7 @@ StrategyInfo split_3d_strategy() {
   s.summary = "CAGNET Split-3D-SpMM on an X x Y x Z grid (Tripathy et al. SC'20, Sec. IV-D)";
   s.grid_axes = 3;
   s.grids = factor_grids<3>;
+  s.caps.attention = true;
   s.options = summa_options();
   s.make = make<Split3DStrategy>;
   return s;

@@ -25,7 +25,8 @@ SplitSummaStrategy::SplitSummaStrategy(const StrategyOptions& opts, const Strate
       backend_(ctx.backend),
       ledger_(ctx.world.ledger()),
       block_(opts.integer_option("block")),
-      softmax_(parse_softmax_comm(opts.option("softmax"))) {
+      softmax_(parse_softmax_comm(opts.option("softmax"))),
+      elide_(opts.on_off_option("elide")) {
   GCNLAB_CHECK(block_ >= 0, "--block must be >= 0");
   const std::string& dw_reduce = opts.option("dw-reduce");
   GCNLAB_CHECK(dw_reduce == "summa" || dw_reduce == "allreduce",
@@ -88,6 +89,27 @@ void SplitSummaStrategy::setup(const Graph& g, const Architecture& arch) {
   }
   read_pieces(g, row_off[i], row_off[i + 1], plan_stages(row_off, j, k));
   allocate_scratch();
+  if (arch.attends()) setup_attention(g, arch, row_off);
+}
+
+void SplitSummaStrategy::setup_attention(const Graph& g, const Architecture& arch,
+                                         const std::vector<std::int64_t>& row_off) {
+  // The ranks holding F_j, in rank order (i', k'), hold R_{0,0}, R_{0,1}, ... in turn.
+  Communicator& same_features = Z() > 1 ? grid_.along({"x", "z"}) : col_;
+  std::vector<std::int64_t> offsets{0};
+  for (int ii = 0; ii < X(); ++ii) {
+    const auto s = sub_blocks(row_off, ii);
+    offsets.insert(offsets.end(), s.begin() + 1, s.end());
+  }
+  FeatureSplit split{&row_, {}, {}};
+  for (std::size_t l = 1; l < layouts_.size(); ++l) {
+    split.col0.push_back(layouts_[l].col0);
+    split.cols.push_back(layouts_[l].cols);
+  }
+  const int me = same_features.rank();
+  const std::int64_t r0 = offsets[me], r1 = offsets[me + 1];
+  attention_ = GatheredAttention(backend_, ledger_, g, arch, g.block(Direction::forward, r0, r1, 0, g.n()), r0, 0,
+                                 std::make_unique<AllGatherColumns>(same_features, offsets), elide_, std::move(split));
 }
 
 std::vector<Graph::ColumnRange> SplitSummaStrategy::plan_stages(const std::vector<std::int64_t>& row_off, int j,
@@ -221,6 +243,7 @@ MemoryNeed SplitSummaStrategy::memory_need() const {
     m.buffers += bytes_of<float>(2 * d.cslice * d.phi + d.send + max_len * d.phi + d.block +
                                  (Z() > 1 ? d.kept : 0) + d.gathered);
   }
+  m.buffers += attention_.bytes();
   return m;
 }
 

@@ -43,11 +43,18 @@
 // The last layer's softmax crosses the y group that splits the classes,
 // --softmax allgather (CAGNET: the logits' rows gathered) or allreduce (row max
 // and sum), see common/model/loss.hpp.
+// Graph attention (--model gat) does not use the SUMMA stages: rank (i,j,k)
+// keeps the edge tensors of the whole block row Âᵀ[R_{i,k}, :], gathers the
+// column rows Z[:, F_j] from the ranks along x and z (all-gather; their sums
+// back by reduce-scatter) and completes the partial dots over F_j along y
+// (common/dist/gathered_attention.hpp, "split features", has the derivation
+// and the bytes).
 
 #include <functional>
 #include <memory>
 
 #include "common/comm/process_grid.hpp"
+#include "common/dist/gathered_attention.hpp"
 #include "common/model/convolution.hpp"
 #include "common/model/strategy.hpp"
 
@@ -78,6 +85,7 @@ class SplitSummaStrategy : public Strategy {
   void sum_over_rows(int l, std::span<float> per_column) override;
   void sum_over_rows_bytes(int l, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
+  EdgeAttention* edge_attention() override { return &attention_; }
 
  protected:
   std::string layout_description() const;
@@ -133,6 +141,7 @@ class SplitSummaStrategy : public Strategy {
   std::vector<Graph::ColumnRange> plan_stages(const std::vector<std::int64_t>& row_off, int j, int k);
   void read_pieces(const Graph& g, std::int64_t r0, std::int64_t r1, const std::vector<Graph::ColumnRange>& owned);
   void allocate_scratch();
+  void setup_attention(const Graph& g, const Architecture& arch, const std::vector<std::int64_t>& row_off);
 
   Communicator& world_;
   Communicator& row_;    // along y: P(i, :, k)
@@ -158,6 +167,8 @@ class SplitSummaStrategy : public Strategy {
   // redistribution's send/receive buffers, a received Xᵀ piece, the dW block,
   // its fiber slice and the all-gathered blocks.
   Buffer<float> xt_, xt_send_, xt_recv_, xt_piece_, dw_block_, dw_kept_, dw_gathered_;
+  bool elide_ = true;            // --elide (graph attention)
+  GatheredAttention attention_;  // GAT's edge tensors on Âᵀ[R_{i,k}, :], whole on each rank along y (--model gat)
 };
 
 }  // namespace gcnlab

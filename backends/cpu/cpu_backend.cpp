@@ -216,9 +216,9 @@ void CpuBackend::elu(ConstView z, View h) {
   for_each_2d(h.rows, h.cols, ew::Elu{z.data, z.ld, h.data, h.ld});
 }
 
-void CpuBackend::elu_backward(ConstView dh, ConstView z, View g) {
+void CpuBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
   GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
-  for_each_2d(g.rows, g.cols, ew::EluBackward{dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
+  for_each_2d(g.rows, g.cols, ew::EluBackward{dh.data, dh.ld, z.data, z.ld, of, g.data, g.ld});
 }
 
 void CpuBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
@@ -228,12 +228,12 @@ void CpuBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, s
                ew::EluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
 }
 
-void CpuBackend::dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
-                                      const DropoutParams& p, View g) {
+void CpuBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
+                                      std::int64_t col0, const DropoutParams& p, View g) {
   GCNLAB_ASSERT(dx.rows == g.rows && z.rows == g.rows && dx.cols == g.cols && z.cols == g.cols);
   for_each_row(g.rows, g.cols,
                ew::DropoutEluBackward{{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
-                                      z.data, z.ld});
+                                      z.data, z.ld, of});
 }
 
 void CpuBackend::row_sum_squares(ConstView z, float* sumsq) {

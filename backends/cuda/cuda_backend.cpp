@@ -276,18 +276,18 @@ void CudaBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, 
   cuda::dropout_relu_backward(stream_, g.rows, g.cols, {dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 void CudaBackend::elu(ConstView z, View h) { cuda::elu(stream_, h.rows, h.cols, {z.data, z.ld, h.data, h.ld}); }
-void CudaBackend::elu_backward(ConstView dh, ConstView z, View g) {
-  cuda::elu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, g.data, g.ld});
+void CudaBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
+  cuda::elu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, of, g.data, g.ld});
 }
 void CudaBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                               const DropoutParams& p) {
   cuda::elu_dropout(stream_, x.rows, x.cols, {{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
 }
-void CudaBackend::dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
-                                       const DropoutParams& p, View g) {
+void CudaBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
+                                       std::int64_t col0, const DropoutParams& p, View g) {
   cuda::dropout_elu_backward(
       stream_, g.rows, g.cols,
-      {{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld});
+      {{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, of});
 }
 
 void CudaBackend::fill_unstored(const Csr& a, float* v, int heads, float value) {

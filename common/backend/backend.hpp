@@ -85,12 +85,13 @@ class Backend : public Allocator {
   virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
   // ELU and its fused forms with dropout (GAT's activation; ew::Elu ... ew::DropoutEluBackward):
   // h = ELU(z); g = dh ELU'(z); x = dropout(ELU(z)); g = dropout'(dx) ELU'(z).
+  // The backwards read z, or h = ELU(z) in its place (`of`, ew::EluOperand).
   virtual void elu(ConstView z, View h) = 0;
-  virtual void elu_backward(ConstView dh, ConstView z, View g) = 0;
+  virtual void elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) = 0;
   virtual void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                            const DropoutParams& p) = 0;
-  virtual void dropout_elu_backward(ConstView dx, ConstView z, const std::int64_t* row_ids, std::int64_t col0,
-                                    const DropoutParams& p, View g) = 0;
+  virtual void dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
+                                    std::int64_t col0, const DropoutParams& p, View g) = 0;
   // RMSNorm (ScaleGNN Eq. 7, 29; ew::RowSumSquares ... ew::NormBackward).
   // `sumsq` and `rowdot` have a row's value over all its columns (combined by
   // the caller across the ranks that split the columns); vectors have one

@@ -147,6 +147,14 @@ GCNLAB_HD float expm1_negative(float v) {
 }
 GCNLAB_HD float elu(float v) { return v > 0.f ? v : expm1_negative(v); }
 GCNLAB_HD float elu_slope(float v) { return v > 0.f ? 1.f : softmax_exp(v); }
+// What ELU's backward reads: its input z (ELU'(z) = 1 for z > 0, else e^z), or
+// its output h = ELU(z) (1 for h > 0, else h + 1 = e^z), as PyTorch's ELU
+// backward with is_result: MG-GCN's shared activation plan (mggcn-1d) applies
+// ELU in place and keeps only h.
+enum class EluOperand { input, output };
+GCNLAB_HD float elu_slope(float v, EluOperand of) {
+  return of == EluOperand::input ? elu_slope(v) : (v > 0.f ? 1.f : v + 1.f);
+}
 
 struct Elu {
   const float* z; std::int64_t ldz; float* h; std::int64_t ldh;
@@ -154,9 +162,9 @@ struct Elu {
 };
 
 struct EluBackward {
-  const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; float* g; std::int64_t ldg;
+  const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; EluOperand of; float* g; std::int64_t ldg;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    g[i * ldg + j] = dh[i * lddh + j] * elu_slope(z[i * ldz + j]);
+    g[i * ldg + j] = dh[i * lddh + j] * elu_slope(z[i * ldz + j], of);
   }
 };
 
@@ -173,15 +181,17 @@ struct EluDropout {
 };
 
 // G = dropout'(dX) ELU'(Z): the mask is redrawn (X = 0 does not tell a dropped
-// element from ELU(0) = 0, as it does for ReLU). d.x is dX, d.y is G.
+// element from ELU(0) = 0, as it does for ReLU). d.x is dX, d.y is G; z is Z
+// or ELU(Z) (`of`).
 struct DropoutEluBackward {
-  Dropout d; const float* z; std::int64_t ldz;
+  Dropout d; const float* z; std::int64_t ldz; EluOperand of;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    d.y[i * d.ldy + j] = d.apply(d.key(i), j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j]);
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j], of);
   }
   GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
     const std::uint64_t k = d.key(i);
-    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j]);
+    for (std::int64_t j = 0; j < cols; ++j)
+      d.y[i * d.ldy + j] = d.apply(k, j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j], of);
   }
 };
 

@@ -28,7 +28,8 @@ HostCsr transpose_pattern(const HostCsr& a, std::vector<std::int64_t>& perm) {
 
 RowAttention::RowAttention(Backend& backend, Ledger& ledger, const Architecture& a, const Csr& block,
                            const HostCsr& pattern, std::span<const std::int64_t> row_ids,
-                           std::span<const std::int64_t> col_ids, RowReduce reduce_rows)
+                           std::span<const std::int64_t> col_ids, RowReduce reduce_rows,
+                           std::span<const std::int64_t> col0)
     : backend_(&backend), ledger_(&ledger), block_(&block), reduce_rows_(std::move(reduce_rows)),
       slope_(a.attention_slope) {
   GCNLAB_ASSERT(pattern.nnz() == block.nnz && static_cast<std::int64_t>(row_ids.size()) == block.rows &&
@@ -46,6 +47,7 @@ RowAttention::RowAttention(Backend& backend, Ledger& ledger, const Architecture&
     t.heads = a.heads_of(l);
     if (t.heads == 0) continue;
     t.width = a.dims[static_cast<std::size_t>(l + 1)] / t.heads;
+    if (!col0.empty()) t.col0 = col0[static_cast<std::size_t>(l)];
     t.alpha = Buffer<float>(backend, edges * t.heads);
     if (a.attention_dropout) t.beta = Buffer<float>(backend, edges * t.heads);
     widest = std::max(widest, t.heads);
@@ -95,9 +97,8 @@ void RowAttention::forward(int l, const Attention& a) {
 void RowAttention::aggregate(int l, Direction d, ConstView in, View out) {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   auto time = ledger_->time(Category::spmm);
-  const ew::HeadSplit hs{0, t.width};
-  if (d == Direction::forward) backend_->spmm_edges(*block_, t.heads, hs, t.values(), nullptr, in, out);
-  else backend_->spmm_edges(transposed_, t.heads, hs, t.values(), perm_.data(), in, out);
+  if (d == Direction::forward) backend_->spmm_edges(*block_, t.heads, t.split(), t.values(), nullptr, in, out);
+  else backend_->spmm_edges(transposed_, t.heads, t.split(), t.values(), perm_.data(), in, out);
 }
 
 void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
@@ -108,7 +109,7 @@ void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z,
   float* d = work_.data();
   {
     auto time = ledger_->time(Category::sddmm);
-    b.sddmm(A, t.heads, ew::HeadSplit{0, t.width}, g, z, d);  // dβ
+    b.sddmm(A, t.heads, t.split(), g, z, d);  // dβ (partial dots where the heads' columns are split)
   }
   {
     auto time = ledger_->time(Category::edge_softmax);

@@ -38,10 +38,14 @@ class RowAttention {
   // rows and columns (the attention dropout's keys).
   // `reduce_rows`: combines a rows x heads matrix of per-row partial values
   // with the other ranks holding these rows (empty: the block holds whole rows).
+  // `col0`: per layer, the first of the output's feature columns that this
+  // rank's activations hold (2d, split-3d split them; empty: all of them, from 0).
+  // Where a rank holds part of a head's columns its SDDMM dots, and so its ds
+  // and dd, are partial: the caller completes them (they are linear in dβ).
   using RowReduce = std::function<void(View, ReduceOp)>;
   RowAttention(Backend& backend, Ledger& ledger, const Architecture& a, const Csr& block, const HostCsr& pattern,
                std::span<const std::int64_t> row_ids, std::span<const std::int64_t> col_ids,
-               RowReduce reduce_rows = {});
+               RowReduce reduce_rows = {}, std::span<const std::int64_t> col0 = {});
 
   void forward(int l, const Attention& a);
   void aggregate(int l, Direction d, ConstView in, View out);
@@ -53,6 +57,8 @@ class RowAttention {
   struct Layer {
     int heads = 0;
     std::int64_t width = 0;        // columns of one head
+    std::int64_t col0 = 0;         // the first local feature column
+    ew::HeadSplit split() const { return {col0, width}; }
     Buffer<float> alpha, beta;     // beta: dropout(alpha) (Architecture::attention_dropout), written when the step's is on
     bool dropped = false;          // this step's β differs from α
     const float* values() const { return dropped ? beta.data() : alpha.data(); }

@@ -98,10 +98,13 @@ void LayerStack::backward(Pass& p) const {
     p.elementwise([&](Backend& b) {
       if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
         if (drop) b.dropout(s.dx, s.dx, s.row_ids.data(), p.strategy.layout(0).col0, p.dropout(0));
-      } else if (activation() == Activation::elu) {
+      } else if (activation() == Activation::elu) {  // prev.z holds ELU(Z) under the shared plan (in place)
         const LayerBuffers& prev = p.buf.layers[l - 1];
-        if (drop) b.dropout_elu_backward(s.dx, prev.z, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l), prev.g);
-        else b.elu_backward(s.dx, prev.z, prev.g);
+        const ew::EluOperand of = shared ? ew::EluOperand::output : ew::EluOperand::input;
+        if (drop)
+          b.dropout_elu_backward(s.dx, prev.z, of, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l), prev.g);
+        else
+          b.elu_backward(s.dx, prev.z, of, prev.g);
       } else if (drop) {
         b.dropout_relu_backward(s.dx, s.x, p.dropout(l).scale(), p.buf.layers[l - 1].g);
       } else {

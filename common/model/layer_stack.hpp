@@ -53,8 +53,9 @@ class LayerStack : public Model {
   virtual void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
     (void)slots, (void)p, (void)l, (void)s;
   }
-  // ReLU (GCN, SAGE, GIN) or ELU (GAT). ELU's backward reads Z_{l-1}, which
-  // MG-GCN's shared plan overwrites: a model with ELU refuses that plan.
+  // ReLU (GCN, SAGE, GIN) or ELU (GAT). ELU's backward reads Z_{l-1}, or,
+  // under MG-GCN's shared plan, which applies it in place, its output
+  // (ew::EluOperand: ELU' = h + 1 where h <= 0).
   virtual Activation activation() const { return Activation::relu; }
   // Whether --dropout applies to layer l's input (every layer's by default;
   // GIN: each GIN layer's, not its MLP's hidden layer).

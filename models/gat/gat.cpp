@@ -63,11 +63,6 @@ std::vector<ParameterSpec> GatModel::parameters(const ModelConfig& c, const Arch
   return out;
 }
 
-void GatModel::check(const ModelConfig&, ActivationPlan plan) const {
-  GCNLAB_CHECK(plan == ActivationPlan::per_layer,
-               "--model gat keeps each layer's Z for ELU's backward; MG-GCN's shared buffers (mggcn-1d) overwrite it");
-}
-
 void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
   const Strategy& st = *p.strategy;
   const Layout z = transformed_layout(st, l);

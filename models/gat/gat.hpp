@@ -33,7 +33,6 @@ class GatModel final : public LayerStack {
   Architecture architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const override;
   std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const override;
   bool convolves(const Architecture&, int) const override { return false; }  // composed below
-  void check(const ModelConfig& c, ActivationPlan plan) const override;
 
  protected:
   Activation activation() const override { return Activation::elu; }

@@ -235,7 +235,8 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
     const bool dx = l > 0 || p.learn_features;
     const double heads = l < p.heads.size() ? static_cast<double>(p.heads[l]) : 0.0;
     if (heads > 0) {  // graph attention: Z = XW, then the edge tensors' work at width fout
-      w.spmm += 3 * nnz * fout + 8 * nnz * heads;
+      w.spmm += 3 * nnz * fout;
+      w.edges += 8 * nnz * heads;
       w.gemm += 2 * n * fin * fout * (dx ? 3 : 2) + 12 * n * fout * heads;
       continue;
     }
@@ -251,7 +252,8 @@ RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work,
   const auto P = static_cast<double>(ranks.size());
   RankTime worst;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const RankTime t{(work.spmm * ranks[r].share / m.spmm_rate + work.gemm / m.gemm_rate) / P,
+    const double edge_share = ranks[r].edge_share < 0 ? ranks[r].share : ranks[r].edge_share;
+    const RankTime t{((work.spmm * ranks[r].share + work.edges * edge_share) / m.spmm_rate + work.gemm / m.gemm_rate) / P,
                      seconds(ranks[r].link, m), static_cast<int>(r)};
     if (r == 0 || t.total_s() > worst.total_s()) worst = t;
   }

@@ -113,19 +113,25 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
 // exp and sum, scaling, dropout, row dot, the softmax's backward, the edge
 // sums), and its GEMMs: Z = XW, dW (and dX) as above + 12·n·F·H (the scores
 // s, d, their share of dZ, and da).
+// spmm: nonzero·columns of the SpMMs (and an attention layer's SDDMM), split
+// by the ranks' nonzeros; edges: nonzero·heads of the edge softmax's passes,
+// on each rank's edge tensors (a feature split keeps a whole block row's on
+// every rank of the process row: 2d, split-3d).
 struct EpochWork {
-  double spmm = 0, gemm = 0;
+  double spmm = 0, gemm = 0, edges = 0;
 };
 EpochWork epoch_work(const Problem& p, const std::string& algo);
 
-// One rank's load: its share of the local work (its nonzeros over the mean)
-// and its modelled bytes by link.
+// One rank's load: its share of the local work (its nonzeros over the mean),
+// of the edge work (its edge tensors' nonzeros over the mean nonzeros; below
+// 0: the same as share) and its modelled bytes by link.
 struct RankLoad {
   double share = 1;
   LinkBytes link;
+  double edge_share = -1;
 };
 
-// compute_r = (work.spmm · share_r / spmm_rate + work.gemm / gemm_rate) / P and
+// compute_r = ((work.spmm · share_r + work.edges · edge_share_r) / spmm_rate + work.gemm / gemm_rate) / P and
 // comm_r = seconds(link_r); the epoch is the slowest rank's compute_r + comm_r
 // (no overlap, as Plexus Sec. 4.3).
 struct RankTime {

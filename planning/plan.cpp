@@ -31,7 +31,8 @@ StrategyPrediction price(const Simulation& sim, const std::string& algo, const E
   for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
     const SimulatedRank& x = sim.ranks[r];
     const int me = static_cast<int>(r);  // simulate's world numbering
-    loads.push_back({mean > 0 ? static_cast<double>(x.nnz_local) / mean : 1, link_bytes(x.model, me, m.gpus_per_node)});
+    loads.push_back({mean > 0 ? static_cast<double>(x.nnz_local) / mean : 1, link_bytes(x.model, me, m.gpus_per_node),
+                     mean > 0 ? static_cast<double>(x.edges_local) / mean : 1});
     double wire = 0, inter = 0;
     for (const ByteModel::Term& t : x.model.terms()) {
       wire += t.bytes;

@@ -23,6 +23,7 @@ namespace gcnlab {
 struct SimulatedRank {
   std::vector<int> coords;
   std::int64_t nnz_local = 0;
+  std::int64_t edges_local = 0;  // nonzeros of its attention edge tensors (graph attention; else nnz_local)
   ByteModel model;  // wire bytes per epoch, strategy + trainer (what train's results call model_wire_bytes)
   MemoryNeed memory;
 };

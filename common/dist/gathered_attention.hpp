@@ -86,6 +86,7 @@ class GatheredAttention final : public EdgeAttention {
   void forward_bytes(int l, ByteModel& m) const override;
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void backward_bytes(int l, ByteModel& m) const override;
+  std::int64_t edges() const override { return block_ ? block_->nnz : 0; }
   // Backend bytes: the block row, its edge tensors, the gathered buffers and the exchange's.
   double bytes() const;
 

@@ -62,6 +62,8 @@ class EdgeAttention {
   virtual void forward_bytes(int l, ByteModel& m) const = 0;
   virtual void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const = 0;
   virtual void backward_bytes(int l, ByteModel& m) const = 0;
+  // Nonzeros of the edge tensors this rank keeps (the work of its edge softmax).
+  virtual std::int64_t edges() const = 0;
 };
 
 // The rows and columns of an n x f activation matrix held by one rank.

@@ -86,7 +86,8 @@ TEST_CASE("plan: Plexus's model prices graph convolutions only; linear layers ad
   CHECK_THAT(error_message([&] { planning::rank_grids(attending, 8, planning::machine_profile("local")); }),
              Catch::Contains("--model gat has graph attention"));
   const auto gat_work = planning::epoch_work(attending, "1d");
-  CHECK(gat_work.spmm == 9000.0 * (3 * 39 + 8 * 3) + 9000.0 * (3 * 5 + 8 * 1));
+  CHECK(gat_work.spmm == 9000.0 * 3 * 39 + 9000.0 * 3 * 5);
+  CHECK(gat_work.edges == 9000.0 * 8 * 3 + 9000.0 * 8 * 1);
   CHECK(gat_work.gemm == 2 * 1001.0 * 19 * 39 * 2 + 12 * 1001.0 * 39 * 3 + 2 * 1001.0 * 39 * 5 * 3 + 12 * 1001.0 * 5);
 }
 
@@ -219,6 +220,35 @@ TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "
   planning::MachineProfile no_rates = one_node;
   no_rates.spmm_rate = 0;
   CHECK_THROWS_WITH(planning::compare_strategies(data, {"1d"}, base, model, 8, no_rates), Catch::Contains("kernel rates"));
+}
+
+TEST_CASE("plan: GAT's edge work on each rank's edge tensors (a feature split's whole block row)", "[plan][unit]") {
+  if (world_rank() != 0) return;
+  const Dataset data = load_dataset("sbm:nodes=600,classes=4,avg-degree=6,features=12,seed=2");
+  ModelConfig model;
+  model.name = "gat", model.hidden = 8, model.heads = 2;
+  planning::MachineProfile one_node{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, 1e9, 1e10};
+  const Architecture arch = architecture(model, data.features, data.classes);
+  const double nnz = static_cast<double>(data.nnz() + data.nodes());  // Âᵀ's pattern: A + I
+  const auto work = planning::epoch_work(planning::problem_of(data.nodes(), data.nnz() + data.nodes(), arch, false),
+                                         "1d");
+  for (const auto& q : planning::compare_strategies(data, {"1d", "2d"}, StrategyOptions{}, model, 4, one_node)) {
+    INFO(q.algo << " " << format_grid(q.grid));
+    StrategyOptions o;
+    o.algo = q.algo;
+    o.grid = q.grid;
+    const Simulation sim = simulate(data, o, model, 4);
+    double edges = 0;
+    for (const auto& r : sim.ranks) edges += static_cast<double>(r.edges_local);
+    // every edge on one rank per process row: Y copies (2d's Y = grid[1]; 1d: one)
+    CHECK(edges == nnz * (q.algo == "2d" ? q.grid[1] : 1));
+    const auto& slow = sim.ranks[static_cast<std::size_t>(q.slowest_rank)];
+    const double mean = nnz / 4;
+    CHECK(q.compute_s == Approx(((work.spmm * static_cast<double>(slow.nnz_local) +
+                                  work.edges * static_cast<double>(slow.edges_local)) / mean / 1e9 +
+                                 work.gemm / 1e10) / 4)
+                             .epsilon(1e-12));
+  }
 }
 
 TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearman", "[plexus-3d][plan][unit]") {

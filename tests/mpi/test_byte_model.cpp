@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/comm/process_grid.hpp"
+#include "common/comm/wire.hpp"
 #include "common/data/graph.hpp"
 #include "partitioners/prepare.hpp"
 
@@ -437,4 +438,62 @@ TEST_CASE("serial moves no bytes", "[bytes][serial]") {
   const RunResult r = run(MPI_COMM_SELF, spec, small_graph(300));
   for (int c = 0; c < kNumCategories; ++c)
     if (is_communication(static_cast<Category>(c))) CHECK(r.ranks[0].per_epoch[c].wire_bytes == 0);
+}
+
+TEST_CASE("GAT's bytes follow their closed forms under 1d, 2d and split-3d (the feature split), --elide on and off",
+          "[bytes][models][2d][split-3d]") {
+  // gathered_attention.hpp: over the G ranks that hold this rank's feature
+  // columns F_j (1d: all P; 2d: the X of the process column; split-3d: X·Z),
+  // n_r = n/G rows each, per attention layer of width F and H heads:
+  //   allgather       (n - n_r)(H + |F_j|) · 4, + (n - n_r)|F_j| · 4 with --elide off
+  //   reduce_scatter  (G - 1) n_r (|F_j| + H) · 4
+  //   allreduce       4 · 2(Y-1)/Y · n_r H · 4 along y (s, d, ds, dd completed)
+  // beside the layers' own all-reduces (dW over all ranks, b and a_src, a_dst
+  // over the G ranks, the softmax's row max and sum along y, the trainer's 7
+  // doubles). --dw-reduce allreduce and --softmax allreduce leave 2d's and
+  // split-3d's GCN machinery no all-gather or reduce-scatter.
+  const std::int64_t n = 1680;
+  const Dataset data = load_dataset("sbm:nodes=1680,classes=24,avg-degree=6,features=48,seed=5");
+  const std::vector<std::int64_t> dims = {48, 24, 24};  // 3 heads x 8, then one head of the 24 classes
+  const std::vector<std::int64_t> heads = {3, 1};
+  const double P = world_size();
+  for (const std::string algo : {"1d", "2d", "split-3d"})
+    for (const auto& grid : grids_for(algo, world_size()))
+      for (const std::string elide : {"on", "off"}) {
+        RunSpec spec;
+        spec.algo = algo;
+        spec.grid = grid;
+        spec.model.name = "gat";
+        spec.model.layers = 2;
+        spec.model.hidden = 8;
+        spec.model.heads = 3;
+        spec.train.epochs = 2;
+        spec.options["elide"] = elide;
+        if (algo != "1d") spec.options["dw-reduce"] = "allreduce", spec.options["softmax"] = "allreduce";
+        const RunResult r = run(MPI_COMM_WORLD, spec, data);
+        for (const RankReport& rr : r.ranks) {
+          INFO(algo << " grid " << format_grid(grid) << " --elide " << elide << " rank " << rr.rank);
+          const bool one_d = algo == "1d";
+          const std::int64_t X = grid[0], Y = one_d ? 1 : grid[1];
+          const std::int64_t Z = grid.size() > 2 ? grid[2] : 1, j = one_d ? 0 : rr.coords[1];
+          const std::int64_t G = X * Z, rows = n / G;
+          const auto share = [&](std::int64_t f) { return block_offsets(f, static_cast<int>(Y)); };
+          double gather = 0, scatter = 0, reduce = wire::allreduce(56, world_size());
+          for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
+            const auto off = share(dims[l + 1]);
+            const double Fj = static_cast<double>(off[j + 1] - off[j]), H = static_cast<double>(heads[l]);
+            gather += static_cast<double>(n - rows) * (H + Fj * (elide == "on" ? 1 : 2)) * 4;
+            scatter += static_cast<double>(G - 1) * static_cast<double>(rows) * (Fj + H) * 4;
+            reduce += 4 * wire::allreduce(static_cast<double>(rows) * H * 4, static_cast<int>(Y));
+            reduce += 2 * (P - 1) / P * static_cast<double>(dims[l] * dims[l + 1]) * 4;  // dW
+            for (int k = 0; k < 3; ++k)  // b, a_src, a_dst: over the ranks that hold F_j (split-3d: x, then z)
+              reduce += wire::allreduce(Fj * 4, static_cast<int>(X)) + wire::allreduce(Fj * 4, static_cast<int>(Z));
+          }
+          reduce += 2 * wire::allreduce(static_cast<double>(rows) * 4, static_cast<int>(Y));  // softmax max, sum
+          auto measured = [&](Category c) { return rr.per_epoch[static_cast<int>(c)].wire_bytes; };
+          CHECK(measured(Category::allgather) == Approx(gather).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::reduce_scatter) == Approx(scatter).epsilon(1e-12).margin(1e-9));
+          CHECK(measured(Category::allreduce) == Approx(reduce).epsilon(1e-12).margin(1e-9));
+        }
+      }
 }

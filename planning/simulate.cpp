@@ -32,8 +32,7 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
     SimulatedRank& mine = sim.ranks[static_cast<std::size_t>(world.rank())];
     mine.coords = strategy->coords();
     mine.nnz_local = strategy->nnz_local();
-    const EdgeAttention* edges = strategy->edge_attention();
-    mine.edges_local = edges ? edges->edges() : mine.nnz_local;
+    mine.edges_local = trainer.edges_local();
     mine.model = trainer.byte_model();
     mine.memory = trainer.memory_need();
     if (world.rank() == 0) {  // only rank 0 writes these

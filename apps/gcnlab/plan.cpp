@@ -71,7 +71,10 @@ Observation observation(const std::string& file) {
     ModelConfig model;
     model.name = model_info(recorded.value("variant", "gcn")).name;
     model.layers = recorded.contains("layers") ? json_get<int>(recorded.at("layers")) : static_cast<int>(dims.size()) - 1;
-    model.hidden = dims[1];
+    model.heads = recorded.value("heads", model.heads);  // absent: the default (results.cpp)
+    GCNLAB_CHECK(model.heads >= 1, "'{}': malformed model heads", file);
+    // GAT's hidden widths are its concatenated heads (models/gat: dims[l] = hidden · heads)
+    model.hidden = model_info(model.name).demands.attention && dims.size() > 2 ? dims[1] / model.heads : dims[1];
     const Architecture arch = architecture(model, dims.front(), dims.back());
     GCNLAB_CHECK(arch.dims == dims, "'{}': --model {} with {} layers does not have the recorded widths", file,
                  model.name, model.layers);
@@ -98,6 +101,7 @@ Observation observation(const std::string& file) {
     for (const auto& r : j.at("per_rank")) {
       planning::RankLoad load;
       load.share = mean > 0 ? r.at("nnz_local").get<double>() / mean : 1;
+      if (r.contains("edges_local") && mean > 0) load.edge_share = r.at("edges_local").get<double>() / mean;
       double comm = 0;
       for (const auto& [name, t] : r.at("time_s").items())
         if (const auto cat = category_from_string(name); cat && is_communication(*cat)) comm += t.get<double>();

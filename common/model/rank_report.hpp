@@ -16,6 +16,7 @@ struct RankReport {
   int rank = 0;
   std::vector<int> coords;
   std::int64_t nnz_local = 0;
+  std::int64_t edges_local = 0;  // nonzeros of its attention edge tensors (EdgeAttention::edges; else nnz_local)
   double peak_bytes = 0;       // backend allocations (device memory on GPUs)
   double host_peak_bytes = 0;  // the process's peak resident set (includes loading the data)
   MemoryNeed memory;           // analytic backend bytes (strategy + trainer)

@@ -414,11 +414,17 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   return em;
 }
 
+std::int64_t Trainer::edges_local() const {
+  const EdgeAttention* edges = strategy_.edge_attention();
+  return arch_.attends() && edges ? edges->edges() : strategy_.nnz_local();
+}
+
 RankReport Trainer::rank_report(const CategoryTallies& timed, int timed_epochs) const {
   RankReport rr;
   rr.rank = world_.rank();
   rr.coords = strategy_.coords();
   rr.nnz_local = strategy_.nnz_local();
+  rr.edges_local = edges_local();
   rr.peak_bytes = static_cast<double>(backend_.peak_bytes());
   rr.host_peak_bytes = host_peak_bytes();
   rr.memory = memory_need();

@@ -141,6 +141,9 @@ class Trainer {
   ByteModel planned_byte_model();
   // Strategy's graph and buffers + the trainer's activations and weights (this rank).
   MemoryNeed memory_need() const;
+  // Nonzeros of this rank's graph-attention edge tensors (EdgeAttention::edges; the
+  // edge softmax's work), or of its sparse blocks where no layer attends (nnz_local).
+  std::int64_t edges_local() const;
 
   // Full weight matrices assembled from every rank's blocks (collective).
   Weights gather_weights() { return gather(&Parameter::value); }

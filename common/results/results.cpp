@@ -153,6 +153,7 @@ json per_rank_json(const RunResult& r) {
     ranks.push_back({{"rank", rr.rank},
                      {"coords", rr.coords},
                      {"nnz_local", rr.nnz_local},
+                     {"edges_local", rr.edges_local},
                      {"peak_bytes", rr.peak_bytes},
                      {"host_peak_bytes", rr.host_peak_bytes},
                      {"memory_need", {{"graph", rr.memory.graph},

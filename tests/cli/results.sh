@@ -23,12 +23,14 @@ grep -q "bcast_dense\|spmm" "$WORK/log" || fail "no breakdown table"
 "$MPIEXEC" -np 3 "$GCNLAB" train --algo mggcn-1d "${COMMON[@]}" --out "$WORK/mggcn.json" 2>"$WORK/logm" \
   || { cat "$WORK/logm"; fail "mggcn-1d run"; }
 grep -q "hidden max ms" "$WORK/logm" || fail "no hidden column in the breakdown table"
+"$MPIEXEC" -np 2 "$GCNLAB" train --algo 2d --grid 1x2 --model gat --heads 2 "${COMMON[@]}" --out "$WORK/gat.json" \
+  2>"$WORK/logg" || { cat "$WORK/logg"; fail "2d --model gat run"; }
 "$GCNLAB" plan --dataset "$DS" --ranks 8 --layers 2 --hidden 8 --out "$WORK/plan.json" >"$WORK/plan.txt" \
   || fail "plan"
 grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
 "$GCNLAB" plan --algo 1d,2d,plexus-3d --dataset "$DS" --ranks 4 --layers 2 --hidden 8 --out "$WORK/plan-algo.json" \
   >"$WORK/plan-algo.txt" || { cat "$WORK/plan-algo.txt"; fail "plan --algo"; }
-"$GCNLAB" plan --validate "$WORK/plexus.json" "$WORK/1d.json" --out "$WORK/validation.json" >"$WORK/validate.txt" \
+"$GCNLAB" plan --validate "$WORK/plexus.json" "$WORK/1d.json" "$WORK/gat.json" --out "$WORK/validation.json" >"$WORK/validate.txt" \
   || { cat "$WORK/validate.txt"; fail "plan --validate"; }
 "$GCNLAB" info --dataset "$DS" --shards 4x4 | grep -q "original .* single .* double" || fail "info --shards"
 # a prepared directory (METIS into 3 parts): 1d on 3 ranks reads it; info prints the same facts as the source
@@ -45,7 +47,12 @@ diff "$WORK/info-src" "$WORK/info-prep" || fail "info on a prepared directory di
 import json, sys
 import jsonschema, numpy as np
 schema = json.load(open(sys.argv[1])); work = sys.argv[2]
-runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus", "prep", "mggcn"]}
+runs = {k: json.load(open(f"{work}/{k}.json")) for k in ["serial", "1d", "again", "gcl", "plexus", "prep", "mggcn", "gat"]}
+# the edge tensors' nonzeros: a rank's nonzeros, but on a 1x2 grid every rank keeps the whole graph's (A + I)
+for name, r in runs.items():
+    whole = sum(p["nnz_local"] for p in r["per_rank"])
+    for p in r["per_rank"]:
+        assert p["edges_local"] == (whole if name == "gat" else p["nnz_local"]), (name, p["edges_local"], whole)
 for name, r in runs.items():
     jsonschema.validate(r, schema)
     assert len(r["epochs"]) == 4 and r["config"]["ranks"] == len(r["per_rank"]), name
@@ -85,7 +92,7 @@ assert pa["schema"] == "gcnlab.plan-strategies/1" and len(pa["strategies"]) + le
 assert [q["predicted_s"] for q in pa["strategies"]] == sorted(q["predicted_s"] for q in pa["strategies"])
 assert {q["algo"] for q in pa["strategies"]} == {"1d", "2d", "plexus-3d"}
 v = json.load(open(f"{work}/validation.json"))
-assert len(v["points"]) == 2 and all(p["strategy_model_s"] > 0 for p in v["points"]) and "plexus" in v["points"][0]
+assert len(v["points"]) == 3 and all(p["strategy_model_s"] > 0 for p in v["points"]) and "plexus" in v["points"][0]
 # every run records its modelled bytes by link; one node: all intra, their sum the model's
 for r in runs.values():
     for p in r["per_rank"]:

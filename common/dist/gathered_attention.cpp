@@ -53,14 +53,14 @@ GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Gra
   src_.resize(static_cast<std::size_t>(L));
   z_.resize(elide_ ? static_cast<std::size_t>(L) : 1);
   if (splits_features()) dst_.resize(static_cast<std::size_t>(L));
-  std::int64_t widest = 0, heads = 0;
+  std::int64_t partial_width = 0, heads = 0;  // partial_'s width: the widest local F or H
   for (int l = 0; l < L; ++l) {
     const auto at = static_cast<std::size_t>(l);
     heads_.push_back(a.heads_of(l));
     widths_.push_back(features.cols.empty() ? a.dims[at + 1] : features.cols[at]);
     if (heads_.back() == 0) continue;
     const std::int64_t H = heads_.back();
-    widest = std::max({widest, widths_.back(), H});
+    partial_width = std::max({partial_width, widths_.back(), H});
     heads = std::max(heads, H);
     src_[at] = Buffer<float>(backend, static_cast<std::size_t>(c * H));
     if (splits_features()) dst_[at] = Buffer<float>(backend, static_cast<std::size_t>(rows_count_ * H));
@@ -68,7 +68,7 @@ GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Gra
     if (z.size() < static_cast<std::size_t>(c * widths_.back()))
       z = Buffer<float>(backend, static_cast<std::size_t>(c * widths_.back()));
   }
-  partial_ = Buffer<float>(backend, static_cast<std::size_t>(c * widest));
+  partial_ = Buffer<float>(backend, static_cast<std::size_t>(c * partial_width));
   if (splits_features()) score_ = Buffer<float>(backend, static_cast<std::size_t>(rows_count_ * heads));
 }
 

@@ -132,6 +132,9 @@ std::unique_ptr<Strategy> make_strategy(StrategyOptions opts, const StrategyCont
                "--model {} ({}) runs on {}; --algo {} provides no norm blocks (RMSNorm's row sums, "
                "the residuals' reshard)", model.name, model.title, listing(strategies_with(&StrategyCaps::norm_blocks)),
                opts.algo);
+  GCNLAB_CHECK(!model.full_graph_only || caps.full_graph,
+               "--model {} ({}) trains on the full graph; --algo {} trains on mini-batches only (strategies: {})",
+               model.name, model.title, opts.algo, listing(strategies_with(&StrategyCaps::full_graph)));
   GCNLAB_CHECK(!model.attention || caps.attention,
                "--model {} ({}) runs on {}; --algo {} lays out no attention edge tensors (SDDMM, edge softmax) yet",
                model.name, model.title, listing(strategies_with(&StrategyCaps::attention)), opts.algo);

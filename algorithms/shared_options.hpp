@@ -12,7 +12,7 @@ inline StrategyOption replication_option() {
 }
 
 // Graph attention's communication eliding (1d, 1d-ring, mggcn-1d, sa-1d, 1.5d, sa-1.5d, 2d, split-3d;
-// common/dist/gathered_attention.hpp).
+// common/dist/gathered_attention.hpp; plexus-3d: algorithms/plexus-3d/attention.hpp).
 inline StrategyOption elide_option() {
   return {"elide", "MODE", StrategyOption::Kind::on_off, "on", {"on", "off"}, 0,
           "graph attention: the backward's SDDMM reuses the Z gathered in the forward (default on; off: gathered "

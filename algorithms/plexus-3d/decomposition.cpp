@@ -51,10 +51,14 @@ struct Walk {
 Walk walk(const ModelShape& m) {
   Walk w;
   MatrixAxes in = m.layers() > 0 && m.kind(0) == LayerKind::linear ? MatrixAxes{0, 2} : MatrixAxes{0, 1};
+  if (m.attention) in.minor = 2;  // GAT: rows over x, then z; columns over y on every layer
   for (int l = 0; l < m.layers(); ++l) {
     w.matrices.push_back(in);
     const int other = third(in.rows, in.cols);
-    if (m.kind(l) == LayerKind::conv) {
+    if (m.attention) {  // (a, b, c) -> (c, b, a)
+      w.layers.push_back({in.rows, in.cols, in.minor});
+      in = {in.minor, in.cols, in.rows};
+    } else if (m.kind(l) == LayerKind::conv) {
       w.layers.push_back({in.rows, in.cols, other});
       in = {other, in.rows};
     } else {
@@ -75,7 +79,9 @@ MatrixAxes matrix_axes(const ModelShape& m, int l) { return walk(m).matrices.at(
 InputBlock input_block(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l) {
   const MatrixAxes ax = matrix_axes(m, l);
   InputBlock b{rows.block(g[ax.rows], k[ax.rows]), block_range(m.dims[l], g[ax.cols], k[ax.cols])};
-  if (l == 0 && m.kind(0) == LayerKind::conv) {  // sharded further over c (Sec. 3.1)
+  if (ax.minor >= 0) {
+    b.rows = rows.sub_block(g[ax.rows], k[ax.rows], g[ax.minor], k[ax.minor]);
+  } else if (l == 0 && m.kind(0) == LayerKind::conv) {  // sharded further over c (Sec. 3.1)
     const Axes a = axes_of(m, 0);
     b.rows = rows.sub_block(g[a.a], k[a.a], g[a.c], k[a.c]);
   }
@@ -91,8 +97,16 @@ LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& 
   b.x_rows = l == 0 && conv ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
   b.rows_out = rows.block(g[c], k[c]);
   b.cols_in = block_range(m.dims[l], g[bb], k[bb]);
+  if (m.attention) {  // the geometry of GAT's matrices (decomposition.hpp)
+    b.x_rows = rows.sub_block(g[a], k[a], g[c], k[c]);
+    b.cols_out = block_range(m.dims[l + 1], g[bb], k[bb]);
+    b.w_rows = b.cols_in;
+    b.w_cols = {0, m.dims[l + 1]};
+    return b;
+  }
   b.cols_out = block_range(m.dims[l + 1], g[a], k[a]);
   b.w_rows = sub_range(b.cols_in, g[c], k[c]);
+  b.w_cols = b.cols_out;
   return b;
 }
 

@@ -35,6 +35,20 @@
 // After each convolution: RMSNorm's row sums all-reduced over the columns'
 // axis (a), dL/dγ over the rows' axis (c), and the residual resharded from
 // the layer's input layout into its output layout (common/dist/reshard.hpp).
+//
+// GAT (--model gat; every layer an attention layer, Architecture::heads) keeps
+// the feature columns of every matrix on one axis and splits the rows over the
+// other two, so that the shard's rows and columns both index vertices while
+// each head's features stay split the same way from Z = X W to the layer's
+// output (algorithms/plexus-3d/attention.hpp):
+//   input  X   n x f_l       rows over a, further split over c (R_{a,c}); columns over b
+//   W          f_l x f_{l+1} rows over b, all columns (replicated over a and c)
+//   Z = X W    rows R_{a,c}, columns over b: partial over b -> reduce-scatter over b
+//   shard  A   rows over c (targets), columns over a (sources), replicated over b
+//   out        rows over c, further split over a (R_{c,a}); columns over b
+// so layer l+1 has (a', b', c') = (c, b, a): b = y on every layer, and the
+// rows alternate between the x- and z-major splits (two shards per rank, the
+// ZX-plane's block and its transposed position). No matrix is replicated.
 
 #include <array>
 #include <cstdint>
@@ -70,9 +84,10 @@ struct ModelShape {
   std::vector<LayerKind> kinds;
   std::vector<bool> norms;
   bool self_term = false;  // Architecture::self_term: X_l is aligned with each layer's aggregate
+  bool attention = false;  // every layer a graph-attention layer (GAT's geometry above)
   ModelShape(std::vector<std::int64_t> d) : dims(std::move(d)) {}  // NOLINT(google-explicit-constructor): Plexus's GCN
   explicit ModelShape(const Architecture& a)
-      : dims(a.dims), kinds(a.kinds), norms(a.norm_after), self_term(a.self_term) {}
+      : dims(a.dims), kinds(a.kinds), norms(a.norm_after), self_term(a.self_term), attention(a.attends()) {}
   int layers() const { return static_cast<int>(dims.size()) - 1; }
   LayerKind kind(int l) const { return kinds.empty() ? LayerKind::conv : kinds[static_cast<std::size_t>(l)]; }
   bool norm_after(int l) const { return !norms.empty() && norms[static_cast<std::size_t>(l)]; }
@@ -83,6 +98,7 @@ Axes axes_of(const ModelShape& m, int l);
 // The axes over which activation matrix l (l = 0..L) has its rows and its columns.
 struct MatrixAxes {
   int rows, cols;
+  int minor = -1;  // the rows' blocks further split over this axis (GAT's matrices; -1: not)
 };
 MatrixAxes matrix_axes(const ModelShape& m, int l);
 
@@ -129,8 +145,9 @@ struct LayerBlocks {
   Range x_rows;    // rows of F this rank stores: rows_in, split over c on layer 0
   Range rows_out;  // rows of H and Q (over c), in ordering l + 1
   Range cols_in;   // columns of F and H, rows of W (over b)
-  Range cols_out;  // columns of Q and W (over a)
-  Range w_rows;    // rows of W this rank stores: cols_in split over c
+  Range cols_out;  // columns of Q and W (over a; GAT: of Z and the output, over b)
+  Range w_rows;    // rows of W this rank stores: cols_in split over c (GAT: cols_in)
+  Range w_cols;    // columns of W this rank stores: cols_out (GAT: all f_{l+1})
 };
 LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l);
 

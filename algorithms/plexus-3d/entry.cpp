@@ -11,7 +11,9 @@ StrategyInfo plexus_3d_strategy() {
   s.grid_axes = 3;
   s.grids = factor_grids<3>;
   s.caps.bf16_comm = s.caps.norm_blocks = s.caps.permutations = s.caps.perf_model = true;
+  s.caps.attention = true;  // GAT's edge tensors on the adjacency shards (attention.hpp)
   s.options = pmm_options();
+  s.options.push_back(elide_option());
   s.make = make<Plexus3DStrategy>;
   return s;
 }

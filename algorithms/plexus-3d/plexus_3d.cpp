@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/comm/process_grid.hpp"
+#include "common/comm/wire.hpp"
 
 namespace gcnlab {
 
@@ -48,7 +49,10 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       ledger_(ctx.world.ledger()),
       g_(grid_from(opts, ctx.world.size())),
       grid_(make_grid(ctx.world, g_)),
-      permutation_(parse_permutation(opts.option("permutation").empty() ? "double" : opts.option("permutation"))),
+      // Sec. 5.1's double permutation; GAT moves d between two layers' rows, so one ordering (single)
+      permutation_(parse_permutation(!opts.option("permutation").empty() ? opts.option("permutation")
+                                     : opts.model.attention              ? "single"
+                                                                         : "double")),
       agg_blocks_(static_cast<int>(opts.integer_option("agg-blocks"))),
       gemm_order_(opts.option("gemm-order")),
       seed_(opts.seed),
@@ -60,9 +64,25 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
                "unknown --gemm-order '{}' (expected auto, direct or reversed)", gemm_order_);
   for (int axis = 0; axis < 3; ++axis) k_[axis] = grid_.coord(kAxisNames[axis]);
   GCNLAB_ASSERT(grid_rank(g_, k_) == ctx.world.rank());
+  GCNLAB_CHECK(!opts.model.attention || (agg_blocks_ == 1 && gemm_order_ == "auto" &&
+                                         sums_.precision() == CommPrecision::fp32),
+               "--model {} under plexus-3d runs Plexus's GCN-specific options at their defaults: --agg-blocks 1, "
+               "--gemm-order auto, --comm-precision fp32 (they shape its GCN aggregation and partial sums)",
+               opts.model.name);
+  GCNLAB_CHECK(!opts.model.attention || permutation_.kind != Permutation::dual,
+               "--model {} under plexus-3d moves each layer's scores d from its sources' rows to its targets' rows in "
+               "one vertex ordering: --permutation none or single (got {})",
+               opts.model.name, to_string(permutation_));
+  elide_ = opts.model.attention && opts.on_off_option("elide");
 }
 
 std::string Plexus3DStrategy::describe() const {
+  if (shape_.attention)
+    return fmt::format("plexus-3d (Plexus Sec. 3) with graph attention: grid {}x{}x{} (X x Y x Z, Y innermost); "
+                       "permutation {}; features over y, rows over x and z; {} distinct adjacency shard(s) per rank, "
+                       "{} nnz, each edge tensor replicated over y; elide {}",
+                       g_[0], g_[1], g_[2], to_string(permutation_), std::min(2, shape_.layers()),
+                       full_.nnz, elide_ ? "on" : "off");
   std::string orders;
   for (std::size_t l = 0; l < dw_order_.size(); ++l)
     orders += fmt::format("{}{}", l ? ", " : "", dw_order_[l] == GemmOrder::direct ? "direct" : "reversed");
@@ -118,7 +138,7 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
   for (int l = 0; l < L; ++l) {
     const LayerBlocks b = layer_blocks(n_, shape_, g_, k_, l);
     geo.blocks.push_back(b);
-    if (!conv(l)) {
+    if (!conv(l) || shape_.attention) {  // GAT's shards are its edge tensors' (attention_)
       geo.shard_of_layer.push_back(-1);
       continue;
     }
@@ -141,6 +161,10 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
   }
 
   w_full_.clear();
+  if (shape_.attention) {
+    setup_attention(g, arch);
+    return;
+  }
   std::int64_t dw = 0;
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = geo.blocks[l];
@@ -157,6 +181,23 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
   dw_t_ = Dense(backend_, 1, dw);
   dx_part_ = learn_features_ ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
   choose_gemm_orders();
+}
+
+void Plexus3DStrategy::setup_attention(const Graph& g, const Architecture& arch) {
+  const int L = shape_.layers();
+  std::vector<int> orderings;
+  for (int l = 0; l <= L; ++l) orderings.push_back(ordering_id(permutation_, l));
+  attention_ = PlexusAttention(backend_, ledger_, grid_, g, arch, g_, k_, orderings, elide_);
+  full_.nnz = attention_.edges();
+  std::int64_t full = 0, mine = 0;  // Zᵀ's elements
+  for (int l = 0; l < L; ++l) {
+    const LayerBlocks& b = full_.blocks[static_cast<std::size_t>(l)];
+    full = std::max(full, dims_[static_cast<std::size_t>(l + 1)] * b.x_rows.count);
+    mine = std::max(mine, b.cols_out.count * b.x_rows.count);
+  }
+  if (along(1).size() > 1) zt_full_ = Dense(backend_, 1, full), zt_mine_ = Dense(backend_, 1, mine);
+  for (Dense* gcn : {&f_full_, &dw_part_, &dw_t_, &dx_part_}) *gcn = Dense();  // GCN's buffers
+  dw_order_.assign(full_.blocks.size(), GemmOrder::direct);
 }
 
 namespace {
@@ -223,6 +264,10 @@ MemoryNeed Plexus3DStrategy::memory_need() const {
   // staging. H (kept for dW) and dH are the trainer's (ConvolutionScratch).
   // A mini-batch adds its sampled shards; the buffers are the full graph's.
   MemoryNeed m;
+  if (shape_.attention) {  // GAT: the shards and their edge tensors; Zᵀ's two buffers
+    m.buffers = attention_.bytes() + bytes_of<float>(zt_full_.size() + zt_mine_.size());
+    return m;
+  }
   for (const Geometry* geo : {&full_, &sampled_})
     for (const Shard& s : geo->shards) {
       for (const Csr& a : s.row_blocks) m.graph += csr_bytes(a);
@@ -286,7 +331,7 @@ Plexus3DStrategy::Shard Plexus3DStrategy::make_shard(const HostCsr& a) {
 
 Block Plexus3DStrategy::weight_block(int l) const {
   const LayerBlocks& b = cur_->blocks[l];
-  return {b.w_rows.first, b.w_rows.count, b.cols_out.first, b.cols_out.count};
+  return {b.w_rows.first, b.w_rows.count, b.w_cols.first, b.w_cols.count};
 }
 
 void Plexus3DStrategy::aggregate_blocks(const Shard& s, Communicator& group, ConstView f, View h) {
@@ -346,6 +391,7 @@ Dense& Plexus3DStrategy::gathered(int l, const float* source) {
 }
 
 void Plexus3DStrategy::linear(int l, ConstView h, ConstView w, View z) {
+  if (shape_.attention) return attention_linear(l, h, w, z);
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_b = along(b.ax.b);
   Communicator& over_c = along(b.ax.c);
@@ -362,6 +408,7 @@ void Plexus3DStrategy::linear(int l, ConstView h, ConstView w, View z) {
 }
 
 void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstView w, View dw, View* dh) {
+  if (shape_.attention) return attention_linear_backward(l, h, g, w, dw, dh);
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_a = along(b.ax.a);
   Communicator& over_c = along(b.ax.c);
@@ -384,6 +431,74 @@ void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstVie
   if (over_a.size() > 1) sums_.allreduce(over_a, *dh);
 }
 
+// GAT (decomposition.hpp): X (R_{a,c} x F_b) W (F_b x f'), partial over b, is
+// reduce-scattered over b into Z's columns F'_b. The reduce-scatter's blocks
+// are contiguous in Zᵀ = Wᵀ Xᵀ, so the product is computed transposed.
+void Plexus3DStrategy::attention_linear(int l, ConstView x, ConstView w, View z) {
+  const LayerBlocks& b = cur_->blocks[l];
+  Communicator& over_b = along(b.ax.b);
+  if (over_b.size() == 1) {
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
+    return;
+  }
+  const std::int64_t f = dims_[static_cast<std::size_t>(l + 1)], rows = b.x_rows.count;
+  View full{zt_full_.data(), f, rows, rows}, mine{zt_mine_.data(), b.cols_out.count, rows, rows};
+  {
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::T, 1.f, w, x, 0.f, full);
+  }
+  over_b.reduce_scatter(std::span<const float>(full.data, static_cast<std::size_t>(full.size())),
+                        span_of(mine.data, mine.size()), row_block_elements(f, over_b.size(), rows),
+                        Category::reduce_scatter);
+  auto t = ledger_.time(Category::gemm);
+  backend_.transpose(mine, z);
+}
+
+// Its backward: dZ all-gathered over b (as Zᵀ), dW = Xᵀ dZ partial over the
+// rows' axes a and c (all-reduced over the plane), dX = dZ Wᵀ local.
+void Plexus3DStrategy::attention_linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) {
+  const LayerBlocks& b = cur_->blocks[l];
+  Communicator& over_b = along(b.ax.b);
+  if (over_b.size() == 1) {
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
+    if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
+  } else {
+    const std::int64_t f = dims_[static_cast<std::size_t>(l + 1)], rows = b.x_rows.count;
+    View full{zt_full_.data(), f, rows, rows}, mine{zt_mine_.data(), b.cols_out.count, rows, rows};
+    {
+      auto t = ledger_.time(Category::gemm);
+      backend_.transpose(g, mine);
+    }
+    over_b.allgather(std::span<const float>(mine.data, static_cast<std::size_t>(mine.size())),
+                     span_of(full.data, full.size()), row_block_elements(f, over_b.size(), rows),
+                     Category::allgather);
+    auto t = ledger_.time(Category::gemm);
+    backend_.gemm(Op::T, Op::T, 1.f, x, full, 0.f, dw);
+    if (dx) backend_.gemm(Op::T, Op::T, 1.f, full, w, 0.f, *dx);
+  }
+  Communicator& plane = grid_.along({kAxisNames[b.ax.a], kAxisNames[b.ax.c]});
+  if (plane.size() > 1)
+    plane.allreduce(std::span<float>(dw.data, static_cast<std::size_t>(dw.size())), ReduceOp::sum,
+                    Category::allreduce);
+}
+
+void Plexus3DStrategy::attention_linear_bytes(int l, bool backward, ByteModel& m) const {
+  const LayerBlocks& b = cur_->blocks[l];
+  Communicator& over_b = along(b.ax.b);
+  const double f = static_cast<double>(dims_[static_cast<std::size_t>(l + 1)]), rows = static_cast<double>(b.x_rows.count);
+  if (!backward) {
+    if (over_b.size() > 1)
+      m.add(Category::reduce_scatter, over_b, wire::reduce_scatter(bytes_of<float>(b.cols_out.count) * rows, over_b.size()));
+    return;
+  }
+  if (over_b.size() > 1) m.add(Category::allgather, over_b, (f - b.cols_out.count) * rows * sizeof(float));
+  Communicator& plane = grid_.along({kAxisNames[b.ax.a], kAxisNames[b.ax.c]});
+  if (plane.size() > 1)
+    m.add(Category::allreduce, plane, wire::allreduce(bytes_of<float>(b.w_rows.count * b.w_cols.count), plane.size()));
+}
+
 ClassSplit Plexus3DStrategy::class_split() {
   // The logits have their columns (classes) over a_{L-1} (Plexus's model:
   // = b_L); the row max and sum are all-reduced over them.
@@ -398,6 +513,7 @@ bool Plexus3DStrategy::counts_metrics() const {
 bool Plexus3DStrategy::first_copy(int l) const {
   if (l == 0 && conv(0)) return true;  // X_0 is sharded over the third axis too (Sec. 3.1, input_block)
   const MatrixAxes m = matrix_axes(shape_, l);  // rows and columns split over two axes, replicated over the third
+  if (m.minor >= 0) return true;                // GAT's: over all three
   return k_[3 - m.rows - m.cols] == 0;
 }
 
@@ -410,16 +526,31 @@ void Plexus3DStrategy::aggregate_bytes(int l, Direction d, std::int64_t, ByteMod
   add_step(l, d == Direction::forward ? Step::aggregate_forward : Step::aggregate_backward, m);
 }
 
-void Plexus3DStrategy::linear_bytes(int l, ByteModel& m) const { add_step(l, Step::linear, m); }
+void Plexus3DStrategy::linear_bytes(int l, ByteModel& m) const {
+  if (shape_.attention) return attention_linear_bytes(l, false, m);
+  add_step(l, Step::linear, m);
+}
 
 void Plexus3DStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const {
+  if (shape_.attention) return attention_linear_bytes(l, true, m);
   add_step(l, dx ? Step::linear_backward_dx : Step::linear_backward, m);
 }
 
 // RMSNorm's sums on layout(l), the output of layer l - 1
 void Plexus3DStrategy::sum_over_columns_bytes(int l, ByteModel& m) const { add_step(l - 1, Step::row_sums, m); }
 
-void Plexus3DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const { add_step(l - 1, Step::column_sums, m); }
+void Plexus3DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+  if (!shape_.attention) return add_step(l - 1, Step::column_sums, m);
+  Communicator& group = over_rows(l);  // GAT's dL/db, dL/da_src, dL/da_dst
+  if (group.size() > 1)
+    m.add(Category::allreduce, group, wire::allreduce(bytes_of<float>(layout(l).cols), group.size()));
+}
+
+Communicator& Plexus3DStrategy::over_rows(int l) const {
+  const MatrixAxes ax = matrix_axes(shape_, l);
+  if (ax.minor < 0) return along(ax.rows);
+  return grid_.along({kAxisNames[ax.rows], kAxisNames[ax.minor]});
+}
 
 void Plexus3DStrategy::reshard_bytes(int from, int to, ByteModel& m) const {
   if (world_.size() == 1) return;
@@ -433,7 +564,7 @@ void Plexus3DStrategy::sum_over_columns(int l, std::span<float> per_row) {
 }
 
 void Plexus3DStrategy::sum_over_rows(int l, std::span<float> per_column) {
-  Communicator& group = along(matrix_axes(shape_, l).rows);
+  Communicator& group = over_rows(l);
   if (group.size() > 1) group.allreduce(per_column, ReduceOp::sum, Category::allreduce);
 }
 

@@ -32,6 +32,13 @@
 // over a), RMSNorm's row sums over the columns' axis, dL/dγ over the rows'
 // axis, the residual resharded between the planes of consecutive layers.
 //
+// --model gat (graph attention; attention.hpp, the geometry in
+// decomposition.hpp): Z = X W reduce-scattered over b (W's rows over b, its
+// columns whole), the edge tensors on the adjacency shards, dW all-reduced over
+// the a-c plane. It needs one vertex ordering for every layer (--permutation
+// none or single; single is its default) and Plexus's GCN-specific options at
+// their defaults (--agg-blocks 1, --gemm-order auto, --comm-precision fp32).
+//
 // Mini-batches (used by scalegnn-4d, which is this 3D PMM inside each of its
 // data-parallel groups): cut(sample) cuts the sampled, rescaled adjacency
 // blocks out of this rank's full ones, kept on the host for that (ScaleGNN
@@ -42,6 +49,7 @@
 #include <map>
 #include <tuple>
 
+#include "algorithms/plexus-3d/attention.hpp"
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/model/strategy.hpp"
 #include "common/comm/process_grid.hpp"
@@ -89,6 +97,7 @@ class Plexus3DStrategy final : public Strategy {
   // X_l into its aggregated layout and back (align_reshard; the residual's machinery).
   bool same_rows() const override { return false; }
   void align(int l, Direction d, ConstView in, View out) override;
+  EdgeAttention* edge_attention() override { return shape_.attention ? &attention_ : nullptr; }
 
  private:
   struct Shard {
@@ -120,6 +129,14 @@ class Plexus3DStrategy final : public Strategy {
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate_blocks(const Shard& s, Communicator& group, ConstView f, View h);
+  // GAT's edge tensors and buffers (setup's part for --model gat).
+  void setup_attention(const Graph& g, const Architecture& arch);
+  // GAT's Z = X W and its backward (decomposition.hpp), and their bytes.
+  void attention_linear(int l, ConstView x, ConstView w, View z);
+  void attention_linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx);
+  void attention_linear_bytes(int l, bool backward, ByteModel& m) const;
+  // The ranks that hold the other rows of matrix l's columns (its rows' axes).
+  Communicator& over_rows(int l) const;
   bool conv(int l) const { return shape_.kind(l) == LayerKind::conv; }
   const Shard& shard(int l) const { return cur_->shards[cur_->shard_of_layer[l]]; }
 
@@ -135,6 +152,7 @@ class Plexus3DStrategy final : public Strategy {
   std::vector<GemmOrder> dw_order_;  // per layer
   std::uint64_t seed_;
   bool learn_features_;
+  bool elide_ = false;  // GAT: the backward's SDDMM reuses the forward's gathered Z (--elide)
   PartialSums sums_;  // the partial-sum all-reduces, in fp32 or bf16 (--comm-precision)
 
   bool keep_host_shards_;  // mini-batches will be cut out of them
@@ -160,6 +178,10 @@ class Plexus3DStrategy final : public Strategy {
   Dense& gathered(int l, const float* source);
   Dense f_full_, dw_part_, dw_t_, dx_part_;
   Dense reshard_staging_;  // the residual's and align's messages
+  // GAT: the edge tensors, and Zᵀ (all of its columns, and this rank's) for
+  // the reduce-scatter over b of Z = X W and the all-gather of dZ.
+  PlexusAttention attention_;
+  Dense zt_full_, zt_mine_;
 };
 
 }  // namespace gcnlab

@@ -251,6 +251,8 @@ class Primitives {
   //       SDDMM), dα = dropout'(dβ), dê_ij = α_ij (dα_ij - Σ_k α_ik dα_ik) ·
   //       LeakyReLU'(s_j + d_i); ds_j = Σ_i dê_ij and dd_i = Σ_j dê_ij, both
   //       complete, on transformed_layout(l)'s rows (one column per head).
+  //       A layer's aggregate_attention(l, backward, G, ·) follows its
+  //       attention_backward with the same G (plexus-3d keeps the G it gathered).
   virtual void attention(int l, const Attention& a) = 0;
   virtual void aggregate_attention(int l, Direction d, ConstView in, View out) = 0;
   virtual void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) = 0;

@@ -440,6 +440,27 @@ TEST_CASE("serial moves no bytes", "[bytes][serial]") {
     if (is_communication(static_cast<Category>(c))) CHECK(r.ranks[0].per_epoch[c].wire_bytes == 0);
 }
 
+namespace {
+// The GAT of the closed-form byte tests: 3 heads x 8, then one head of the 24
+// classes, 2 epochs, on n = 1680 vertices (every grid of 1-8 ranks divides it).
+constexpr std::int64_t kGatN = 1680;
+constexpr const char* kGatData = "sbm:nodes=1680,classes=24,avg-degree=6,features=48,seed=5";
+const std::vector<std::int64_t> kGatDims = {48, 24, 24}, kGatHeads = {3, 1};
+
+RunSpec gat_bytes_spec(const std::string& algo, const std::vector<int>& grid, const std::string& elide) {
+  RunSpec spec;
+  spec.algo = algo;
+  spec.grid = grid;
+  spec.model.name = "gat";
+  spec.model.layers = 2;
+  spec.model.hidden = 8;
+  spec.model.heads = 3;
+  spec.train.epochs = 2;
+  spec.options["elide"] = elide;
+  return spec;
+}
+}  // namespace
+
 TEST_CASE("GAT's bytes follow their closed forms under 1d, 2d and split-3d (the feature split), --elide on and off",
           "[bytes][models][2d][split-3d]") {
   // gathered_attention.hpp: over the G ranks that hold this rank's feature
@@ -452,23 +473,15 @@ TEST_CASE("GAT's bytes follow their closed forms under 1d, 2d and split-3d (the 
   // over the G ranks, the softmax's row max and sum along y, the trainer's 7
   // doubles). --dw-reduce allreduce and --softmax allreduce leave 2d's and
   // split-3d's GCN machinery no all-gather or reduce-scatter.
-  const std::int64_t n = 1680;
-  const Dataset data = load_dataset("sbm:nodes=1680,classes=24,avg-degree=6,features=48,seed=5");
-  const std::vector<std::int64_t> dims = {48, 24, 24};  // 3 heads x 8, then one head of the 24 classes
-  const std::vector<std::int64_t> heads = {3, 1};
+  const std::int64_t n = kGatN;
+  const Dataset data = load_dataset(kGatData);
+  const std::vector<std::int64_t>& dims = kGatDims;
+  const std::vector<std::int64_t>& heads = kGatHeads;
   const double P = world_size();
   for (const std::string algo : {"1d", "2d", "split-3d"})
     for (const auto& grid : grids_for(algo, world_size()))
       for (const std::string elide : {"on", "off"}) {
-        RunSpec spec;
-        spec.algo = algo;
-        spec.grid = grid;
-        spec.model.name = "gat";
-        spec.model.layers = 2;
-        spec.model.hidden = 8;
-        spec.model.heads = 3;
-        spec.train.epochs = 2;
-        spec.options["elide"] = elide;
+        RunSpec spec = gat_bytes_spec(algo, grid, elide);
         if (algo != "1d") spec.options["dw-reduce"] = "allreduce", spec.options["softmax"] = "allreduce";
         const RunResult r = run(MPI_COMM_WORLD, spec, data);
         for (const RankReport& rr : r.ranks) {
@@ -496,4 +509,53 @@ TEST_CASE("GAT's bytes follow their closed forms under 1d, 2d and split-3d (the 
           CHECK(measured(Category::allreduce) == Approx(reduce).epsilon(1e-12).margin(1e-9));
         }
       }
+}
+
+TEST_CASE("GAT's bytes under plexus-3d follow the closed forms of its attention geometry, --elide on and off",
+          "[bytes][models][plexus-3d]") {
+  // algorithms/plexus-3d/attention.hpp and plexus.md: layer l with axes (a, c)
+  // = (x, z), then (z, x); features over y (Y ranks, F = f_{l+1}/Y), rows
+  // R_{a,c} (n_x = n/(XZ)), the shard's sources R_a and targets R_c. Written
+  // from the rank's coordinates and the ranges alone, not from the code's
+  // companions.
+  const std::int64_t n = kGatN;
+  const Dataset data = load_dataset(kGatData);
+  const std::vector<std::int64_t>& dims = kGatDims;
+  const std::vector<std::int64_t>& heads = kGatHeads;
+  const int P = world_size();
+  for (const auto& grid : grids_for("plexus-3d", P))
+    for (const std::string elide : {"on", "off"}) {
+      const RunResult r = run(MPI_COMM_WORLD, gat_bytes_spec("plexus-3d", grid, elide), data);
+      for (const RankReport& rr : r.ranks) {
+        INFO("plexus-3d grid " << format_grid(grid) << " --elide " << elide << " rank " << rr.rank);
+        const int X = grid[0], Y = grid[1], Z = grid[2], Q = X * Z;
+        const std::int64_t nx = n / Q;
+        double gather = 0, scatter = 0, alltoall = 0, reduce = wire::allreduce(56, P);  // the trainer's doubles
+        for (std::size_t l = 0; l + 1 < dims.size(); ++l) {
+          const bool even = l % 2 == 0;
+          const int Ga = even ? X : Z, Gc = even ? Z : X;
+          const std::int64_t i = rr.coords[even ? 0 : 2], k = rr.coords[even ? 2 : 0];
+          const std::int64_t na = n / Ga, nc = n / Gc;
+          const BlockRange own{i * na + k * nx, nx}, targets{k * nc, nc};
+          const std::int64_t overlap =
+              std::max<std::int64_t>(0, std::min(own.end(), targets.end()) - std::max(own.first, targets.first));
+          const double F = static_cast<double>(dims[l + 1] / Y), H = static_cast<double>(heads[l]);
+          const double f = static_cast<double>(dims[l + 1]), xs = static_cast<double>(nx);
+          gather += static_cast<double>(na - nx) * (H + F * (elide == "on" ? 1 : 2))  // s, Z [, Z again]
+                    + static_cast<double>(nc - nx) * F                                  // G over a (n_o = n_x)
+                    + (f - F) * xs;                                                     // dZ over b
+          scatter += (Y - 1) * xs * F + (Ga - 1) * xs * F + (Gc - 1) * xs * (H + F);  // Z, out; ds, dZ
+          alltoall += static_cast<double>((nc - overlap) + (nx - overlap)) * H;      // d to R_c, dd back
+          reduce += 4 * wire::allreduce(xs * H * 4, Y) + 4 * wire::allreduce(static_cast<double>(nc) * H * 4, Ga);
+          reduce += wire::allreduce(static_cast<double>(dims[l] / Y) * f * 4, Q);  // dW over the a-c plane
+          reduce += 3 * wire::allreduce(F * 4, Q);                                // b, a_src, a_dst
+        }
+        reduce += 2 * wire::allreduce(static_cast<double>(nx) * 4, Y);  // the loss's softmax: max, sum over classes
+        auto measured = [&](Category c) { return rr.per_epoch[static_cast<int>(c)].wire_bytes; };
+        CHECK(measured(Category::allgather) == Approx(gather * 4).epsilon(1e-12).margin(1e-9));
+        CHECK(measured(Category::reduce_scatter) == Approx(scatter * 4).epsilon(1e-12).margin(1e-9));
+        CHECK(measured(Category::alltoall) == Approx(alltoall * 4).epsilon(1e-12).margin(1e-9));
+        CHECK(measured(Category::allreduce) == Approx(reduce).epsilon(1e-12).margin(1e-9));
+      }
+    }
 }

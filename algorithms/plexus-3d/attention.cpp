@@ -1,6 +1,7 @@
 #include "algorithms/plexus-3d/attention.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/comm/wire.hpp"
@@ -109,10 +110,21 @@ PlexusAttention::PlexusAttention(Backend& backend, Ledger& ledger, const Process
 
 Communicator& PlexusAttention::over(int axis) const { return grid_->along({kAxisNames[axis]}); }
 
-std::int64_t PlexusAttention::edges() const {
+std::int64_t PlexusAttention::stored() const {
   std::int64_t e = 0;
   for (const Shard& s : shards_) e += s.block->nnz;
   return e;
+}
+
+std::int64_t PlexusAttention::edges() const {
+  // Layer l's edge work is 8 nnz H_l passes over its own shard's nonzeros
+  // (EpochWork::edges): the heads-weighted mean of the layers' shards.
+  double e = 0, heads = 0;
+  for (const Layer& t : layers_) {
+    e += static_cast<double>(shards_[static_cast<std::size_t>(t.shard)].block->nnz) * t.heads;
+    heads += t.heads;
+  }
+  return heads > 0 ? std::llround(e / heads) : 0;
 }
 
 double PlexusAttention::bytes() const {

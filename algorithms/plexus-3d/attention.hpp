@@ -67,7 +67,10 @@ class PlexusAttention final : public EdgeAttention {
   void forward_bytes(int l, ByteModel& m) const override;
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void backward_bytes(int l, ByteModel& m) const override;
+  // Per layer, the nonzeros its edge softmax passes over (the heads-weighted
+  // mean of the layers' shards); stored(): those of both shards.
   std::int64_t edges() const override;
+  std::int64_t stored() const;
   // Backend bytes: the shards, their edge tensors and every buffer.
   double bytes() const;
 

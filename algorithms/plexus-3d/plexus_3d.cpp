@@ -1,6 +1,7 @@
 #include "algorithms/plexus-3d/plexus_3d.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -64,10 +65,11 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
                "unknown --gemm-order '{}' (expected auto, direct or reversed)", gemm_order_);
   for (int axis = 0; axis < 3; ++axis) k_[axis] = grid_.coord(kAxisNames[axis]);
   GCNLAB_ASSERT(grid_rank(g_, k_) == ctx.world.rank());
-  GCNLAB_CHECK(!opts.model.attention || (agg_blocks_ == 1 && gemm_order_ == "auto" &&
+  GCNLAB_CHECK(!opts.model.attention || (agg_blocks_ == 1 && gemm_order_ != "reversed" &&
                                          sums_.precision() == CommPrecision::fp32),
                "--model {} under plexus-3d runs Plexus's GCN-specific options at their defaults: --agg-blocks 1, "
-               "--gemm-order auto, --comm-precision fp32 (they shape its GCN aggregation and partial sums)",
+               "--gemm-order auto or direct (dW = Xᵀ dZ), --comm-precision fp32 (they shape its GCN aggregation, "
+               "dW and partial sums)",
                opts.model.name);
   GCNLAB_CHECK(!opts.model.attention || permutation_.kind != Permutation::dual,
                "--model {} under plexus-3d moves each layer's scores d from its sources' rows to its targets' rows in "
@@ -82,7 +84,7 @@ std::string Plexus3DStrategy::describe() const {
                        "permutation {}; features over y, rows over x and z; {} distinct adjacency shard(s) per rank, "
                        "{} nnz, each edge tensor replicated over y; elide {}",
                        g_[0], g_[1], g_[2], to_string(permutation_), std::min(2, shape_.layers()),
-                       full_.nnz, elide_ ? "on" : "off");
+                       attention_.stored(), elide_ ? "on" : "off");
   std::string orders;
   for (std::size_t l = 0; l < dw_order_.size(); ++l)
     orders += fmt::format("{}{}", l ? ", " : "", dw_order_[l] == GemmOrder::direct ? "direct" : "reversed");
@@ -188,7 +190,10 @@ void Plexus3DStrategy::setup_attention(const Graph& g, const Architecture& arch)
   std::vector<int> orderings;
   for (int l = 0; l <= L; ++l) orderings.push_back(ordering_id(permutation_, l));
   attention_ = PlexusAttention(backend_, ledger_, grid_, g, arch, g_, k_, orderings, elide_);
-  full_.nnz = attention_.edges();
+  // Â's share of this rank: the Y ranks along y split each shard's products by
+  // features, so its nonzeros / Y (Σ over ranks = nnz, as a 2D block's; the
+  // edge softmax's Y-fold work is edge_attention()->edges(), as 2d's block row).
+  full_.nnz = std::llround(static_cast<double>(attention_.edges()) / g_[1]);
   std::int64_t full = 0, mine = 0;  // Zᵀ's elements
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = full_.blocks[static_cast<std::size_t>(l)];

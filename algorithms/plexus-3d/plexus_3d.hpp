@@ -37,7 +37,7 @@
 // columns whole), the edge tensors on the adjacency shards, dW all-reduced over
 // the a-c plane. It needs one vertex ordering for every layer (--permutation
 // none or single; single is its default) and Plexus's GCN-specific options at
-// their defaults (--agg-blocks 1, --gemm-order auto, --comm-precision fp32).
+// their defaults (--agg-blocks 1, --gemm-order auto or direct, --comm-precision fp32).
 //
 // Mini-batches (used by scalegnn-4d, which is this 3D PMM inside each of its
 // data-parallel groups): cut(sample) cuts the sampled, rescaled adjacency

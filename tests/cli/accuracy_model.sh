@@ -13,8 +13,8 @@
 # ELU; 200 epochs), scored at the best validation epoch: MIN 81.5 (the paper
 # reports 83.0 ± 0.7 with early stopping; issue 46), under serial and the
 # distributed strategies that lay out attention (measured 82.10 ± 1.23 under
-# serial, 1d, 1d-ring, sa-1d, mggcn-1d, 2d --grid 1x2 and split-3d --grid
-# 1x2x1: the same on every seed; CI runs serial, 1d, sa-1d and 2d with its
+# serial, 1d, 1d-ring, sa-1d, mggcn-1d, 2d --grid 1x2, split-3d --grid
+# 1x2x1, plexus-3d --grid 1x2x1 and 2x1x1: the same on every seed; CI runs serial, 1d, sa-1d and 2d with its
 # feature split).
 source "$(dirname "$0")/lib.sh"
 if [ -z "${GCNLAB_DATA_DIR:-}" ]; then

@@ -512,7 +512,7 @@ TEST_CASE("GAT's bytes follow their closed forms under 1d, 2d and split-3d (the 
 }
 
 TEST_CASE("GAT's bytes under plexus-3d follow the closed forms of its attention geometry, --elide on and off",
-          "[bytes][models][plexus-3d]") {
+          "[bytes][models]") {
   // algorithms/plexus-3d/attention.hpp and plexus.md: layer l with axes (a, c)
   // = (x, z), then (z, x); features over y (Y ranks, F = f_{l+1}/Y), rows
   // R_{a,c} (n_x = n/(XZ)), the shard's sources R_a and targets R_c. Written

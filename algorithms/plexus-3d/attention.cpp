@@ -37,6 +37,12 @@ std::vector<Rect> plane_rects(const RowSplit& rows, const Grid& g, const Coords&
   return out;
 }
 
+// v summed (or op-ed) over `group`'s ranks, in place.
+void allreduce(Communicator& group, View v, ReduceOp op = ReduceOp::sum) {
+  if (group.size() > 1)
+    group.allreduce(std::span<float>(v.data, static_cast<std::size_t>(v.size())), op, Category::allreduce);
+}
+
 View rows_of(Buffer<float>& b, std::int64_t rows, std::int64_t cols) {
   GCNLAB_ASSERT(static_cast<std::size_t>(rows * cols) <= b.size());
   return {b.data(), rows, cols, cols};
@@ -81,9 +87,7 @@ PlexusAttention::PlexusAttention(Backend& backend, Ledger& ledger, const Process
           backend, ledger, mine, *shards_.back().block, pattern,
           g.vertices(orderings[l + 1], b.rows_out.first, b.rows_out.end()),
           g.vertices(orderings[l], b.rows_in.first, b.rows_in.end()),
-          dims[a] > 1 ? RowAttention::RowReduce([&over_a = grid.along({kAxisNames[a]})](View v, ReduceOp op) {
-            over_a.allreduce(std::span<float>(v.data, static_cast<std::size_t>(v.size())), op, Category::allreduce);
-          })
+          dims[a] > 1 ? RowAttention::RowReduce([&over_a = over(a)](View v, ReduceOp op) { allreduce(over_a, v, op); })
                       : RowAttention::RowReduce(),
           col0);
     }
@@ -138,16 +142,16 @@ double PlexusAttention::bytes() const {
   return b + bytes_of<float>(staging);
 }
 
-void PlexusAttention::allreduce_over_b(View v) {
-  Communicator& over_b = over(1);
-  if (over_b.size() > 1)
-    over_b.allreduce(std::span<float>(v.data, static_cast<std::size_t>(v.size())), ReduceOp::sum, Category::allreduce);
-}
-
 void PlexusAttention::allreduce_over_b_bytes(std::int64_t elements, ByteModel& m) const {
   Communicator& over_b = over(1);
   if (over_b.size() > 1)
     m.add(Category::allreduce, over_b, wire::allreduce(bytes_of<float>(elements), over_b.size()));
+}
+
+void PlexusAttention::reduce_rows_bytes(const Layer& t, ByteModel& m) const {
+  Communicator& over_a = over(t.blocks.ax.a);
+  if (over_a.size() > 1)
+    m.add(Category::allreduce, over_a, 2 * wire::allreduce(bytes_of<float>(target_rows(t) * t.heads), over_a.size()));
 }
 
 View PlexusAttention::gathered_z(int l) {
@@ -160,10 +164,10 @@ void PlexusAttention::forward(int l, const Attention& a) {
   const View own = rows_of(rows_, own_rows(t), t.heads);
   const View src = rows_of(t.src, sources_rows(t), t.heads), dst = rows_of(t.dst, target_rows(t), t.heads);
   backend_->copy(a.src, own);
-  allreduce_over_b(own);
+  allreduce(over(1), own);  // the dots over F_b completed
   t.sources->gather(own, src);
   backend_->copy(a.dst, own);
-  allreduce_over_b(own);
+  allreduce(over(1), own);
   t.to_targets->run(*plane_, *backend_, own, dst, false, staging_);
   shards_[static_cast<std::size_t>(t.shard)].edges.forward(l, {src, dst, a.dropout});
 }
@@ -196,8 +200,8 @@ void PlexusAttention::backward(int l, const Attention& a, ConstView g, ConstView
       ds_part, dd_rows);
   t.sources->scatter_sum(ds_part, ds);
   t.from_targets->run(*plane_, *backend_, dd_rows, dd, false, staging_);
-  allreduce_over_b(ds);  // sums over F_j's partial dots (the backward is linear in dβ)
-  allreduce_over_b(dd);
+  allreduce(over(1), ds);  // sums over F_b's partial dots (the backward is linear in dβ)
+  allreduce(over(1), dd);
 }
 
 void PlexusAttention::forward_bytes(int l, ByteModel& m) const {
@@ -206,10 +210,7 @@ void PlexusAttention::forward_bytes(int l, ByteModel& m) const {
   t.sources->gather_bytes(t.heads, m);
   allreduce_over_b_bytes(own_rows(t) * t.heads, m);  // d
   if (plane_->size() > 1) m.add(Category::alltoall, *plane_, t.to_targets->wire_bytes());
-  Communicator& over_a = over(t.blocks.ax.a);
-  for (int i = 0; i < 2; ++i)  // the row max and sum
-    if (over_a.size() > 1)
-      m.add(Category::allreduce, over_a, wire::allreduce(bytes_of<float>(target_rows(t) * t.heads), over_a.size()));
+  reduce_rows_bytes(t, m);  // the row max and sum
 }
 
 void PlexusAttention::aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
@@ -226,10 +227,7 @@ void PlexusAttention::backward_bytes(int l, ByteModel& m) const {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   t.targets->gather_bytes(t.width, m);
   if (!elide_) t.sources->gather_bytes(t.width, m);
-  Communicator& over_a = over(t.blocks.ax.a);
-  for (int i = 0; i < 2; ++i)  // D and dd
-    if (over_a.size() > 1)
-      m.add(Category::allreduce, over_a, wire::allreduce(bytes_of<float>(target_rows(t) * t.heads), over_a.size()));
+  reduce_rows_bytes(t, m);  // D and dd
   t.sources->scatter_sum_bytes(t.heads, m);
   if (plane_->size() > 1) m.add(Category::alltoall, *plane_, t.from_targets->wire_bytes());
   allreduce_over_b_bytes(own_rows(t) * t.heads, m);  // ds

@@ -95,8 +95,9 @@ class PlexusAttention final : public EdgeAttention {
   std::int64_t target_rows(const Layer& t) const { return t.blocks.rows_out.count; }
   std::int64_t own_rows(const Layer& t) const { return t.blocks.x_rows.count; }
   Communicator& over(int axis) const;
-  void allreduce_over_b(View v);
   void allreduce_over_b_bytes(std::int64_t elements, ByteModel& m) const;
+  // The two per-row reductions of a step over a (max and sum; D and dd).
+  void reduce_rows_bytes(const Layer& t, ByteModel& m) const;
   View gathered_z(int l);
 
   Backend* backend_ = nullptr;

@@ -94,11 +94,11 @@ LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& 
   const auto [a, bb, c] = b.ax;
   const bool conv = m.kind(l) == LayerKind::conv;
   b.rows_in = conv ? rows.block(g[a], k[a]) : rows.block(g[c], k[c]);
-  b.x_rows = l == 0 && conv ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
+  // layer 0's input sharded further over c (Sec. 3.1); GAT's every input
+  b.x_rows = (l == 0 && conv) || m.attention ? rows.sub_block(g[a], k[a], g[c], k[c]) : b.rows_in;
   b.rows_out = rows.block(g[c], k[c]);
   b.cols_in = block_range(m.dims[l], g[bb], k[bb]);
   if (m.attention) {  // the geometry of GAT's matrices (decomposition.hpp)
-    b.x_rows = rows.sub_block(g[a], k[a], g[c], k[c]);
     b.cols_out = block_range(m.dims[l + 1], g[bb], k[bb]);
     b.w_rows = b.cols_in;
     b.w_cols = {0, m.dims[l + 1]};

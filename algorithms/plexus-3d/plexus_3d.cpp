@@ -436,6 +436,13 @@ void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstVie
   if (over_a.size() > 1) sums_.allreduce(over_a, *dh);
 }
 
+std::array<View, 2> Plexus3DStrategy::zt_views(int l) {
+  const LayerBlocks& b = cur_->blocks[l];
+  const std::int64_t rows = b.x_rows.count;
+  return {View{zt_full_.data(), dims_[static_cast<std::size_t>(l + 1)], rows, rows},
+          View{zt_mine_.data(), b.cols_out.count, rows, rows}};
+}
+
 // GAT (decomposition.hpp): X (R_{a,c} x F_b) W (F_b x f'), partial over b, is
 // reduce-scattered over b into Z's columns F'_b. The reduce-scatter's blocks
 // are contiguous in Zᵀ = Wᵀ Xᵀ, so the product is computed transposed.
@@ -447,14 +454,13 @@ void Plexus3DStrategy::attention_linear(int l, ConstView x, ConstView w, View z)
     backend_.gemm(Op::N, Op::N, 1.f, x, w, 0.f, z);
     return;
   }
-  const std::int64_t f = dims_[static_cast<std::size_t>(l + 1)], rows = b.x_rows.count;
-  View full{zt_full_.data(), f, rows, rows}, mine{zt_mine_.data(), b.cols_out.count, rows, rows};
+  const auto [full, mine] = zt_views(l);
   {
     auto t = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::T, 1.f, w, x, 0.f, full);
   }
   over_b.reduce_scatter(std::span<const float>(full.data, static_cast<std::size_t>(full.size())),
-                        span_of(mine.data, mine.size()), row_block_elements(f, over_b.size(), rows),
+                        span_of(mine.data, mine.size()), row_block_elements(full.rows, over_b.size(), full.cols),
                         Category::reduce_scatter);
   auto t = ledger_.time(Category::gemm);
   backend_.transpose(mine, z);
@@ -470,14 +476,13 @@ void Plexus3DStrategy::attention_linear_backward(int l, ConstView x, ConstView g
     backend_.gemm(Op::T, Op::N, 1.f, x, g, 0.f, dw);
     if (dx) backend_.gemm(Op::N, Op::T, 1.f, g, w, 0.f, *dx);
   } else {
-    const std::int64_t f = dims_[static_cast<std::size_t>(l + 1)], rows = b.x_rows.count;
-    View full{zt_full_.data(), f, rows, rows}, mine{zt_mine_.data(), b.cols_out.count, rows, rows};
+    const auto [full, mine] = zt_views(l);
     {
       auto t = ledger_.time(Category::gemm);
       backend_.transpose(g, mine);
     }
     over_b.allgather(std::span<const float>(mine.data, static_cast<std::size_t>(mine.size())),
-                     span_of(full.data, full.size()), row_block_elements(f, over_b.size(), rows),
+                     span_of(full.data, full.size()), row_block_elements(full.rows, over_b.size(), full.cols),
                      Category::allgather);
     auto t = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::T, 1.f, x, full, 0.f, dw);

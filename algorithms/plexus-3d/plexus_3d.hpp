@@ -46,6 +46,7 @@
 // its rows of the full graph), restrict_to(cut) uploads them and the same
 // code runs on them; restrict_to(nullptr) returns to the full graph (evaluation).
 
+#include <array>
 #include <map>
 #include <tuple>
 
@@ -135,6 +136,8 @@ class Plexus3DStrategy final : public Strategy {
   void attention_linear(int l, ConstView x, ConstView w, View z);
   void attention_linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx);
   void attention_linear_bytes(int l, bool backward, ByteModel& m) const;
+  // Zᵀ (or dZᵀ) of layer l: all f_{l+1} rows, and this rank's F_b (zt_full_, zt_mine_).
+  std::array<View, 2> zt_views(int l);
   // The ranks that hold the other rows of matrix l's columns (its rows' axes).
   Communicator& over_rows(int l) const;
   bool conv(int l) const { return shape_.kind(l) == LayerKind::conv; }

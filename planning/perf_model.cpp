@@ -147,7 +147,7 @@ std::string profile_json(const MachineProfile& m) {
 }
 
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
-  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model, a.heads};
+  return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model, a.heads, a.weight_cols()};
 }
 
 namespace {
@@ -234,10 +234,11 @@ EpochWork epoch_work(const Problem& p, const std::string& algo) {
     const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
     const bool dx = l > 0 || p.learn_features;
     const double heads = l < p.heads.size() ? static_cast<double>(p.heads[l]) : 0.0;
-    if (heads > 0) {  // graph attention: Z = XW, then the edge tensors' work at width fout
-      w.spmm += 3 * nnz * fout;
+    if (heads > 0) {  // graph attention: Z = XW, then the edge tensors' work at Z's width
+      const double fz = l < p.zdims.size() ? static_cast<double>(p.zdims[l]) : fout;
+      w.spmm += 3 * nnz * fz;
       w.edges += 8 * nnz * heads;
-      w.gemm += 2 * n * fin * fout * (dx ? 3 : 2) + 12 * n * fout * heads;
+      w.gemm += 2 * n * fin * fz * (dx ? 3 : 2) + 12 * n * fz * heads;
       continue;
     }
     const bool conv = p.kinds.empty() || p.kinds[l] == LayerKind::conv;

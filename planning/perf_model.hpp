@@ -71,6 +71,7 @@ struct Problem {
   bool attention = false;  // Architecture::attends(): some layer aggregates with graph attention's edge tensors
   std::string model = "gcn";
   std::vector<int> heads;  // Architecture::heads: per layer, its attention heads (0 or empty: none)
+  std::vector<std::int64_t> zdims;  // Architecture::weight_cols: per layer, Z = XW's width (empty: dims[l+1])
 };
 // The problem of a model of architecture `a` on a graph of n vertices and nnz nonzeros of Â.
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features);
@@ -107,7 +108,8 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
 // no backward SpMM in layer 0 for plexus-3d (it keeps H = ÂF from the forward
 // pass, Alg. 2) unless the features are learned; GEMM flops 2·n·f_l·f_{l+1} for
 // Z = HW and for dW, and once more for dX where there is one.
-// A graph-attention layer of H heads and width F (models/gat): edge work in
+// A graph-attention layer of H heads and width F (models/gat; F: Z's, H times
+// the output's where it averages its heads): edge work in
 // the same nonzero·column units, 3·nnz·F (the aggregation, its transpose, the
 // SDDMM) + 8·nnz·H (the edge softmax's passes over the edges: scores, row max,
 // exp and sum, scaling, dropout, row dot, the softmax's backward, the edge

@@ -34,6 +34,7 @@ void OneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   const std::vector<std::int64_t>& dims = arch.dims;
   const int R = grid_.dim("r"), c = grid_.dim("c"), i = grid_.coord("r"), j = grid_.coord("c");
   dims_ = dims;
+  wcols_ = arch.weight_cols();
   orders_ = parse_orders(order_spec_, dims);
   asymmetric_ = !g.symmetric();
   GCNLAB_CHECK(g.n() >= R, "1.5d: {} vertices cannot be split into {} non-empty block rows", g.n(), R);
@@ -80,15 +81,15 @@ void OneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, Byte
 }
 
 void OneHalfDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
-  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], dims_[l + 1], grid_.dim("r")));
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], wcols_[l], grid_.dim("r")));
 }
 
-void OneHalfDStrategy::sum_over_rows(int, std::span<float> per_column) {
+void OneHalfDStrategy::sum_over_rows(int, View per_column) {
   sum_columns_over(col_, per_column);  // P(:, j) holds each block row once
 }
 
-void OneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
-  sum_columns_over_bytes(col_, layouts_[l].cols, m);
+void OneHalfDStrategy::sum_over_rows_bytes(int, std::int64_t count, ByteModel& m) const {
+  sum_columns_over_bytes(col_, count, m);
 }
 
 // --- ChunkColumns

@@ -68,6 +68,7 @@ PlexusAttention::PlexusAttention(Backend& backend, Ledger& ledger, const Process
     t.heads = arch.heads_of(l);
     GCNLAB_ASSERT(t.heads > 0);
     t.width = b.cols_out.count;
+    t.averaged = arch.averaged(l);
     const auto [at, fresh] = shard_of.emplace(std::make_pair(a, c), static_cast<int>(shards_.size()));
     t.shard = at->second;
     if (fresh) {
@@ -99,11 +100,11 @@ PlexusAttention::PlexusAttention(Backend& backend, Ledger& ledger, const Process
     t.from_targets = std::make_unique<Reshard>(targets, own, plane_->rank());
     t.src = Buffer<float>(backend, static_cast<std::size_t>(b.rows_in.count * t.heads));
     t.dst = Buffer<float>(backend, static_cast<std::size_t>(b.rows_out.count * t.heads));
-    z_floats = elide_ ? z_floats : std::max(z_floats, b.rows_in.count * t.width);
+    z_floats = elide_ ? z_floats : std::max(z_floats, b.rows_in.count * t.z_width());
     g_floats = std::max(g_floats, b.rows_out.count * t.width);
-    partial = std::max({partial, b.rows_out.count * t.width, b.rows_in.count * std::max<std::int64_t>(t.width, t.heads)});
+    partial = std::max({partial, b.rows_out.count * t.width, b.rows_in.count * std::max<std::int64_t>(t.z_width(), t.heads)});
     row_floats = std::max({row_floats, b.x_rows.count * t.heads, b.rows_out.count * t.heads});
-    if (elide_) z_.push_back(Buffer<float>(backend, static_cast<std::size_t>(b.rows_in.count * t.width)));
+    if (elide_) z_.push_back(Buffer<float>(backend, static_cast<std::size_t>(b.rows_in.count * t.z_width())));
     layers_.push_back(std::move(t));
   }
   if (!elide_) z_.push_back(Buffer<float>(backend, static_cast<std::size_t>(z_floats)));
@@ -156,7 +157,7 @@ void PlexusAttention::reduce_rows_bytes(const Layer& t, ByteModel& m) const {
 
 View PlexusAttention::gathered_z(int l) {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
-  return rows_of(z_[elide_ ? static_cast<std::size_t>(l) : 0], sources_rows(t), t.width);
+  return rows_of(z_[elide_ ? static_cast<std::size_t>(l) : 0], sources_rows(t), t.z_width());
 }
 
 void PlexusAttention::forward(int l, const Attention& a) {
@@ -183,7 +184,7 @@ void PlexusAttention::aggregate(int l, Direction d, ConstView in, View out) {
     return;
   }
   GCNLAB_ASSERT(g_of_ == in.data);  // Primitives: attention_backward gathered this G
-  const View partial = rows_of(partial_, sources_rows(t), t.width);
+  const View partial = rows_of(partial_, sources_rows(t), t.z_width());
   edges.aggregate(l, d, rows_of(g_, target_rows(t), t.width), partial);
   t.sources->scatter_sum(partial, out);
 }
@@ -215,18 +216,18 @@ void PlexusAttention::forward_bytes(int l, ByteModel& m) const {
 
 void PlexusAttention::aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
-  if (d == Direction::forward) {
+  if (d == Direction::forward) {  // cols: Z's (the output's times the heads it averages)
     t.sources->gather_bytes(cols, m);
-    t.targets->scatter_sum_bytes(cols, m);
-  } else {
-    t.sources->scatter_sum_bytes(cols, m);
+    t.targets->scatter_sum_bytes(cols / t.averaged, m);
+  } else {  // cols: G's
+    t.sources->scatter_sum_bytes(cols * t.averaged, m);
   }
 }
 
 void PlexusAttention::backward_bytes(int l, ByteModel& m) const {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   t.targets->gather_bytes(t.width, m);
-  if (!elide_) t.sources->gather_bytes(t.width, m);
+  if (!elide_) t.sources->gather_bytes(t.z_width(), m);
   reduce_rows_bytes(t, m);  // D and dd
   t.sources->scatter_sum_bytes(t.heads, m);
   if (plane_->size() > 1) m.add(Category::alltoall, *plane_, t.from_targets->wire_bytes());

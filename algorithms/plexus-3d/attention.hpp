@@ -28,10 +28,11 @@
 //   aggregate bwd  βᵀ G on the shard is partial over c: REDUCE-SCATTERED over c
 //
 // Per rank and attention layer (H heads, F = |F_j|, n_x = |R_{i,k}|, n_a = |R_i|,
-// n_c = |R_k|, n_o = |R_{k,i}|, grid X x Y x Z along (a, b, c)), in bytes:
+// n_c = |R_k|, n_o = |R_{k,i}|, grid X x Y x Z along (a, b, c); F_z = F, or H F
+// where the layer averages its heads: Z's columns), in bytes:
 //   all-reduce over b      4 · wire::allreduce(n_x H · 4, Y)         s, d, ds, dd
-//   all-gather over c      (n_a - n_x)(H + F [+ F without elide]) · 4
-//   reduce-scatter over c  (Z - 1) n_x (H + F) · 4
+//   all-gather over c      (n_a - n_x)(H + F_z [+ F_z without elide]) · 4
+//   reduce-scatter over c  (Z - 1) n_x (H + F_z) · 4
 //   all-reduce over a      4 · wire::allreduce(n_c H · 4, X)         max, sum, D, dd
 //   reduce-scatter over a  (X - 1) n_o F · 4;  all-gather over a  (n_c - n_o) F · 4
 //   reshard (alltoall)     the rows of R_k outside R_{i,k}, and of R_{i,k} outside R_k, H wide · 4
@@ -84,6 +85,8 @@ class PlexusAttention final : public EdgeAttention {
     plexus::LayerBlocks blocks;
     int heads = 0;
     std::int64_t width = 0;  // F = |F_j|
+    int averaged = 1;        // the heads it averages (Architecture::averaged): Z is averaged x F wide
+    std::int64_t z_width() const { return width * averaged; }
     int shard = 0;
     std::unique_ptr<AllGatherColumns> sources;  // over c: R_{i,k} <-> R_i
     std::unique_ptr<AllGatherColumns> targets;  // over a: R_{k,i} <-> R_k

@@ -101,7 +101,7 @@ LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& 
   if (m.attention) {  // the geometry of GAT's matrices (decomposition.hpp)
     b.cols_out = block_range(m.dims[l + 1], g[bb], k[bb]);
     b.w_rows = b.cols_in;
-    b.w_cols = {0, m.dims[l + 1]};
+    b.w_cols = {0, m.dims[l + 1] * m.averaged(l)};
     return b;
   }
   b.cols_out = block_range(m.dims[l + 1], g[a], k[a]);

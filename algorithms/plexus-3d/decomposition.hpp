@@ -85,10 +85,16 @@ struct ModelShape {
   std::vector<bool> norms;
   bool self_term = false;  // Architecture::self_term: X_l is aligned with each layer's aggregate
   bool attention = false;  // every layer a graph-attention layer (GAT's geometry above)
+  std::vector<std::int64_t> zdims;  // GAT: Z_l's width (Architecture::transformed; empty: dims[l+1])
   ModelShape(std::vector<std::int64_t> d) : dims(std::move(d)) {}  // NOLINT(google-explicit-constructor): Plexus's GCN
   explicit ModelShape(const Architecture& a)
-      : dims(a.dims), kinds(a.kinds), norms(a.norm_after), self_term(a.self_term), attention(a.attends()) {}
+      : dims(a.dims), kinds(a.kinds), norms(a.norm_after), self_term(a.self_term), attention(a.attends()),
+        zdims(a.weight_cols()) {}
   int layers() const { return static_cast<int>(dims.size()) - 1; }
+  // The heads layer l averages (Z_l is that many times its output wide, class-major).
+  std::int64_t averaged(int l) const {
+    return zdims.empty() ? 1 : zdims[static_cast<std::size_t>(l)] / dims[static_cast<std::size_t>(l + 1)];
+  }
   LayerKind kind(int l) const { return kinds.empty() ? LayerKind::conv : kinds[static_cast<std::size_t>(l)]; }
   bool norm_after(int l) const { return !norms.empty() && norms[static_cast<std::size_t>(l)]; }
 };
@@ -147,7 +153,7 @@ struct LayerBlocks {
   Range cols_in;   // columns of F and H, rows of W (over b)
   Range cols_out;  // columns of Q and W (over a; GAT: of Z and the output, over b)
   Range w_rows;    // rows of W this rank stores: cols_in split over c (GAT: cols_in)
-  Range w_cols;    // columns of W this rank stores: cols_out (GAT: all f_{l+1})
+  Range w_cols;    // columns of W this rank stores: cols_out (GAT: all of Z's, ModelShape::zdims)
 };
 LayerBlocks layer_blocks(const RowSplit& rows, const ModelShape& m, const Grid& g, const Coords& k, int l);
 

@@ -197,8 +197,8 @@ void Plexus3DStrategy::setup_attention(const Graph& g, const Architecture& arch)
   std::int64_t full = 0, mine = 0;  // Zᵀ's elements
   for (int l = 0; l < L; ++l) {
     const LayerBlocks& b = full_.blocks[static_cast<std::size_t>(l)];
-    full = std::max(full, dims_[static_cast<std::size_t>(l + 1)] * b.x_rows.count);
-    mine = std::max(mine, b.cols_out.count * b.x_rows.count);
+    full = std::max(full, b.w_cols.count * b.x_rows.count);
+    mine = std::max(mine, b.cols_out.count * shape_.averaged(l) * b.x_rows.count);
   }
   if (along(1).size() > 1) zt_full_ = Dense(backend_, 1, full), zt_mine_ = Dense(backend_, 1, mine);
   for (Dense* gcn : {&f_full_, &dw_part_, &dw_t_, &dx_part_}) *gcn = Dense();  // GCN's buffers
@@ -439,8 +439,15 @@ void Plexus3DStrategy::linear_backward(int l, ConstView h, ConstView g, ConstVie
 std::array<View, 2> Plexus3DStrategy::zt_views(int l) {
   const LayerBlocks& b = cur_->blocks[l];
   const std::int64_t rows = b.x_rows.count;
-  return {View{zt_full_.data(), dims_[static_cast<std::size_t>(l + 1)], rows, rows},
-          View{zt_mine_.data(), b.cols_out.count, rows, rows}};
+  return {View{zt_full_.data(), b.w_cols.count, rows, rows},
+          View{zt_mine_.data(), b.cols_out.count * shape_.averaged(l), rows, rows}};
+}
+
+// Zᵀ's row blocks over b: F'_b's rows, each with the heads layer l averages (class-major).
+std::vector<std::int64_t> Plexus3DStrategy::zt_blocks(int l) const {
+  const LayerBlocks& b = cur_->blocks[l];
+  return row_block_elements(dims_[static_cast<std::size_t>(l + 1)], along(b.ax.b).size(),
+                            b.x_rows.count * shape_.averaged(l));
 }
 
 // GAT (decomposition.hpp): X (R_{a,c} x F_b) W (F_b x f'), partial over b, is
@@ -460,8 +467,7 @@ void Plexus3DStrategy::attention_linear(int l, ConstView x, ConstView w, View z)
     backend_.gemm(Op::T, Op::T, 1.f, w, x, 0.f, full);
   }
   over_b.reduce_scatter(std::span<const float>(full.data, static_cast<std::size_t>(full.size())),
-                        span_of(mine.data, mine.size()), row_block_elements(full.rows, over_b.size(), full.cols),
-                        Category::reduce_scatter);
+                        span_of(mine.data, mine.size()), zt_blocks(l), Category::reduce_scatter);
   auto t = ledger_.time(Category::gemm);
   backend_.transpose(mine, z);
 }
@@ -482,8 +488,7 @@ void Plexus3DStrategy::attention_linear_backward(int l, ConstView x, ConstView g
       backend_.transpose(g, mine);
     }
     over_b.allgather(std::span<const float>(mine.data, static_cast<std::size_t>(mine.size())),
-                     span_of(full.data, full.size()), row_block_elements(full.rows, over_b.size(), full.cols),
-                     Category::allgather);
+                     span_of(full.data, full.size()), zt_blocks(l), Category::allgather);
     auto t = ledger_.time(Category::gemm);
     backend_.gemm(Op::T, Op::T, 1.f, x, full, 0.f, dw);
     if (dx) backend_.gemm(Op::T, Op::T, 1.f, full, w, 0.f, *dx);
@@ -497,13 +502,14 @@ void Plexus3DStrategy::attention_linear_backward(int l, ConstView x, ConstView g
 void Plexus3DStrategy::attention_linear_bytes(int l, bool backward, ByteModel& m) const {
   const LayerBlocks& b = cur_->blocks[l];
   Communicator& over_b = along(b.ax.b);
-  const double f = static_cast<double>(dims_[static_cast<std::size_t>(l + 1)]), rows = static_cast<double>(b.x_rows.count);
+  const double f = static_cast<double>(b.w_cols.count), rows = static_cast<double>(b.x_rows.count);
+  const double mine = static_cast<double>(b.cols_out.count * shape_.averaged(l));  // Zᵀ's rows here
   if (!backward) {
     if (over_b.size() > 1)
-      m.add(Category::reduce_scatter, over_b, wire::reduce_scatter(bytes_of<float>(b.cols_out.count) * rows, over_b.size()));
+      m.add(Category::reduce_scatter, over_b, wire::reduce_scatter(mine * rows * sizeof(float), over_b.size()));
     return;
   }
-  if (over_b.size() > 1) m.add(Category::allgather, over_b, (f - b.cols_out.count) * rows * sizeof(float));
+  if (over_b.size() > 1) m.add(Category::allgather, over_b, (f - mine) * rows * sizeof(float));
   Communicator& plane = grid_.along({kAxisNames[b.ax.a], kAxisNames[b.ax.c]});
   if (plane.size() > 1)
     m.add(Category::allreduce, plane, wire::allreduce(bytes_of<float>(b.w_rows.count * b.w_cols.count), plane.size()));
@@ -549,11 +555,10 @@ void Plexus3DStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const
 // RMSNorm's sums on layout(l), the output of layer l - 1
 void Plexus3DStrategy::sum_over_columns_bytes(int l, ByteModel& m) const { add_step(l - 1, Step::row_sums, m); }
 
-void Plexus3DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
+void Plexus3DStrategy::sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const {
   if (!shape_.attention) return add_step(l - 1, Step::column_sums, m);
   Communicator& group = over_rows(l);  // GAT's dL/db, dL/da_src, dL/da_dst
-  if (group.size() > 1)
-    m.add(Category::allreduce, group, wire::allreduce(bytes_of<float>(layout(l).cols), group.size()));
+  if (group.size() > 1) m.add(Category::allreduce, group, wire::allreduce(bytes_of<float>(count), group.size()));
 }
 
 Communicator& Plexus3DStrategy::over_rows(int l) const {
@@ -573,9 +578,9 @@ void Plexus3DStrategy::sum_over_columns(int l, std::span<float> per_row) {
   if (group.size() > 1) group.allreduce(per_row, ReduceOp::sum, Category::allreduce);
 }
 
-void Plexus3DStrategy::sum_over_rows(int l, std::span<float> per_column) {
+void Plexus3DStrategy::sum_over_rows(int l, View per_column) {
   Communicator& group = over_rows(l);
-  if (group.size() > 1) group.allreduce(per_column, ReduceOp::sum, Category::allreduce);
+  if (group.size() > 1) group.allreduce(row_span(per_column), ReduceOp::sum, Category::allreduce);
 }
 
 void Plexus3DStrategy::align_bytes(int l, Direction d, ByteModel& m) const {

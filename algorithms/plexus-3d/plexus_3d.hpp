@@ -88,12 +88,12 @@ class Plexus3DStrategy final : public Strategy {
   void linear_bytes(int l, ByteModel& m) const override;
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
   void sum_over_columns_bytes(int l, ByteModel& m) const override;
-  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override;
   void align_bytes(int l, Direction d, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   void sum_over_columns(int l, std::span<float> per_row) override;
-  void sum_over_rows(int l, std::span<float> per_column) override;
+  void sum_over_rows(int l, View per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
   // X_l into its aggregated layout and back (align_reshard; the residual's machinery).
   bool same_rows() const override { return false; }
@@ -138,6 +138,7 @@ class Plexus3DStrategy final : public Strategy {
   void attention_linear_bytes(int l, bool backward, ByteModel& m) const;
   // Zᵀ (or dZᵀ) of layer l: all f_{l+1} rows, and this rank's F_b (zt_full_, zt_mine_).
   std::array<View, 2> zt_views(int l);
+  std::vector<std::int64_t> zt_blocks(int l) const;
   // The ranks that hold the other rows of matrix l's columns (its rows' axes).
   Communicator& over_rows(int l) const;
   bool conv(int l) const { return shape_.kind(l) == LayerKind::conv; }

@@ -68,6 +68,7 @@ void SaOneHalfDStrategy::setup(const Graph& g, const Architecture& arch) {
   const std::vector<std::int64_t>& dims = arch.dims;
   const int R = grid_.dim("r"), i = grid_.coord("r");
   dims_ = dims;
+  wcols_ = arch.weight_cols();
   orders_ = parse_orders(order_spec_, dims);
   asymmetric_ = !g.symmetric();
   offsets_ = row_blocks(g, R);
@@ -176,15 +177,15 @@ void SaOneHalfDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, By
 }
 
 void SaOneHalfDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
-  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], dims_[l + 1], grid_.dim("r")));
+  m.add(Category::allreduce, col_, weight_gradient_bytes(dims_[l], wcols_[l], grid_.dim("r")));
 }
 
-void SaOneHalfDStrategy::sum_over_rows(int, std::span<float> per_column) {
+void SaOneHalfDStrategy::sum_over_rows(int, View per_column) {
   sum_columns_over(col_, per_column);  // P(:, j) holds each block row once
 }
 
-void SaOneHalfDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
-  sum_columns_over_bytes(col_, layouts_[l].cols, m);
+void SaOneHalfDStrategy::sum_over_rows_bytes(int, std::int64_t count, ByteModel& m) const {
+  sum_columns_over_bytes(col_, count, m);
 }
 
 // --- SaChunkColumns

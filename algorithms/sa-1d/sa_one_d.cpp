@@ -48,6 +48,7 @@ void SaOneDStrategy::setup(const Graph& g, const Architecture& arch) {
   const std::vector<std::int64_t>& dims = arch.dims;
   const int p = world_.size(), me = world_.rank();
   dims_ = dims;
+  wcols_ = arch.weight_cols();
   orders_ = parse_orders(order_spec_, dims);
   asymmetric_ = !g.symmetric();
   offsets_ = row_blocks(g, p);
@@ -122,15 +123,15 @@ void SaOneDStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, ByteMo
 }
 
 void SaOneDStrategy::linear_backward_bytes(int l, bool, ByteModel& m) const {
-  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], dims_[l + 1], world_.size()));
+  m.add(Category::allreduce, world_, weight_gradient_bytes(dims_[l], wcols_[l], world_.size()));
 }
 
-void SaOneDStrategy::sum_over_rows(int, std::span<float> per_column) {
+void SaOneDStrategy::sum_over_rows(int, View per_column) {
   sum_columns_over(world_, per_column);  // every rank holds one block row
 }
 
-void SaOneDStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
-  sum_columns_over_bytes(world_, layouts_[l].cols, m);
+void SaOneDStrategy::sum_over_rows_bytes(int, std::int64_t count, ByteModel& m) const {
+  sum_columns_over_bytes(world_, count, m);
 }
 
 }  // namespace gcnlab

@@ -38,15 +38,15 @@ class SaOneDStrategy final : public Strategy {
   int partition_parts() const override { return world_.size(); }
   void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
-  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::int64_t nnz_local() const override { return nnz_local_; }
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
-  void sum_over_rows(int l, std::span<float> per_column) override;
-  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void sum_over_rows(int l, View per_column) override;
+  void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
   // Graph attention (--model gat; sa-1d's caps): common/dist/gathered_attention.hpp.
@@ -67,6 +67,7 @@ class SaOneDStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_, offsets_;
+  std::vector<std::int64_t> wcols_;  // W_l's columns (Architecture::weight_cols)
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

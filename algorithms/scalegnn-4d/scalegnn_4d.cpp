@@ -76,9 +76,9 @@ void ScaleGnn4DStrategy::linear_backward(int l, ConstView x, ConstView g, ConstV
                            Category::allreduce);
 }
 
-void ScaleGnn4DStrategy::sum_over_rows(int l, std::span<float> per_column) {
+void ScaleGnn4DStrategy::sum_over_rows(int l, View per_column) {
   pmm_->sum_over_rows(l, per_column);
-  if (d_ > 1 && sampled_) data_group().allreduce(per_column, ReduceOp::sum, Category::allreduce);  // dL/dγ as dW
+  if (d_ > 1 && sampled_) data_group().allreduce(row_span(per_column), ReduceOp::sum, Category::allreduce);  // dL/dγ as dW
 }
 
 bool ScaleGnn4DStrategy::first_copy(int l) const {
@@ -98,8 +98,8 @@ void ScaleGnn4DStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) con
   }
 }
 
-void ScaleGnn4DStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
-  pmm_->sum_over_rows_bytes(l, m);
+void ScaleGnn4DStrategy::sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const {
+  pmm_->sum_over_rows_bytes(l, count, m);
   if (d_ > 1 && sampled_)  // γ: layout(l)'s columns
     m.add(Category::allreduce, data_group(), wire::allreduce(bytes_of<float>(pmm_->layout(l).cols), d_));
 }

@@ -67,12 +67,12 @@ class ScaleGnn4DStrategy final : public Strategy {
   void linear_bytes(int l, ByteModel& m) const override { pmm_->linear_bytes(l, m); }
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
   void sum_over_columns_bytes(int l, ByteModel& m) const override { pmm_->sum_over_columns_bytes(l, m); }
-  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const override;
   void reshard_bytes(int from, int to, ByteModel& m) const override { pmm_->reshard_bytes(from, to, m); }
   void align_bytes(int l, Direction d, ByteModel& m) const override { pmm_->align_bytes(l, d, m); }
   MemoryNeed memory_need() const override { return pmm_->memory_need(); }
   void sum_over_columns(int l, std::span<float> per_row) override { pmm_->sum_over_columns(l, per_row); }
-  void sum_over_rows(int l, std::span<float> per_column) override;
+  void sum_over_rows(int l, View per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override {
     pmm_->reshard(from, to, x, y, accumulate);
   }

@@ -27,6 +27,7 @@ std::string SerialStrategy::describe() const {
 void SerialStrategy::setup(const Graph& g, const Architecture& arch) {
   const std::vector<std::int64_t>& dims = arch.dims;
   dims_ = dims;
+  wcols_ = arch.weight_cols();
   orders_ = parse_orders(order_spec_, dims);
   n_ = g.n();
   asymmetric_ = !g.symmetric();

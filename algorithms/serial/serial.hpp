@@ -30,7 +30,7 @@ class SerialStrategy final : public Strategy {
   std::array<int, 2> data_parallel() const override { return {dp_groups_, 0}; }
   void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
-  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
@@ -42,7 +42,7 @@ class SerialStrategy final : public Strategy {
   MemoryNeed memory_need() const override;
   std::vector<ProductOrder> orders(int) const override { return orders_; }
   void sum_over_columns(int, std::span<float>) override {}
-  void sum_over_rows(int, std::span<float>) override {}
+  void sum_over_rows(int, View) override {}
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
   void attention(int l, const Attention& a) override { attention_.forward(l, a); }
   void aggregate_attention(int l, Direction d, ConstView in, View out) override { attention_.aggregate(l, d, in, out); }
@@ -57,6 +57,7 @@ class SerialStrategy final : public Strategy {
   Backend& backend_;
   Ledger& ledger_;
   std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> wcols_;  // W_l's columns (Architecture::weight_cols)
   std::string order_spec_;             // --order
   std::vector<ProductOrder> orders_;   // per layer, from order_spec_ and dims (setup)
   std::vector<Layout> layouts_;

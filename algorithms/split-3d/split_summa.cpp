@@ -39,6 +39,12 @@ std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::features(std::int64_t 
   return {off[j], off[j + 1] - off[j]};
 }
 
+std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::weight_features(int l, int j) const {
+  const auto [first, count] = features(dims_[l + 1], j);
+  const int m = averaged_[l];  // Z's columns of F_j: all their heads (class-major)
+  return {first * m, count * m};
+}
+
 std::pair<std::int64_t, std::int64_t> SplitSummaStrategy::weight_rows(std::int64_t f, int i) const {
   const auto off = block_offsets(f, X());
   return {off[i], off[i + 1] - off[i]};
@@ -70,6 +76,9 @@ void SplitSummaStrategy::setup(const Graph& g, const Architecture& arch) {
   GCNLAB_CHECK(g.n() >= static_cast<std::int64_t>(X()) * Z(), "{} vertices cannot fill the {} x {} row blocks of grid {}",
                g.n(), X(), Z(), grid_.shape());
   dims_ = dims;
+  wcols_ = arch.weight_cols();
+  averaged_.clear();
+  for (int l = 0; l < arch.weight_layers(); ++l) averaged_.push_back(arch.averaged(l));
   asymmetric_ = !g.symmetric();
 
   // R_i and its Z sub-blocks R_{i,k'} (positions)
@@ -202,12 +211,12 @@ SplitSummaStrategy::DwSizes SplitSummaStrategy::dw_sizes() const {
   for (const Stage& st : stages_)
     if (st.owned >= 0) d.cslice += st.len;
   for (std::size_t l = 0; l + 1 < dims_.size(); ++l) {
-    const std::int64_t phi = weight_rows(dims_[l], i).second, gj = features(dims_[l + 1], j).second;
+    const std::int64_t phi = weight_rows(dims_[l], i).second, gj = weight_features(static_cast<int>(l), j).second;
     d.phi = std::max(d.phi, phi);
     d.send = std::max(d.send, rows_ik_ * features(dims_[l], j).second);
     d.block = std::max(d.block, phi * gj);
     d.kept = std::max(d.kept, fiber_rows(dims_[l], i, k).second * gj);
-    d.gathered = std::max(d.gathered, dims_[l] * dims_[l + 1]);
+    d.gathered = std::max(d.gathered, dims_[l] * dims_[l + 1] * averaged_[l]);
   }
   return d;
 }
@@ -223,6 +232,11 @@ SplitSummaStrategy::ScratchSizes SplitSummaStrategy::scratch_sizes() const {
     for (int jp = 0; jp < Y(); ++jp) {
       s.fmax_any = std::max(s.fmax_any, features(f, jp).second);
       if (jp == grid_.coord("y")) s.fmax_j = std::max(s.fmax_j, features(f, jp).second);
+    }
+  for (int l = 0; l + 1 < static_cast<int>(dims_.size()); ++l)  // Z's column blocks (linear_backward, dW's SUMMA)
+    for (int jp = 0; jp < Y(); ++jp) {
+      s.fmax_any = std::max(s.fmax_any, weight_features(l, jp).second);
+      if (jp == grid_.coord("y")) s.fmax_j = std::max(s.fmax_j, weight_features(l, jp).second);
     }
   return s;
 }
@@ -310,11 +324,11 @@ void SplitSummaStrategy::spmm(bool backward, ConstView h, View t) {
   }
 }
 
-void SplitSummaStrategy::for_each_column_block(ConstView local, std::int64_t f,
+void SplitSummaStrategy::for_each_column_block(ConstView local, const ColumnBlocks& blocks,
                                                const std::function<void(int, ConstView)>& fn) {
   const int j = grid_.coord("y");
   for (int jp = 0; jp < Y(); ++jp) {
-    const std::int64_t cols = features(f, jp).second;
+    const std::int64_t cols = blocks(jp).second;
     ConstView blk = jp == j ? local : ConstView{dense_scratch_.data(), rows_ik_, cols, cols};
     if (Y() > 1)
       row_.broadcast(std::span<float>(const_cast<float*>(blk.data), rows_ik_ * cols), jp, Category::bcast_dense);
@@ -327,12 +341,12 @@ void SplitSummaStrategy::aggregate(int, Direction d, ConstView in, View out) {
 }
 
 void SplitSummaStrategy::linear(int l, ConstView t, ConstView w, View z) {
-  const auto [co0, cout] = features(dims_[l + 1], grid_.coord("y"));
+  const auto [co0, cout] = weight_features(l, grid_.coord("y"));
   {
     auto s = ledger_.time(Category::gemm);
     backend_.fill(z, 0.f);
   }
-  for_each_column_block(t, dims_[l], [&](int jp, ConstView blk) {
+  for_each_column_block(t, columns_of(dims_[l]), [&](int jp, ConstView blk) {
     const std::int64_t r0 = features(dims_[l], jp).first;
     auto s = ledger_.time(Category::gemm);
     backend_.gemm(Op::N, Op::N, 1.f, blk, ConstView{w.data + r0 * w.ld + co0, blk.cols, cout, w.ld}, 1.f, z);
@@ -348,8 +362,8 @@ void SplitSummaStrategy::linear_backward(int l, ConstView x, ConstView u, ConstV
       if (!summa) backend_.fill(dw, 0.f);
       if (dx) backend_.fill(*dx, 0.f);
     }
-    for_each_column_block(u, dims_[l + 1], [&](int jp, ConstView blk) {
-      const std::int64_t c0 = features(dims_[l + 1], jp).first;
+    for_each_column_block(u, weight_columns(l), [&](int jp, ConstView blk) {
+      const std::int64_t c0 = weight_features(l, jp).first;
       auto s = ledger_.time(Category::gemm);
       if (!summa) backend_.gemm(Op::T, Op::N, 1.f, x, blk, 1.f, View{dw.data + ci0 * dw.ld + c0, cin, blk.cols, dw.ld});
       if (dx) backend_.gemm(Op::N, Op::T, 1.f, blk, ConstView{w.data + ci0 * w.ld + c0, cin, blk.cols, w.ld}, 1.f, *dx);
@@ -420,8 +434,8 @@ void SplitSummaStrategy::transpose_input(int l, ConstView x) {
 
 void SplitSummaStrategy::weight_gradient_summa(int l, ConstView x, ConstView u, View dw) {
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
-  const std::int64_t fin = dims_[l], fout = dims_[l + 1];
-  const std::int64_t phi = weight_rows(fin, i).second, gj = features(fout, j).second;
+  const std::int64_t fin = dims_[l], fout = wcols_[l];
+  const std::int64_t phi = weight_rows(fin, i).second, gj = weight_features(l, j).second;
   transpose_input(l, x);
   // dW^(k)[Φ_i, G_j] = Σ_stages Xᵀ[Φ_i, piece] U[piece, G_j] (Xᵀ stored as |C_{j,k}| x |Φ_i|)
   View block{dw_block_.data(), phi, gj, gj};
@@ -451,7 +465,7 @@ void SplitSummaStrategy::weight_gradient_summa(int l, ConstView x, ConstView u, 
   std::vector<std::int64_t> counts;
   for (int r = 0; r < world_.size(); ++r) {
     const auto c = grid_.coords_of(r);
-    counts.push_back(fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0).second * features(fout, c[1]).second);
+    counts.push_back(fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0).second * weight_features(l, c[1]).second);
   }
   world_.allgather(std::span<const float>(kept, counts[world_.rank()]),
                    std::span<float>(dw_gathered_.data(), fin * fout), std::span<const std::int64_t>(counts),
@@ -461,27 +475,27 @@ void SplitSummaStrategy::weight_gradient_summa(int l, ConstView x, ConstView u, 
   for (int r = 0; r < world_.size(); ++r) {
     const auto c = grid_.coords_of(r);
     const auto [kept0, rows] = fiber_rows(fin, c[0], Z() > 1 ? c[2] : 0);
-    const auto [col0, cols] = features(fout, c[1]);
+    const auto [col0, cols] = weight_features(l, c[1]);
     const std::int64_t row0 = weight_rows(fin, c[0]).first + kept0;
     backend_.copy(ConstView{blk, rows, cols, cols}, View{dw.data + row0 * dw.ld + col0, rows, cols, dw.ld});
     blk += counts[r];
   }
 }
 
-double SplitSummaStrategy::column_block_bytes(std::int64_t f) const {
+double SplitSummaStrategy::column_block_bytes(const ColumnBlocks& blocks) const {
   const int j = grid_.coord("y");
   double bytes = 0;
   if (Y() == 1) return 0;
   for (int jp = 0; jp < Y(); ++jp)
-    bytes += wire::broadcast(static_cast<double>(rows_ik_) * features(f, jp).second * sizeof(float), jp == j);
+    bytes += wire::broadcast(static_cast<double>(rows_ik_) * blocks(jp).second * sizeof(float), jp == j);
   return bytes;
 }
 
 void SplitSummaStrategy::add_summa_dw_bytes(int l, ByteModel& m) const {
   // The wire bytes of weight_gradient_summa for layer l.
   const int i = grid_.coord("x"), j = grid_.coord("y"), k = Z() > 1 ? grid_.coord("z") : 0;
-  const std::int64_t fin = dims_[l], fout = dims_[l + 1];
-  const double phi = static_cast<double>(weight_rows(fin, i).second), gj = static_cast<double>(features(fout, j).second);
+  const std::int64_t fin = dims_[l], fout = wcols_[l];
+  const double phi = static_cast<double>(weight_rows(fin, i).second), gj = static_cast<double>(weight_features(l, j).second);
   for (const Stage& st : stages_) {
     double pieces = 0;  // Xᵀ pieces from the other ranks of the layer
     for (int jp = 0; jp < Y() && st.sparse_root == j; ++jp)
@@ -510,28 +524,28 @@ void SplitSummaStrategy::aggregate_bytes(int, Direction d, std::int64_t cols, By
 }
 
 void SplitSummaStrategy::linear_bytes(int l, ByteModel& m) const {
-  m.add(Category::bcast_dense, row_, column_block_bytes(dims_[l]));  // the partial SUMMA
+  m.add(Category::bcast_dense, row_, column_block_bytes(columns_of(dims_[l])));  // the partial SUMMA
 }
 
 void SplitSummaStrategy::linear_backward_bytes(int l, bool dx, ByteModel& m) const {
   // the partial SUMMA with Wᵀ: for dX, and for the allreduce variant's dW rows
-  if (dx || dw_reduce_ == DwReduce::allreduce) m.add(Category::bcast_dense, row_, column_block_bytes(dims_[l + 1]));
+  if (dx || dw_reduce_ == DwReduce::allreduce) m.add(Category::bcast_dense, row_, column_block_bytes(weight_columns(l)));
   if (dw_reduce_ == DwReduce::allreduce)
     m.add(Category::allreduce, world_,
-          wire::allreduce(static_cast<double>(dims_[l]) * dims_[l + 1] * sizeof(float), world_.size()));
+          wire::allreduce(static_cast<double>(dims_[l]) * wcols_[l] * sizeof(float), world_.size()));
   else
     add_summa_dw_bytes(l, m);
 }
 
 // H[R_{i,k}, F_j]: the other rows of F_j are on P(:, j, k) and along the fiber
-void SplitSummaStrategy::sum_over_rows(int, std::span<float> per_column) {
+void SplitSummaStrategy::sum_over_rows(int, View per_column) {
   sum_columns_over(col_, per_column);
   if (fiber_) sum_columns_over(*fiber_, per_column);
 }
 
-void SplitSummaStrategy::sum_over_rows_bytes(int l, ByteModel& m) const {
-  sum_columns_over_bytes(col_, layouts_[l].cols, m);
-  if (fiber_) sum_columns_over_bytes(*fiber_, layouts_[l].cols, m);
+void SplitSummaStrategy::sum_over_rows_bytes(int, std::int64_t count, ByteModel& m) const {
+  sum_columns_over_bytes(col_, count, m);
+  if (fiber_) sum_columns_over_bytes(*fiber_, count, m);
 }
 
 }  // namespace gcnlab

@@ -72,7 +72,7 @@ class SplitSummaStrategy : public Strategy {
   int partition_parts() const override { return world_.size(); }
   void setup(const Graph& g, const Architecture& arch) override;
   const Layout& layout(int l) const override { return layouts_[l]; }
-  Block weight_block(int l) const override { return {0, dims_[l], 0, dims_[l + 1]}; }
+  Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
   void linear(int l, ConstView x, ConstView w, View z) override;
   // G is U = Â G_l (the backward is aggregate-first): dX by the partial SUMMA with Wᵀ, dW per --dw-reduce.
@@ -82,8 +82,8 @@ class SplitSummaStrategy : public Strategy {
   void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
   void linear_bytes(int l, ByteModel& m) const override;
   void linear_backward_bytes(int l, bool dx, ByteModel& m) const override;
-  void sum_over_rows(int l, std::span<float> per_column) override;
-  void sum_over_rows_bytes(int l, ByteModel& m) const override;
+  void sum_over_rows(int l, View per_column) override;
+  void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const override;
   MemoryNeed memory_need() const override;
   EdgeAttention* edge_attention() override { return &attention_; }
 
@@ -110,12 +110,23 @@ class SplitSummaStrategy : public Strategy {
   // T (local rows x F_j) = Âᵀ H (forward) or Â G (backward), in the layout of H.
   void spmm(bool backward, ConstView h, View t);
   // Broadcasts the Y column blocks of the local rows along y and hands each to fn.
-  void for_each_column_block(ConstView local, std::int64_t f, const std::function<void(int, ConstView)>& fn);
+  // The column blocks F_j of a matrix (j -> [first, first + count)).
+  using ColumnBlocks = std::function<std::pair<std::int64_t, std::int64_t>(int)>;
+  ColumnBlocks columns_of(std::int64_t f) const {
+    return [this, f](int j) { return features(f, j); };
+  }
+  ColumnBlocks weight_columns(int l) const {
+    return [this, l](int j) { return weight_features(l, j); };
+  }
+  void for_each_column_block(ConstView local, const ColumnBlocks& blocks, const std::function<void(int, ConstView)>& fn);
   std::pair<std::int64_t, std::int64_t> features(std::int64_t f, int j) const;  // F_j = [first, first+count)
+  // W_l's and Z_l's columns of F_j (layer l's output columns F_j, each with
+  // the heads it averages: Architecture::head_mean).
+  std::pair<std::int64_t, std::int64_t> weight_features(int l, int j) const;
   std::pair<std::int64_t, std::int64_t> weight_rows(std::int64_t f, int i) const;  // Φ_i = [first, first+count)
   // Rows of dW[Φ_i, :] that fiber member k keeps after the reduce-scatter: [first, first+count) inside Φ_i.
   std::pair<std::int64_t, std::int64_t> fiber_rows(std::int64_t f, int i, int k) const;
-  double column_block_bytes(std::int64_t f) const;
+  double column_block_bytes(const ColumnBlocks& blocks) const;
   // dW = Xᵀ U by CAGNET's dense SUMMA (summa) into the full dw.
   void weight_gradient_summa(int l, ConstView x, ConstView u, View dw);
   // Xᵀ[Φ_i, C_{j,k}] of this rank from the X blocks of layer k (the p2p redistribution).
@@ -153,6 +164,8 @@ class SplitSummaStrategy : public Strategy {
   DwReduce dw_reduce_;
   SoftmaxComm softmax_;
   std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> wcols_;  // W_l's columns (Architecture::weight_cols)
+  std::vector<int> averaged_;        // the heads each layer averages (Architecture::averaged)
   std::vector<Layout> layouts_;
   bool asymmetric_ = false;
   std::int64_t rows_i_ = 0, rows_ik_ = 0;  // |R_i|, |R_{i,k}|

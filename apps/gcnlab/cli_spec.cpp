@@ -93,7 +93,11 @@ Options model_options() {
       {"--learn-features", "", "train the input features as parameters (Plexus's node embeddings)"},
       {"--gin-eps", "X", "gin: ε of h'_i = MLP((1 + ε) h_i + Σ_j h_j), its initial value with --train-eps (default 0)"},
       {"--train-eps", "", "gin: learn one ε per GIN layer (PyG's GINConv train_eps=True)"},
-      {"--heads", "N", "gat: attention heads of each hidden layer, concatenated, each --hidden wide (default 8)"},
+      {"--heads", "N", "gat: attention heads of each hidden layer, each --hidden wide (default 8)"},
+      {"--concat", "MODE", "gat: the hidden layers' heads concatenated (on) or averaged (off: PyG's concat=False); "
+                           "default on", {"on", "off"}},
+      {"--output-heads", "N", "gat: attention heads of the output layer, averaged (the GAT paper's PPI model: 6; "
+                              "default 1)"},
       {"--attention-dropout", "X", "gat: dropout on the attention coefficients (GATConv's dropout; default 0)"},
   };
 }

@@ -441,6 +441,10 @@ ModelConfig read_model_config(Args& args) {
   owned("--train-eps", model.train_eps);
   owned("--heads", args.value("--heads").has_value());
   model.heads = static_cast<int>(args.integer("--heads", 8, 1));
+  owned("--concat", args.value("--concat").has_value());
+  model.concat = args.value_or("--concat", "on") == "on";  // the spec's choices: on | off
+  owned("--output-heads", args.value("--output-heads").has_value());
+  model.output_heads = static_cast<int>(args.integer("--output-heads", 1, 1));
   owned("--attention-dropout", args.value("--attention-dropout").has_value());
   model.attention_dropout = static_cast<float>(args.real("--attention-dropout", 0));
   GCNLAB_CHECK(model.attention_dropout >= 0 && model.attention_dropout < 1,

@@ -72,9 +72,12 @@ Observation observation(const std::string& file) {
     model.name = model_info(recorded.value("variant", "gcn")).name;
     model.layers = recorded.contains("layers") ? json_get<int>(recorded.at("layers")) : static_cast<int>(dims.size()) - 1;
     model.heads = recorded.value("heads", model.heads);  // absent: the default (results.cpp)
-    GCNLAB_CHECK(model.heads >= 1, "'{}': malformed model heads", file);
-    // GAT's hidden widths are its concatenated heads (models/gat: dims[l] = hidden · heads)
-    model.hidden = model_info(model.name).demands.attention && dims.size() > 2 ? dims[1] / model.heads : dims[1];
+    model.concat = recorded.value("concat", model.concat);
+    model.output_heads = recorded.value("output_heads", model.output_heads);
+    GCNLAB_CHECK(model.heads >= 1 && model.output_heads >= 1, "'{}': malformed model heads", file);
+    // GAT's hidden widths are its concatenated heads (models/gat: dims[l] = hidden · heads; averaged: hidden)
+    model.hidden = model_info(model.name).demands.attention && model.concat && dims.size() > 2 ? dims[1] / model.heads
+                                                                                                : dims[1];
     const Architecture arch = architecture(model, dims.front(), dims.back());
     GCNLAB_CHECK(arch.dims == dims, "'{}': --model {} with {} layers does not have the recorded widths", file,
                  model.name, model.layers);

@@ -312,14 +312,25 @@ void CpuBackend::edge_dropout(const Csr& a, int heads, const float* in, float* o
 
 void CpuBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                             ConstView x, View y) {
-  GCNLAB_ASSERT(x.cols == y.cols && y.rows == a.rows && x.rows == a.cols);
+  GCNLAB_ASSERT(y.rows == a.rows && x.rows == a.cols);
   if (a.compressed) fill(y, 0.f);
-  for_each_stored_row(a, ew::SpmmEdges{edge_block(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
+  const ew::EdgeBlock b = edge_block(a, heads);
+  if (hs.mean == 0) {
+    GCNLAB_ASSERT(x.cols == y.cols);
+    for_each_stored_row(a, ew::SpmmEdges{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
+  } else if (x.cols == y.cols * hs.mean) {  // Z -> the heads' mean
+    for_each_stored_row(a, ew::SpmmEdgesMean{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
+  } else {  // G -> every head's share
+    GCNLAB_ASSERT(y.cols == x.cols * hs.mean);
+    for_each_stored_row(a, ew::SpmmEdgesSpread{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, x.cols}});
+  }
 }
 
 void CpuBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
-  GCNLAB_ASSERT(g.cols == z.cols && g.rows == a.rows && z.rows == a.cols);
-  for_each_stored_row(a, ew::Sddmm{edge_block(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
+  GCNLAB_ASSERT(z.cols == g.cols * (hs.mean ? hs.mean : 1) && g.rows == a.rows && z.rows == a.cols);
+  const ew::EdgeBlock b = edge_block(a, heads);
+  if (hs.mean) for_each_stored_row(a, ew::SddmmMean{{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
+  else for_each_stored_row(a, ew::Sddmm{{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
 }
 
 void CpuBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {

@@ -314,14 +314,24 @@ void CudaBackend::edge_dropout(const Csr& a, int heads, const float* in, float* 
 }
 void CudaBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                              ConstView x, View y) {
-  GCNLAB_ASSERT(x.cols == y.cols && y.rows == a.rows && x.rows == a.cols);
+  GCNLAB_ASSERT(y.rows == a.rows && x.rows == a.cols);
   if (a.compressed) fill(y, 0.f);
-  cuda::spmm_edges(stream_, a.stored_rows(), y.cols,
-                   {edge_block(a, heads), v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols});
+  const ew::EdgeBlock b = edge_block(a, heads);
+  if (hs.mean == 0) {
+    GCNLAB_ASSERT(x.cols == y.cols);
+    cuda::spmm_edges(stream_, a.stored_rows(), y.cols, {{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
+  } else if (x.cols == y.cols * hs.mean) {  // Z -> the heads' mean
+    cuda::spmm_edges_mean(stream_, a.stored_rows(), y.cols, {{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
+  } else {  // G -> every head's share
+    GCNLAB_ASSERT(y.cols == x.cols * hs.mean);
+    cuda::spmm_edges_spread(stream_, a.stored_rows(), y.cols, {{b, v, perm, hs, x.data, x.ld, y.data, y.ld, x.cols}});
+  }
 }
 void CudaBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
-  GCNLAB_ASSERT(g.cols == z.cols && g.rows == a.rows && z.rows == a.cols);
-  cuda::sddmm(stream_, a.stored_rows(), {edge_block(a, heads), hs, g.data, g.ld, z.data, z.ld, g.cols, out});
+  GCNLAB_ASSERT(z.cols == g.cols * (hs.mean ? hs.mean : 1) && g.rows == a.rows && z.rows == a.cols);
+  const ew::EdgeBlock b = edge_block(a, heads);
+  if (hs.mean) cuda::sddmm_mean(stream_, a.stored_rows(), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
+  else cuda::sddmm(stream_, a.stored_rows(), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
 }
 void CudaBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   fill_unstored(a, out, heads, 0.f);

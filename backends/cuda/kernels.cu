@@ -124,7 +124,14 @@ void edge_exp_row_sum(cudaStream_t s, std::int64_t n, const ew::EdgeExpRowSum& f
 void edge_scale_rows(cudaStream_t s, std::int64_t n, const ew::EdgeScaleRows& f) { launch_1d(s, n, f); }
 void edge_dropout(cudaStream_t s, std::int64_t n, const ew::EdgeDropout& f) { launch_1d(s, n, f); }
 void spmm_edges(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdges& f) { launch_2d(s, n, cols, f); }
+void spmm_edges_mean(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdgesMean& f) {
+  launch_2d(s, n, cols, f);
+}
+void spmm_edges_spread(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdgesSpread& f) {
+  launch_2d(s, n, cols, f);
+}
 void sddmm(cudaStream_t s, std::int64_t n, const ew::Sddmm& f) { launch_1d(s, n, f); }
+void sddmm_mean(cudaStream_t s, std::int64_t n, const ew::SddmmMean& f) { launch_1d(s, n, f); }
 void edge_row_dot(cudaStream_t s, std::int64_t n, const ew::EdgeRowDot& f) { launch_1d(s, n, f); }
 void edge_softmax_backward(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxBackward& f) { launch_1d(s, n, f); }
 void edge_row_sums(cudaStream_t s, std::int64_t n, const ew::EdgeRowSums& f) { launch_1d(s, n, f); }

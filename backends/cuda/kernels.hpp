@@ -40,7 +40,10 @@ void edge_exp_row_sum(cudaStream_t s, std::int64_t stored, const ew::EdgeExpRowS
 void edge_scale_rows(cudaStream_t s, std::int64_t stored, const ew::EdgeScaleRows& f);
 void edge_dropout(cudaStream_t s, std::int64_t stored, const ew::EdgeDropout& f);
 void spmm_edges(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdges& f);
+void spmm_edges_mean(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdgesMean& f);
+void spmm_edges_spread(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdgesSpread& f);
 void sddmm(cudaStream_t s, std::int64_t stored, const ew::Sddmm& f);
+void sddmm_mean(cudaStream_t s, std::int64_t stored, const ew::SddmmMean& f);
 void edge_row_dot(cudaStream_t s, std::int64_t stored, const ew::EdgeRowDot& f);
 void edge_softmax_backward(cudaStream_t s, std::int64_t stored, const ew::EdgeSoftmaxBackward& f);
 void edge_row_sums(cudaStream_t s, std::int64_t stored, const ew::EdgeRowSums& f);

@@ -22,7 +22,10 @@
 //   EdgeScaleRows       α_ij = e_ij / S_i
 //   EdgeDropout         β_ij = dropout(α_ij), keyed by (target id, source id, head)
 //   SpmmEdges           Y_i = Σ_j v_ij X_j per head (v: β forward; βᵀ through perm backward)
+//   SpmmEdgesMean       Y_i = mean_h Σ_j v_ij,h Z_j,h      (averaged heads, forward)
+//   SpmmEdgesSpread     Y_j,h = Σ_i v_ij,h G_i / H          (averaged heads, backward)
 //   Sddmm               dβ_ij = G_i · Z_j per head  (this rank's columns: a partial dot)
+//   SddmmMean           dβ_ij,h = G_i · Z_j,h / H            (averaged heads)
 //   EdgeRowDot          D_i = Σ_j α_ij dα_ij
 //   EdgeSoftmaxBackward dê_ij = α_ij (dα_ij - D_i) · LeakyReLU'(src_j + dst_i)
 //   EdgeRowSums         out_i = Σ_j v_ij (dd_i; ds_j on the transposed block)
@@ -57,10 +60,17 @@ struct EdgeBlock {
   GCNLAB_HD std::int64_t end(std::int64_t s) const { return rowptr[s + 1]; }
 };
 
-// Which head a local column belongs to: heads of `width` columns, the local
-// columns starting at global column col0 (a rank may hold part of a head).
+// Which head a local column of Z belongs to. Concatenated heads (mean = 0):
+// heads of `width` columns, the local columns starting at global column col0
+// (a rank may hold part of a head), and the output's columns are Z's.
+// Averaged heads (mean = H > 1, PyG's GATConv(concat=False)): Z is class-major
+// — column c·H + h is head h of output column c — and a rank holding output
+// columns F holds all their heads (Z's local columns [col0, col0 + |F| H),
+// col0 = H min F); output column c is the mean over h (SpmmEdgesMean,
+// SpmmEdgesSpread, SddmmMean).
 struct HeadSplit {
   std::int64_t col0, width;
+  int mean = 0;
   // Local columns [first(h), last(h)) of head h among `cols`.
   GCNLAB_HD std::int64_t first(int h, std::int64_t cols) const {
     const std::int64_t c = h * width - col0;
@@ -70,7 +80,9 @@ struct HeadSplit {
     const std::int64_t c = (h + 1) * width - col0;
     return c < 0 ? 0 : (c > cols ? cols : c);
   }
-  GCNLAB_HD int head(std::int64_t c) const { return static_cast<int>((col0 + c) / width); }
+  GCNLAB_HD int head(std::int64_t c) const {
+    return static_cast<int>(mean ? (col0 + c) % mean : (col0 + c) / width);
+  }
 };
 
 GCNLAB_HD float leaky_relu(float v, float slope) { return v > 0.f ? v : slope * v; }
@@ -144,22 +156,34 @@ struct EdgeDropout {
   }
 };
 
+// The operands of an SpMM with per-edge, per-head values v on a block (read
+// through perm when it is set: the transposed block's edge k is the forward
+// block's perm[k]): Y = V X; `cols`: the columns on the layer output's side
+// (Y's; G's, X, for SpmmEdgesSpread).
+struct EdgeSpmm {
+  EdgeBlock b; const float* v; const std::int64_t* perm; HeadSplit hs;
+  const float* x; std::int64_t ldx; float* y; std::int64_t ldy; std::int64_t cols;
+  GCNLAB_HD std::int64_t at(std::int64_t k) const { return perm ? perm[k] : k; }
+  GCNLAB_HD const float* values(std::int64_t k) const { return v + at(k) * b.heads; }  // edge k's, per head
+  GCNLAB_HD const float* x_row(std::int64_t k) const { return x + static_cast<std::int64_t>(b.col[k]) * ldx; }
+  // Y's row of stored row s, its first n values zeroed.
+  GCNLAB_HD float* zeroed_row(std::int64_t s, std::int64_t n) const {
+    float* r = y + b.row_of(s) * ldy;
+    for (std::int64_t c = 0; c < n; ++c) r[c] = 0.f;
+    return r;
+  }
+};
+
 // Y_i = Σ_k v[k, head(c)] X_{col k} over the row's edges, each local column c
 // in its head's value (v through perm when perm is set). Rows the block does
 // not store: the caller zeroes them. The row form (CPU) walks the edges once,
 // the element form (CUDA: one thread per stored row and column) the column's.
-struct SpmmEdges {
-  EdgeBlock b; const float* v; const std::int64_t* perm; HeadSplit hs;
-  const float* x; std::int64_t ldx; float* y; std::int64_t ldy; std::int64_t cols;
-  GCNLAB_HD std::int64_t at(std::int64_t k) const { return perm ? perm[k] : k; }
+struct SpmmEdges : EdgeSpmm {
   GCNLAB_HD void operator()(std::int64_t s) const {
-    const int H = b.heads;
-    float* yr = y + b.row_of(s) * ldy;
-    for (std::int64_t c = 0; c < cols; ++c) yr[c] = 0.f;
+    float* yr = zeroed_row(s, cols);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const float* xr = x + static_cast<std::int64_t>(b.col[k]) * ldx;
-      const float* vk = v + at(k) * H;
-      for (int h = 0; h < H; ++h) {
+      const float *xr = x_row(k), *vk = values(k);
+      for (int h = 0; h < b.heads; ++h) {
         const float w = vk[h];
         const std::int64_t c1 = hs.last(h, cols);
         for (std::int64_t c = hs.first(h, cols); c < c1; ++c) yr[c] += w * xr[c];
@@ -169,28 +193,106 @@ struct SpmmEdges {
   GCNLAB_HD void operator()(std::int64_t s, std::int64_t c) const {
     const int h = hs.head(c);
     float acc = 0.f;
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      acc += v[at(k) * b.heads + h] * x[static_cast<std::int64_t>(b.col[k]) * ldx + c];
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) acc += values(k)[h] * x_row(k)[c];
     y[b.row_of(s) * ldy + c] = acc;
   }
 };
 
-// out[k, h] = Σ_{c in head h} G_i[c] Z_j[c] over the local columns (a partial
-// dot where a rank holds part of a head's columns).
-struct Sddmm {
-  EdgeBlock b; HeadSplit hs; const float* g; std::int64_t ldg; const float* z; std::int64_t ldz; std::int64_t cols;
-  float* out;
+// Averaged heads (HeadSplit::mean = H): x is Z (class-major, cols H columns),
+// y the output (cols): Y_i[c] = (Σ_k Σ_h v[k, h] X_{col k}[c H + h]) / H.
+// Row form (CPU) and element form (CUDA), as SpmmEdges.
+struct SpmmEdgesMean : EdgeSpmm {
   GCNLAB_HD void operator()(std::int64_t s) const {
     const int H = b.heads;
-    const float* gr = g + b.row_of(s) * ldg;
+    float* yr = zeroed_row(s, cols);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const float* zr = z + static_cast<std::int64_t>(b.col[k]) * ldz;
+      const float *xr = x_row(k), *vk = values(k);
+      for (std::int64_t c = 0; c < cols; ++c) {
+        float acc = 0.f;
+        for (int h = 0; h < H; ++h) acc += vk[h] * xr[c * H + h];
+        yr[c] += acc;
+      }
+    }
+    for (std::int64_t c = 0; c < cols; ++c) yr[c] /= static_cast<float>(H);
+  }
+  GCNLAB_HD void operator()(std::int64_t s, std::int64_t c) const {
+    const int H = b.heads;
+    float sum = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float *xr = x_row(k), *vk = values(k);
+      float acc = 0.f;
+      for (int h = 0; h < H; ++h) acc += vk[h] * xr[c * H + h];
+      sum += acc;
+    }
+    y[b.row_of(s) * ldy + c] = sum / static_cast<float>(H);
+  }
+};
+
+// SpmmEdgesMean's adjoint (the backward's βᵀ G): x is G (cols), y is dZ
+// (class-major, cols H columns): Y_j[c H + h] = (Σ_k v[k, h] X_{col k}[c]) / H.
+// The element form runs one thread per stored row and column of Y.
+struct SpmmEdgesSpread : EdgeSpmm {
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    float* yr = zeroed_row(s, cols * H);
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float *xr = x_row(k), *vk = values(k);
+      for (std::int64_t c = 0; c < cols; ++c)
+        for (int h = 0; h < H; ++h) yr[c * H + h] += vk[h] * xr[c];
+    }
+    for (std::int64_t c = 0; c < cols * H; ++c) yr[c] /= static_cast<float>(H);
+  }
+  GCNLAB_HD void operator()(std::int64_t s, std::int64_t zc) const {
+    const int H = b.heads;
+    const std::int64_t c = zc / H;
+    const int h = static_cast<int>(zc % H);
+    float acc = 0.f;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) acc += values(k)[h] * x_row(k)[c];
+    y[b.row_of(s) * ldy + zc] = acc / static_cast<float>(H);
+  }
+};
+
+// The operands of an SDDMM on a block: out[k, h] from the rows G_i and Z_j of
+// edge k (j -> i), `cols`: G's columns.
+struct EdgeSddmm {
+  EdgeBlock b; HeadSplit hs; const float* g; std::int64_t ldg; const float* z; std::int64_t ldz; std::int64_t cols;
+  float* out;
+  GCNLAB_HD const float* g_row(std::int64_t s) const { return g + b.row_of(s) * ldg; }
+  GCNLAB_HD const float* z_row(std::int64_t k) const { return z + static_cast<std::int64_t>(b.col[k]) * ldz; }
+};
+
+// out[k, h] = Σ_{c in head h} G_i[c] Z_j[c] over the local columns (a partial
+// dot where a rank holds part of a head's columns).
+struct Sddmm : EdgeSddmm {
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    const float* gr = g_row(s);
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float* zr = z_row(k);
       for (int h = 0; h < H; ++h) {
         float acc = 0.f;
         const std::int64_t c0 = hs.first(h, cols), c1 = hs.last(h, cols);
         GCNLAB_SIMD_SUM(acc)
         for (std::int64_t c = c0; c < c1; ++c) acc += gr[c] * zr[c];
         out[k * H + h] = acc;
+      }
+    }
+  }
+};
+
+// Averaged heads (HeadSplit::mean = H): G has `cols` columns, Z cols H
+// (class-major): out[k, h] = (Σ_c G_i[c] Z_j[c H + h]) / H, the SDDMM of the
+// mean (dβ of SpmmEdgesMean's product).
+struct SddmmMean : EdgeSddmm {
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const int H = b.heads;
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      const float *gr = g_row(s), *zr = z_row(k);
+      for (int h = 0; h < H; ++h) {
+        float acc = 0.f;
+        GCNLAB_SIMD_SUM(acc)
+        for (std::int64_t c = 0; c < cols; ++c) acc += gr[c] * zr[c * H + h];
+        out[k * H + h] = acc / static_cast<float>(H);
       }
     }
   }

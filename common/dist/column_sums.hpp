@@ -15,8 +15,9 @@
 
 namespace gcnlab {
 
-inline void sum_columns_over(Communicator& group, std::span<float> per_column) {
-  if (group.size() > 1) group.allreduce(per_column, ReduceOp::sum, Category::allreduce);
+// `per_column`: one contiguous row of values.
+inline void sum_columns_over(Communicator& group, View per_column) {
+  if (group.size() > 1) group.allreduce(row_span(per_column), ReduceOp::sum, Category::allreduce);
 }
 
 // Its byte companion for `cols` columns.

@@ -25,7 +25,7 @@ HostCsr onto_positions(HostCsr rows, std::int64_t c0, const std::vector<std::int
 std::int64_t GatheredAttention::widest(const Architecture& a) {
   std::int64_t w = 0;
   for (int l = 0; l < a.weight_layers(); ++l)
-    if (a.heads_of(l) > 0) w = std::max({w, a.dims[static_cast<std::size_t>(l + 1)], std::int64_t{a.heads_of(l)}});
+    if (a.heads_of(l) > 0) w = std::max({w, a.transformed(l), std::int64_t{a.heads_of(l)}});
   return w;
 }
 
@@ -57,7 +57,8 @@ GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Gra
   for (int l = 0; l < L; ++l) {
     const auto at = static_cast<std::size_t>(l);
     heads_.push_back(a.heads_of(l));
-    widths_.push_back(features.cols.empty() ? a.dims[at + 1] : features.cols[at]);
+    averaged_.push_back(a.averaged(l));
+    widths_.push_back((features.cols.empty() ? a.dims[at + 1] : features.cols[at]) * averaged_.back());
     if (heads_.back() == 0) continue;
     const std::int64_t H = heads_.back();
     partial_width = std::max({partial_width, widths_.back(), H});
@@ -131,7 +132,7 @@ void GatheredAttention::aggregate(int l, Direction d, ConstView in, View out) {
     if (exchange_->splits_rows()) exchange_->reduce_rows(out, ReduceOp::sum);
     return;
   }
-  const View partial{partial_.data(), exchange_->columns(), in.cols, in.cols};
+  const View partial{partial_.data(), exchange_->columns(), out.cols, out.cols};
   rows_.aggregate(l, d, in, partial);  // βᵀ G over this rank's targets, for each column
   exchange_->scatter_sum(partial, out);
 }
@@ -155,12 +156,13 @@ void GatheredAttention::forward_bytes(int l, ByteModel& m) const {
   if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(H, m), exchange_->reduce_rows_bytes(H, m);  // max, sum
 }
 
-void GatheredAttention::aggregate_bytes(int, Direction d, std::int64_t cols, ByteModel& m) const {
-  if (d == Direction::forward) {
+void GatheredAttention::aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
+  const int mean = averaged_[static_cast<std::size_t>(l)];  // Z is `mean` times the output's width
+  if (d == Direction::forward) {                            // cols: Z's
     exchange_->gather_bytes(cols, m);
-    if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(cols, m);
-  } else {
-    exchange_->scatter_sum_bytes(cols, m);
+    if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(cols / mean, m);
+  } else {  // cols: G's
+    exchange_->scatter_sum_bytes(cols * mean, m);
   }
 }
 

@@ -77,7 +77,7 @@ class GatheredAttention final : public EdgeAttention {
   GatheredAttention(Backend& backend, Ledger& ledger, const Graph& g, const Architecture& a, const HostCsr& rows,
                     std::int64_t r0, std::int64_t c0, std::unique_ptr<ColumnExchange> exchange, bool elide,
                     FeatureSplit features = {});
-  // The widest row an exchange moves for architecture a (max over its attention layers of F and H).
+  // The widest row an exchange moves for architecture a (max over its attention layers of Z's width and H).
   static std::int64_t widest(const Architecture& a);
 
   void forward(int l, const Attention& a) override;
@@ -104,7 +104,8 @@ class GatheredAttention final : public EdgeAttention {
   Communicator* features_ = nullptr;  // FeatureSplit::group (null: whole features)
   std::int64_t rows_count_ = 0;       // rows of the block
   std::vector<int> heads_;
-  std::vector<std::int64_t> widths_;  // the local columns of each layer's output (F, or |F_j|)
+  std::vector<int> averaged_;         // the heads each layer averages (Architecture::averaged)
+  std::vector<std::int64_t> widths_;  // the local columns of each layer's Z (F, or |F_j|; times averaged)
   bool elide_ = true;
   std::unique_ptr<Csr> block_;  // this rank's block row of Âᵀ, n_r x c (on the heap: rows_ points to it)
   RowAttention rows_;           // its edge tensors

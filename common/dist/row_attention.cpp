@@ -46,8 +46,7 @@ RowAttention::RowAttention(Backend& backend, Ledger& ledger, const Architecture&
     Layer& t = layers_[static_cast<std::size_t>(l)];
     t.heads = a.heads_of(l);
     if (t.heads == 0) continue;
-    t.width = a.dims[static_cast<std::size_t>(l + 1)] / t.heads;
-    if (!col0.empty()) t.col0 = col0[static_cast<std::size_t>(l)];
+    t.split = head_split(a, l, col0.empty() ? 0 : col0[static_cast<std::size_t>(l)]);
     t.alpha = Buffer<float>(backend, edges * t.heads);
     if (a.attention_dropout) t.beta = Buffer<float>(backend, edges * t.heads);
     widest = std::max(widest, t.heads);
@@ -97,8 +96,8 @@ void RowAttention::forward(int l, const Attention& a) {
 void RowAttention::aggregate(int l, Direction d, ConstView in, View out) {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   auto time = ledger_->time(Category::spmm);
-  if (d == Direction::forward) backend_->spmm_edges(*block_, t.heads, t.split(), t.values(), nullptr, in, out);
-  else backend_->spmm_edges(transposed_, t.heads, t.split(), t.values(), perm_.data(), in, out);
+  if (d == Direction::forward) backend_->spmm_edges(*block_, t.heads, t.split, t.values(), nullptr, in, out);
+  else backend_->spmm_edges(transposed_, t.heads, t.split, t.values(), perm_.data(), in, out);
 }
 
 void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
@@ -109,7 +108,7 @@ void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z,
   float* d = work_.data();
   {
     auto time = ledger_->time(Category::sddmm);
-    b.sddmm(A, t.heads, t.split(), g, z, d);  // dβ (partial dots where the heads' columns are split)
+    b.sddmm(A, t.heads, t.split, g, z, d);  // dβ (partial dots where the heads' columns are split)
   }
   {
     auto time = ledger_->time(Category::edge_softmax);

@@ -56,9 +56,7 @@ class RowAttention {
  private:
   struct Layer {
     int heads = 0;
-    std::int64_t width = 0;        // columns of one head
-    std::int64_t col0 = 0;         // the first local feature column
-    ew::HeadSplit split() const { return {col0, width}; }
+    ew::HeadSplit split{0, 0};     // its heads over the local columns of Z (head_split)
     Buffer<float> alpha, beta;     // beta: dropout(alpha) (Architecture::attention_dropout), written when the step's is on
     bool dropped = false;          // this step's β differs from α
     const float* values() const { return dropped ? beta.data() : alpha.data(); }

@@ -23,6 +23,11 @@ struct View {
   operator ConstView() const { return {data, rows, cols, ld}; }
 };
 
+// The values of a contiguous view (one row, or ld = cols) as a span.
+inline std::span<float> row_span(View v) {
+  return {v.data, static_cast<std::size_t>(v.rows == 1 || v.ld == v.cols ? v.size() : 0)};
+}
+
 class Dense {
  public:
   Dense() = default;

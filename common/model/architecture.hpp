@@ -35,13 +35,21 @@ struct Architecture {
   // Graph attention (GAT, models/gat): per weight layer, the number of heads
   // whose softmax-normalised edge values it aggregates with instead of
   // `values` (0: none; empty: no layer attends), each head dims[l+1] / heads
-  // columns wide (concatenated), LeakyReLU's negative slope in its scores, and
+  // columns wide (concatenated; dims[l+1] wide where head_mean averages them), LeakyReLU's negative slope in its scores, and
   // whether training drops attention coefficients (the strategy then keeps
   // β = dropout(α) beside α). Strategies with StrategyCaps::attention lay out
   // its edge tensors (Primitives::attention).
   std::vector<int> heads;
   float attention_slope = 0.2f;
   bool attention_dropout = false;
+  // Per weight layer, whether its heads are averaged (PyG's GATConv(concat=False);
+  // the GAT paper's output layers) instead of concatenated (empty: none).
+  // Such a layer's Z = X W is heads x dims[l+1] wide (transformed(l)) and
+  // class-major — column c·H + h is head h of output column c — so that a
+  // rank holding output columns F holds all their heads' columns of Z, W and
+  // the attention vectors, contiguous ([H·min F, H·(max F + 1))); its output
+  // column c is the mean over h (common/backend/edge_ops.hpp, HeadSplit).
+  std::vector<bool> head_mean;
 
   int weight_layers() const { return static_cast<int>(kinds.size()); }
   bool conv(int l) const { return kinds[static_cast<std::size_t>(l)] == LayerKind::conv; }
@@ -54,6 +62,26 @@ struct Architecture {
     return false;
   }
   int heads_of(int l) const { return heads.empty() ? 0 : heads[static_cast<std::size_t>(l)]; }
+  // The heads layer l averages: H where it averages more than one, else 1
+  // (one head's mean is the head: the concatenated layout, unchanged).
+  int averaged(int l) const {
+    const bool mean = !head_mean.empty() && head_mean[static_cast<std::size_t>(l)];
+    return mean && heads_of(l) > 1 ? heads_of(l) : 1;
+  }
+  // The width of Z_l = X_l W_l (W_l's columns): f_{l+1}, or H f_{l+1} where layer l averages H heads.
+  std::int64_t transformed(int l) const { return dims[static_cast<std::size_t>(l + 1)] * averaged(l); }
+  // transformed(l) of every weight layer: W_l's columns.
+  std::vector<std::int64_t> weight_cols() const {
+    std::vector<std::int64_t> w;
+    for (int l = 0; l < weight_layers(); ++l) w.push_back(transformed(l));
+    return w;
+  }
+  // Whether any layer averages more than one head.
+  bool averages() const {
+    for (int l = 0; l < weight_layers(); ++l)
+      if (averaged(l) > 1) return true;
+    return false;
+  }
   bool attends() const {
     for (const int h : heads)
       if (h > 0) return true;

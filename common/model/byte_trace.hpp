@@ -24,7 +24,7 @@ class ByteTracer final : public Primitives {
   }
   void align(int l, Direction d, ConstView, View) override { s_.align_bytes(l, d, bytes_); }
   void sum_over_columns(int l, std::span<float>) override { s_.sum_over_columns_bytes(l, bytes_); }
-  void sum_over_rows(int l, std::span<float>) override { s_.sum_over_rows_bytes(l, bytes_); }
+  void sum_over_rows(int l, View per_column) override { s_.sum_over_rows_bytes(l, per_column.size(), bytes_); }
   void reshard(int from, int to, ConstView, View, bool) override { s_.reshard_bytes(from, to, bytes_); }
   void sum_over_layout(int l, View values) override { s_.sum_over_layout_bytes(l, values.size(), bytes_); }
   void attention(int l, const Attention&) override { s_.attention_bytes(l, bytes_); }

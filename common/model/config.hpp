@@ -28,10 +28,14 @@ struct ModelConfig {
   // value where it is learned (--train-eps: one ε per GIN layer).
   float gin_eps = 0;
   bool train_eps = false;
-  // gat: the attention heads of each hidden layer (--heads; concatenated, each
-  // --hidden wide; the output layer has one), and the dropout on the attention
+  // gat: the attention heads of each hidden layer (--heads, each --hidden
+  // wide), concatenated or averaged (--concat on|off: PyG's GATConv concat),
+  // the output layer's heads, averaged (--output-heads; the GAT paper's Cora
+  // model has one, its PPI model six), and the dropout on the attention
   // coefficients (--attention-dropout; GATConv's `dropout`).
   int heads = 8;
+  bool concat = true;
+  int output_heads = 1;
   float attention_dropout = 0;
 };
 

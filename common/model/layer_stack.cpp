@@ -137,7 +137,7 @@ void LayerStack::add_bias(const Pass& p, int l, View ones) {
 void LayerStack::bias_backward(const Pass& p, int l) {
   Parameter& b = p.buf.param(bias(l).name);
   p.elementwise([&](Backend& be) { be.column_sums(p.buf.layers[l].g, b.grad.data()); });  // this rank's rows of Σ_i G_i
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : b.grad.span());
+  p.primitives.sum_over_rows(l + 1, b.grad);
 }
 
 }  // namespace gcnlab

@@ -29,7 +29,7 @@ void ModelBuffers::allocate(const BufferPlan& p, Allocator& activations, Allocat
   for (int l = 0; l < L; ++l) layers[l].row_ids = Buffer<std::int64_t>(activations, st.layout(l).vertices.size());
   params.clear();
   for (const ParameterSpec& spec : p.params) {
-    const Block b = block_of(spec, st);
+    const Block b = block_of(spec, st, p.arch);
     Parameter& q = params.emplace_back();
     q.spec = spec;
     for (Dense* d : {&q.value, &q.grad, &q.m, &q.v}) *d = Dense(weights, b.rows, b.cols);
@@ -79,7 +79,7 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
   for (int l = 0; l < L; ++l) {
     if (!p.model->convolves(p.arch, l)) continue;
     any = true;
-    const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, l);
+    const Layout agg = aggregated_layout(st, l), trans = transformed_layout(st, p.arch, l);
     const bool aggregate_first = orders[l] == ProductOrder::aggregate_first;
     kept[l] = convolution_backward_order(st, l, orders[l], p.input_gradient(l)) == BackwardOrder::transform_first;
     GCNLAB_ASSERT(!kept[l] || aggregate_first);  // T_l exists
@@ -96,7 +96,7 @@ void ModelBuffers::bind_activations(const BufferPlan& p, bool sampled) {
       ConvolutionScratch& c = layers[l].conv;
       if (!kept[l]) c.t = shaped(w, aggregated_layout(st, l));
       c.dt = shaped(w, aggregated_layout(st, l));
-      c.y = shaped(w, transformed_layout(st, l));
+      c.y = shaped(w, transformed_layout(st, p.arch, l));
     }
   }
   p.model->bind_activations(slots, p, layers);  // H_l (l > 0), X_l, Z_l, G_l, dX_l and the model's own

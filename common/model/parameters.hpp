@@ -2,11 +2,15 @@
 // A model's parameters, by name (Model::parameters). Each is a global matrix
 // that every rank holds a block of, placed by the strategy's layouts of the
 // weight layer it belongs to:
-//   weight   W of weight layer l, f_l x f_{l+1}: the strategy's weight_block(l)
+//   weight   W of weight layer l, f_l x f_{l+1} (x the heads it averages:
+//            Architecture::transformed): the strategy's weight_block(l)
 //            (the block its linear() and linear_backward() compute with)
 //   columns  a row vector over weight layer l's output columns, 1 x f_{l+1}
 //            (RMSNorm's scale γ, a bias): layout(l+1)'s columns on every rank
 //            that holds them
+//   transformed  a row vector over the columns of Z_l = X_l W_l, 1 x
+//            Architecture::transformed(l) (GAT's attention vectors):
+//            transformed_layout(l)'s columns
 //   scalar   one value (GIN's learned ε), 1 x 1, the same on every rank: its
 //            gradient is summed over the whole layout it is computed on
 //            (Primitives::sum_over_layout), so every rank's update is the same
@@ -26,7 +30,7 @@ namespace gcnlab {
 class Strategy;
 
 struct ParameterSpec {
-  enum class Placement { weight, columns, scalar };
+  enum class Placement { weight, columns, transformed, scalar };
   enum class Init { glorot, ones, zeros, constant };
   std::string name;  // unique in the model: its weights file <name>.npy (--weights-in, --weights-out)
   int layer = 0;     // the weight layer whose layouts place it
@@ -46,6 +50,6 @@ ParameterSpec layer_weight(int l);
 // Its global shape (rows, columns) in the model of architecture `a`.
 std::pair<std::int64_t, std::int64_t> global_shape(const ParameterSpec& p, const Architecture& a);
 // This rank's block of it (after Strategy::setup, on the current layouts).
-Block block_of(const ParameterSpec& p, const Strategy& s);
+Block block_of(const ParameterSpec& p, const Strategy& s, const Architecture& a);
 
 }  // namespace gcnlab

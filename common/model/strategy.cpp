@@ -13,8 +13,16 @@ Layout aggregated_layout(const Strategy& s, int l) {
   return {s.layout(l + 1).vertices, s.layout(l).col0, s.layout(l).cols};
 }
 
-Layout transformed_layout(const Strategy& s, int l) {
-  return {s.layout(l).vertices, s.layout(l + 1).col0, s.layout(l + 1).cols};
+ew::HeadSplit head_split(const Architecture& a, int l, std::int64_t out_col0) {
+  const int H = a.heads_of(l), m = a.averaged(l);
+  if (m > 1) return {out_col0 * m, a.dims[static_cast<std::size_t>(l + 1)], m};
+  return {out_col0, a.dims[static_cast<std::size_t>(l + 1)] / H, 0};
+}
+
+Layout transformed_layout(const Strategy& s, const Architecture& a, int l) {
+  const Layout& out = s.layout(l + 1);
+  const int m = a.averaged(l);  // averaged heads: every head of the output's columns (class-major)
+  return {s.layout(l).vertices, out.col0 * m, out.cols * m};
 }
 
 std::unique_ptr<SampleCut> Strategy::cut(Sample) const {
@@ -67,7 +75,7 @@ void Strategy::attention_backward_bytes(int l, ByteModel& m) const {
 }
 
 void Strategy::sum_over_columns(int, std::span<float>) { no_scalegnn_model(); }
-void Strategy::sum_over_rows(int, std::span<float>) { no_scalegnn_model(); }
+void Strategy::sum_over_rows(int, View) { no_scalegnn_model(); }
 void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 void Strategy::align(int, Direction, ConstView, View) { no_align(); }
 void Strategy::align_bytes(int, Direction, ByteModel&) const { no_align(); }
@@ -90,7 +98,7 @@ void Strategy::sum_over_layout_bytes(int, std::int64_t count, ByteModel& m) cons
 
 void Strategy::linear_bytes(int, ByteModel&) const {}
 void Strategy::sum_over_columns_bytes(int, ByteModel&) const {}
-void Strategy::sum_over_rows_bytes(int, ByteModel&) const {}
+void Strategy::sum_over_rows_bytes(int, std::int64_t, ByteModel&) const {}
 void Strategy::reshard_bytes(int, int, ByteModel&) const {}
 
 const std::string& StrategyOptions::option(const std::string& name) const {

@@ -115,7 +115,12 @@ enum class BackwardOrder { aggregate_first, transform_first };
 
 // Where a layer's intermediate products live (see Strategy's primitives).
 Layout aggregated_layout(const Strategy& s, int l);   // T_l = Âᵀ X_l and dT_l
-Layout transformed_layout(const Strategy& s, int l);  // X_l W_l and U_l = Â G_l
+// X_l W_l and U_l = Â G_l: layout(l)'s rows, layout(l+1)'s columns (each
+// with all its heads where layer l averages heads: Architecture::head_mean).
+Layout transformed_layout(const Strategy& s, const Architecture& a, int l);
+// Layer l's heads over the columns of Z_l on a rank whose output columns
+// (layout(l+1)'s) start at out_col0 (ew::HeadSplit).
+ew::HeadSplit head_split(const Architecture& a, int l, std::int64_t out_col0);
 
 // How the trainer lays out the activations and gradients of a rank.
 //   per_layer  every layer keeps H, dropout(H), dX, Z and G in buffers of its
@@ -221,8 +226,12 @@ class Primitives {
   // columns of the same rows (Eq. 29: the rows' sums of squares).
   virtual void sum_over_columns(int l, std::span<float> per_row) = 0;
   // Sums per-column values of layout(l) over the ranks that hold the other
-  // rows of the same columns and over the data-parallel groups (dL/dγ).
-  virtual void sum_over_rows(int l, std::span<float> per_column) = 0;
+  // rows of the same columns and over the data-parallel groups (dL/dγ). A
+  // column may carry several values, contiguous (GAT's dL/da of a layer that
+  // averages H heads: H per output column, Architecture::head_mean).
+  // `per_column`: one contiguous row of them (a View, so that the byte tracer
+  // reads its size).
+  virtual void sum_over_rows(int l, View per_column) = 0;
   // y (layout `to`) = x (layout `from`), or y += x with `accumulate`: the same
   // global matrix in another layout (the residual's resharding).
   virtual void reshard(int from, int to, ConstView x, View y, bool accumulate) = 0;
@@ -308,7 +317,7 @@ class Strategy : public Primitives {
   void bind(const StrategyContext& ctx) { ctx_ = std::make_unique<StrategyContext>(ctx); }
   // The norm blocks' collectives: the defaults refuse (a strategy without caps.norm_blocks).
   void sum_over_columns(int l, std::span<float> per_row) override;
-  void sum_over_rows(int l, std::span<float> per_column) override;
+  void sum_over_rows(int l, View per_column) override;
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
   // Graph attention: the defaults forward to edge_attention(), or refuse (a
   // strategy without caps.attention).
@@ -365,7 +374,7 @@ class Strategy : public Primitives {
   virtual void linear_backward_bytes(int l, bool dx, ByteModel& m) const = 0;
   virtual void align_bytes(int l, Direction d, ByteModel& m) const;
   virtual void sum_over_columns_bytes(int l, ByteModel& m) const;
-  virtual void sum_over_rows_bytes(int l, ByteModel& m) const;
+  virtual void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const;  // count: per_column's size
   virtual void reshard_bytes(int from, int to, ByteModel& m) const;
   virtual void attention_bytes(int l, ByteModel& m) const;
   virtual void aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const;

@@ -64,7 +64,7 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     if (p.init == ParameterSpec::Init::glorot) {
       const auto [rows, cols] = global_shape(p, arch_);
       q.value.upload(glorot_block(config_.seed, p.stream, p.fan_in > 0 ? p.fan_in : rows,
-                                  p.fan_out > 0 ? p.fan_out : cols, block_of(p, strategy_)));
+                                  p.fan_out > 0 ? p.fan_out : cols, block_of(p, strategy_, arch_)));
     } else {
       backend_.fill(q.value, p.init == ParameterSpec::Init::ones       ? 1.f
                              : p.init == ParameterSpec::Init::constant ? p.constant
@@ -582,7 +582,7 @@ void Trainer::scatter(Dense Parameter::*member, const Weights& full, const char*
                    : std::string());
   for (std::size_t k = 0; k < full.size(); ++k) {
     const ParameterSpec& p = params[k].spec;
-    const Block b = block_of(p, strategy_);
+    const Block b = block_of(p, strategy_, arch_);
     const auto [rows, cols] = global_shape(p, arch_);
     GCNLAB_CHECK(static_cast<std::int64_t>(full[k].size()) == rows * cols, "{} {} has {} values, expected {} x {}",
                  what, p.name, full[k].size(), rows, cols);
@@ -600,7 +600,7 @@ Weights Trainer::gather(Dense Parameter::*member) {
   ledger_.set_phase(Phase::report);
   Weights out;
   for (Parameter& q : buf_.params) {
-    const Block b = block_of(q.spec, strategy_);
+    const Block b = block_of(q.spec, strategy_, arch_);
     const auto [rows, cols] = global_shape(q.spec, arch_);
     const std::size_t total = static_cast<std::size_t>(rows * cols);
     std::vector<double> sum(2 * total, 0.0);  // values, then counts

@@ -155,6 +155,8 @@ json checkpoint_identity(const RunInfo& info, const std::vector<std::int64_t>& d
     j["model"]["gin_eps"] = exact(m.gin_eps), j["model"]["train_eps"] = m.train_eps;
   if (m.heads != 8 || m.attention_dropout != 0)  // absent: the defaults (checkpoints written before --model gat)
     j["model"]["heads"] = m.heads, j["model"]["attention_dropout"] = exact(m.attention_dropout);
+  if (!m.concat || m.output_heads != 1)  // absent: the defaults (checkpoints written before --concat)
+    j["model"]["concat"] = m.concat, j["model"]["output_heads"] = m.output_heads;
   return j;
 }
 

@@ -106,6 +106,8 @@ json config_json(const RunInfo& info, const RunResult& r) {
     c["model"]["gin_eps"] = info.model.gin_eps, c["model"]["train_eps"] = info.model.train_eps;
   if (info.model.heads != 8 || info.model.attention_dropout != 0)  // absent: the defaults
     c["model"]["heads"] = info.model.heads, c["model"]["attention_dropout"] = info.model.attention_dropout;
+  if (!info.model.concat || info.model.output_heads != 1)  // absent: the defaults
+    c["model"]["concat"] = info.model.concat, c["model"]["output_heads"] = info.model.output_heads;
   return c;
 }
 

@@ -13,7 +13,7 @@ ModelInfo gat_model() {
   m.demands.attention = true;        // its edge values are the strategy's edge tensors
   m.demands.full_graph_only = true;  // the softmax is over every in-neighbour: no sampled form
   m.demands.fixed_order = true;      // it transforms first (the scores are dots with X W)
-  m.flags = {"--heads", "--attention-dropout"};
+  m.flags = {"--heads", "--concat", "--output-heads", "--attention-dropout"};
   m.make = make<GatModel>;
   return m;
 }

@@ -15,10 +15,8 @@ enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kMsrc, kMdst, kQ, kOwn };
 std::string src_name(int l) { return fmt::format("att_src{}", l); }
 std::string dst_name(int l) { return fmt::format("att_dst{}", l); }
 
-// The heads of layer l and their columns on this rank (layout(l+1)'s).
-ew::HeadSplit head_split(const Pass& p, int l) {
-  return {p.strategy.layout(l + 1).col0, p.arch.dims[static_cast<std::size_t>(l + 1)] / p.arch.heads_of(l)};
-}
+// The heads of layer l and which of Z's columns on this rank (transformed_layout(l)'s) each belongs to.
+ew::HeadSplit head_split(const Pass& p, int l) { return gcnlab::head_split(p.arch, l, p.strategy.layout(l + 1).col0); }
 
 Attention attention_of(const Pass& p, int l) {
   const LayerBuffers& s = p.buf.layers[l];
@@ -35,11 +33,14 @@ Attention attention_of(const Pass& p, int l) {
 
 Architecture GatModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
   std::vector<std::int64_t> dims = LayerStack::widths(c, features, classes);
-  for (std::size_t l = 1; l + 1 < dims.size(); ++l) dims[l] *= c.heads;  // concatenated heads
+  if (c.concat)
+    for (std::size_t l = 1; l + 1 < dims.size(); ++l) dims[l] *= c.heads;  // concatenated heads
   Architecture a = convolutions(dims, "gat");
   a.values = EdgeValues::sum;  // the pattern (A + I) is what it reads; its values are the attention's
   a.heads.assign(dims.size() - 1, c.heads);
-  a.heads.back() = 1;
+  a.heads.back() = c.output_heads;
+  a.head_mean.assign(dims.size() - 1, !c.concat);
+  a.head_mean.back() = true;  // the output layer averages its heads (PyG's GAT models: concat=False)
   a.attention_dropout = c.attention_dropout > 0;
   return a;
 }
@@ -52,10 +53,10 @@ std::vector<ParameterSpec> GatModel::parameters(const ModelConfig& c, const Arch
       ParameterSpec att;
       att.name = side == 0 ? src_name(l) : dst_name(l);
       att.layer = l;
-      att.placement = ParameterSpec::Placement::columns;
-      att.stream = (1 + side) * L + l;  // Glorot draws of their own
+      att.placement = ParameterSpec::Placement::transformed;  // Z's columns (class-major where averaged)
+      att.stream = (1 + side) * L + l;                         // Glorot draws of their own
       att.fan_in = a.heads_of(l);
-      att.fan_out = a.dims[static_cast<std::size_t>(l + 1)] / a.heads_of(l);
+      att.fan_out = a.transformed(l) / a.heads_of(l);
       out.push_back(att);
     }
     out.push_back(bias(l));
@@ -65,7 +66,7 @@ std::vector<ParameterSpec> GatModel::parameters(const ModelConfig& c, const Arch
 
 void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
   const Strategy& st = *p.strategy;
-  const Layout z = transformed_layout(st, l);
+  const Layout z = transformed_layout(st, p.arch, l);
   const std::int64_t rows = rows_of(z), cols = z.cols;
   const int H = p.arch.heads_of(l);
   const auto matrix = [&](std::int64_t r, std::int64_t c) { return View{slots.take(r * c), r, c, c}; };
@@ -112,8 +113,8 @@ void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
     b.gemm(Op::T, Op::N, 1.f, dd, z, 0.f, q);
     b.head_diagonal(q, hs, dst.grad.data());
   });
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : src.grad.span());
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : dst.grad.span());
+  p.primitives.sum_over_rows(l + 1, src.grad);
+  p.primitives.sum_over_rows(l + 1, dst.grad);
   Parameter& w = p.buf.params[l];
   p.primitives.linear_backward(l, x, dz, w.value, w.grad, dx);
 }

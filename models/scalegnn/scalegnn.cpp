@@ -117,7 +117,7 @@ void ScaleGnnModel::norm_backward(const Pass& p, int l) {
                                  p.strategy.layout(l + 1).col0, p.dropout(l + 1), s.g, gamma.grad.data(), s.rowdot);
   });
   p.primitives.sum_over_columns(l + 1, per_row(s.rowdot, s.z));
-  p.primitives.sum_over_rows(l + 1, p.tracing() ? std::span<float>() : gamma.grad.span());
+  p.primitives.sum_over_rows(l + 1, gamma.grad);
   p.elementwise([&](Backend& b) { b.norm_backward(s.z, s.sumsq, gamma.value.data(), s.rowdot, norm, s.g); });
 }
 

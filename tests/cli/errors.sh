@@ -104,6 +104,9 @@ expect_error 1 "--model gin (GIN convolutions) trains on the full graph" train -
 # --model gat: its own flags, the strategies that lay out attention, full graph only
 expect_error 2 "--heads is for --model gat; --model gin has no such setting" train --algo 1d --model gin --heads 2 --dataset "$SMALL"
 expect_error 1 "--attention-dropout must be in [0, 1)" train --algo serial --model gat --attention-dropout 1 --dataset "$SMALL"
+expect_error 2 "--concat is for --model gat; --model sage has no such setting" train --algo 1d --model sage --concat off --dataset "$SMALL"
+expect_error 2 "--output-heads is for --model gat; --model gcn has no such setting" train --algo 1d --output-heads 2 --dataset "$SMALL"
+expect_error 1 "--output-heads must be >= 1" train --algo serial --model gat --output-heads 0 --dataset "$SMALL"
 expect_error 2 "--model gat (graph attention) trains on the full graph; --algo scalegnn-4d trains on mini-batches only" train --algo scalegnn-4d --grid 1x2x1x1 --batch-size 8 --model gat --dataset "$SMALL"
 expect_error 2 "--model gat under plexus-3d moves each layer's scores d from its sources' rows to its targets' rows in one vertex ordering: --permutation none or single (got double)" train --algo plexus-3d --grid 2x1x1 --permutation double --model gat --dataset "$SMALL"
 expect_error 2 "--model gat under plexus-3d runs Plexus's GCN-specific options at their defaults" train --algo plexus-3d --grid 1x2x1 --agg-blocks 2 --model gat --dataset "$SMALL"

@@ -5,7 +5,7 @@
 // values are not symmetric on either), block and METIS vertex orders, every
 // grid the strategy accepts at this rank count; and its measured bytes equal
 // the traced model. From the registries: a new model or strategy is covered
-// without a test edit. GCN is test_equivalence.cpp's; the models that demand
+// without a test edit; GAT also with its heads averaged. GCN is test_equivalence.cpp's; the models that demand
 // norm blocks (ScaleGNN's) are test_scalegnn.cpp's.
 
 #include <catch2/catch.hpp>
@@ -114,6 +114,38 @@ TEST_CASE("every registered model learns its input features under every full-gra
         RunSpec spec = spec_for(s.name, model, 0.5f);
         spec.model.learn_features = true;
         spec.model.train_eps = false;
+        spec.grid = grid;
+        const RunResult r = run(MPI_COMM_WORLD, spec, data);
+        require_same_model(serial, r);
+        require_measured_equals_model(r);
+      }
+    }
+  }
+}
+
+TEST_CASE("GAT averaging its heads (--concat off, --output-heads 3) matches serial under every full-graph strategy "
+          "and grid; measured bytes = traced",
+          "[models]") {
+  // Z is H times the output wide and class-major (Architecture::head_mean):
+  // a feature split's ranks hold all heads of their output columns (2d,
+  // split-3d and plexus-3d's Y > 1 split W's and Z's columns H-fold).
+  const int p = world_size();
+  const auto averaged = [](const std::string& algo) {
+    RunSpec s = spec_for(algo, "gat", 0.5f);
+    s.model.concat = false;
+    s.model.output_heads = 3;
+    return s;
+  };
+  for (const char* dataset : {kUndirected, kDirected}) {
+    const Dataset data = load_dataset(dataset);
+    const RunResult serial = run(MPI_COMM_SELF, averaged("serial"), data);
+    CHECK(serial.epochs.back().loss < serial.epochs.front().loss);
+    for (const StrategyInfo& s : strategies()) {
+      if (!s.caps.full_graph || !distributed(s.name) || !provides(s.caps, model_info("gat").demands)) continue;
+      for (const auto& grid : job_grids(s.name, p)) {
+        INFO("--model gat --concat off --output-heads 3 --algo " << s.name << " grid " << format_grid(grid) << " on "
+                                                                  << dataset);
+        RunSpec spec = averaged(s.name);
         spec.grid = grid;
         const RunResult r = run(MPI_COMM_WORLD, spec, data);
         require_same_model(serial, r);

@@ -511,6 +511,59 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
   }
 }
 
+TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and its SDDMM against dense loops",
+          "[backend][attention]") {
+  // Architecture::head_mean: Z is class-major (column c·H + h), the output is
+  // the heads' mean (PyG's GATConv(concat=False)).
+  auto be = cpu_backend();
+  const int H = 3;
+  const std::int64_t cols = 5;  // output columns; Z has cols·H
+  const ew::HeadSplit hs{2 * H, cols, H};
+  CHECK(hs.head(0) == 0);
+  CHECK(hs.head(4) == 1);
+  CHECK(hs.head(cols * H - 1) == H - 1);
+  for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
+    const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
+    const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
+    const std::int64_t nnz = h.nnz();
+    const auto v = random_vector(nnz * H, 7), z = random_vector(n * cols * H, 8), g = random_vector(rows * cols, 9);
+    const auto dv = make_buffer<float>(*be, v);
+    Dense dz = make_dense(*be, n, cols * H, z), dg = make_dense(*be, rows, cols, g), y(*be, rows, cols),
+          yt(*be, n, cols * H);
+    be->spmm_edges(a, H, hs, dv.data(), nullptr, dz, y);  // Z -> the mean
+    std::vector<std::int64_t> perm;
+    const Csr t = upload(*be, transpose_pattern(h, perm), RowStorage::sparse_if_smaller);
+    const auto dperm = make_buffer<std::int64_t>(*be, perm);
+    be->spmm_edges(t, H, hs, dv.data(), dperm.data(), dg, yt);  // G -> each head's share
+    Buffer<float> dots(*be, static_cast<std::size_t>(nnz * H));
+    be->sddmm(a, H, hs, dg, dz, dots.data());
+    std::vector<double> ref(static_cast<std::size_t>(rows * cols)), reft(static_cast<std::size_t>(n * cols * H)),
+        refd(static_cast<std::size_t>(nnz * H));
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+        const std::int64_t j = h.col[q];
+        for (std::int64_t c = 0; c < cols; ++c)
+          for (int k = 0; k < H; ++k) {
+            const double w = v[q * H + k] / static_cast<double>(H);
+            ref[i * cols + c] += w * z[(j * cols + c) * H + k];
+            reft[(j * cols + c) * H + k] += w * g[i * cols + c];
+            refd[q * H + k] += static_cast<double>(g[i * cols + c]) * z[(j * cols + c) * H + k] / H;
+          }
+      }
+    const auto yv = y.download(), ytv = yt.download(), dd = dots.download();
+    for (std::size_t k = 0; k < ref.size(); ++k) REQUIRE(yv[k] == Approx(ref[k]).margin(1e-5));
+    for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
+    for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dd[k] == Approx(refd[k]).margin(1e-5));
+  }
+  // The per-head vector's block-diagonal matrix on class-major columns.
+  const auto att = random_vector(cols * H, 10);
+  Dense m(*be, cols * H, H);
+  be->head_matrix(att.data(), cols * H, H, hs, m);
+  const auto mv = m.download();
+  for (std::int64_t c = 0; c < cols * H; ++c)
+    for (int k = 0; k < H; ++k) REQUIRE(mv[c * H + k] == (c % H == k ? att[c] : 0.f));
+}
+
 TEST_CASE("column sums in double: independent of the thread count, the exact sum rounded once", "[backend]") {
   const std::int64_t rows = 5000, cols = 3;
   std::vector<float> x(static_cast<std::size_t>(rows * cols));

@@ -4,13 +4,15 @@
 // negative_slope 0.2), --model gat: the layer stack of common/model/
 // layer_stack.hpp with ELU between the layers (the paper's) and dropout on
 // every layer's input (--dropout), and each layer l an attention layer of H
-// heads (--heads for the hidden layers, concatenated, each --hidden wide;
-// one head for the output layer, as the paper's Cora model):
+// heads (--heads for the hidden layers, each --hidden wide, concatenated or,
+// with --concat off, averaged; --output-heads for the output layer, averaged:
+// one in the paper's Cora model, six in its PPI model, Eq. 6):
 //
 //   Z = X W                                           (linear; transformed_layout(l))
 //   s_j = a_src,h · Z_j,h,  d_i = a_dst,h · Z_i,h      (per head: a GEMM with the block-diagonal of a)
 //   α_ij = softmax_{j -> i} LeakyReLU(s_j + d_i)       (attention: the strategy's edge tensors, Eq. 3)
 //   out_i = Σ_j dropout(α_ij) Z_j,h per head + b       (aggregate_attention, Eq. 5; --attention-dropout)
+//           or its mean over h where the layer averages (Eq. 6; Architecture::head_mean)
 //
 // and its backward (G = dL/dout, layout(l+1)):
 //   db = Σ_i G_i (sum_over_rows)
@@ -22,7 +24,10 @@
 //   dW, dX (linear_backward)
 // Parameters: W<l> (f_l x H C, Glorot), att_src<l>, att_dst<l> (1 x H C,
 // Glorot over PyG's (1, H, C) shape), b<l> (zeros); weight decay on all of
-// them, as an optimiser over PyG's model.parameters() applies it.
+// them, as an optimiser over PyG's model.parameters() applies it. An
+// averaging layer's W and attention vectors are class-major (column c H + h;
+// PyG's are head-major, h C + c), so that a feature split holds all heads of
+// its columns; concatenated ones are PyG's order.
 
 #include "common/model/layer_stack.hpp"
 

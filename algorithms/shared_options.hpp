@@ -37,8 +37,9 @@ inline std::vector<StrategyOption> summa_options() {
 inline std::vector<StrategyOption> pmm_options() {
   return {
       {"permutation", "P", StrategyOption::Kind::text, "", {}, 0,
-       "vertex permutation for load balance: none | single | double (uniformly random, Plexus Sec. 5.1; plexus-3d's "
-       "default double; scalegnn-4d: none) | single-balanced | double-balanced (gcnlab's weight-balanced bisection)"},
+       "vertex permutation for load balance: none | single | double (uniformly random, Plexus Sec. 5.1) | "
+       "single-balanced | double-balanced (gcnlab's weight-balanced bisection); plexus-3d's default is the best the "
+       "model allows: double, single for gat, none for sage, gin, scalegnn and mini-batches; scalegnn-4d: none"},
       {"agg-blocks", "K", StrategyOption::Kind::integer, "1", {}, 1,
        "blocked aggregation, K row blocks each all-reduced nonblocking while the next multiplies (1: off)"},
       {"gemm-order", "ORDER", StrategyOption::Kind::text, "auto", {"auto", "direct", "reversed"}, 0,

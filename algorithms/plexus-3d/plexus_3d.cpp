@@ -42,6 +42,17 @@ std::int64_t largest_partial_sum(const std::vector<LayerBlocks>& blocks) {
   return n;
 }
 
+// The best ordering the model and the run allow when --permutation is not
+// given: Sec. 5.1's double permutation (a layer's rows and columns in two
+// orderings that balance its shards); one ordering where GAT moves its scores
+// d between two layers' rows (single); none where a model adds a layer's input
+// rows to its output (residuals, root terms) or mini-batches are sampled
+// (ScaleGNN Alg. 2). An explicit choice the model cannot take is refused.
+std::string default_permutation(const StrategyOptions& opts) {
+  if (opts.model.one_ordering || opts.batch_size > 0) return "none";
+  return opts.model.attention ? "single" : "double";
+}
+
 }  // namespace
 
 Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyContext& ctx)
@@ -50,10 +61,8 @@ Plexus3DStrategy::Plexus3DStrategy(const StrategyOptions& opts, const StrategyCo
       ledger_(ctx.world.ledger()),
       g_(grid_from(opts, ctx.world.size())),
       grid_(make_grid(ctx.world, g_)),
-      // Sec. 5.1's double permutation; GAT moves d between two layers' rows, so one ordering (single)
       permutation_(parse_permutation(!opts.option("permutation").empty() ? opts.option("permutation")
-                                     : opts.model.attention              ? "single"
-                                                                         : "double")),
+                                                                        : default_permutation(opts))),
       agg_blocks_(static_cast<int>(opts.integer_option("agg-blocks"))),
       gemm_order_(opts.option("gemm-order")),
       seed_(opts.seed),

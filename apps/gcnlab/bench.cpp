@@ -19,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/gcnlab/commands.hpp"
+#include "apps/gcnlab/train_run.hpp"
 #include "common/core/threads.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "common/data/dataset.hpp"

@@ -1,24 +1,21 @@
 #pragma once
-// The gcnlab subcommands. Each runs on every rank of `world`, the MPI world the
-// process started in (main makes it): the commands that need MPI itself (the node
-// a rank runs on, NCCL set up from MPI, PT-Scotch) take it from there.
+// The gcnlab subcommands, one file each (train.cpp, info.cpp, prepare.cpp,
+// partition.cpp, compare.cpp, plan.cpp, simulate.cpp, bench.cpp, models.cpp,
+// strategies.cpp), and what every one of them shares: the failure agreement
+// (collectively.cpp). Each runs on every rank of `world`, the MPI world the
+// process started in (main makes it): the commands that need MPI itself (the
+// node a rank runs on, NCCL set up from MPI, PT-Scotch) take it from there.
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include <memory>
-#include <optional>
+#include <nlohmann/json.hpp>
 
 #include "apps/gcnlab/options.hpp"
-#include "backends/factory.hpp"
 #include "common/comm/communicator.hpp"
 #include "common/comm/mpi_communicator.hpp"
-#include "common/model/strategy.hpp"
 #include "common/model/trainer.hpp"
-#include "models/registry.hpp"
-#include "common/results/history.hpp"
-#include "common/results/results.hpp"
 
 namespace gcnlab {
 struct Dataset;
@@ -40,40 +37,12 @@ struct ReportedError {
 // and ends the job (MPI_Abort), so a partial error never hangs.
 void collectively(MpiCommunicator& world, const std::function<void()>& fn);
 
-// A training run set up from the train options: dataset loaded, strategy and
-// trainer set up on every rank (this rank's shards only), no epoch run yet.
-struct TrainRun {
-  RunInfo info;
-  ModelConfig model;
-  TrainConfig train;
-  StrategyOptions strategy_options;
-  bool dry_run = false;
-  std::optional<std::string> out, weights_out;
-  std::optional<std::string> checkpoint_dir;  // --checkpoint: written every `checkpoint_every` epochs and at the end
-  int checkpoint_every = 10;
-  double checkpoint_seconds = 0;  // the longest checkpoint write so far (results config.checkpoint)
-  // The run's segments and epochs so far: a resumed run's starts with its checkpoint's.
-  RunHistory history;
-  // --resume on a checkpoint of the last epoch: nothing to train (start_train
-  // has said so and put the results in place); train exits 0.
-  bool finished = false;
-  // Test-only (GCNLAB_INJECT_SIGNAL=RANK:checkpoint-write:SIG): called at a named place of the run.
-  std::function<void(std::string_view)> injection;
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Communicator> device_world;  // NCCL for --backend cuda
-  std::unique_ptr<Strategy> strategy;
-  std::unique_ptr<Model> gnn;  // --model (models/registry.hpp)
-  std::unique_ptr<Trainer> trainer;
+// One line on rank 0's stderr.
+void log(const Communicator& world, const std::string& line);
 
-  // The communicator the strategy runs on.
-  Communicator& comm(Communicator& world) { return device_world ? *device_world : world; }
-};
-// `stop_signals`: catch a scheduler's stop signals from here on (train, whose
-// epoch loop agrees on them; bench epoch, which does not, leaves them fatal).
-TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs = 100, bool stop_signals = true);
-// train's strategy options (all but --grid, which the caller reads) and model options.
-StrategyOptions read_strategy_options(Args& args, const char* command);
-ModelConfig read_model_config(Args& args);
+// A registry's listing on rank 0 (strategies, models): `json` with --json (for scripts), else `text`.
+int print_listing(Args& args, MpiCommunicator& world, const std::function<nlohmann::json()>& json,
+                  const std::function<std::string()>& text);
 
 int train(Args& args, MpiCommunicator& world);
 int bench(const std::string& kind, Args& args, MpiCommunicator& world);  // bench.cpp: spmm | gemm | epoch

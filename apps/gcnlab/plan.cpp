@@ -19,6 +19,7 @@
 
 #include "algorithms/registry.hpp"
 #include "apps/gcnlab/commands.hpp"
+#include "apps/gcnlab/run_options.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/core/json.hpp"

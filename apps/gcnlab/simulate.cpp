@@ -8,9 +8,11 @@
 #include <fmt/ranges.h>
 
 #include "apps/gcnlab/commands.hpp"
+#include "apps/gcnlab/run_options.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/core/atomic_file.hpp"
 #include "common/data/dataset.hpp"
+#include "models/registry.hpp"
 #include "planning/simulate.hpp"
 
 namespace gcnlab::cli {

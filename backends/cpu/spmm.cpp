@@ -14,15 +14,16 @@ namespace gcnlab::cpu {
 namespace {
 
 // One SIMD register of floats (GCC/Clang vector extension, so the code is the
-// same on every target): 16 on AVX-512, 8 on AVX2 and below. A 64-byte vector
-// on AVX2 is two registers the compiler spills once the accumulators fill the
-// sixteen, which made the kernel slower than the plain row loop there.
+// same on every target): 16 on AVX-512, 8 on AVX2 and below. Each vector of a
+// segment holds two accumulators (the paired chains below), so a segment is
+// at most half the register file: 8 vectors of 32 registers on AVX-512, 4 of
+// 16 on AVX2 (a 64-byte vector there is two registers the compiler spills).
 #ifdef __AVX512F__
 constexpr int kLanes = 16;
-constexpr int kMaxVecs = 8;  // 8 accumulators of 32 registers
+constexpr int kMaxVecs = 8;
 #else
 constexpr int kLanes = 8;
-constexpr int kMaxVecs = 8;  // 8 accumulators of 16 registers
+constexpr int kMaxVecs = 4;
 #endif
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 constexpr int kPrefetch = 12;  // nonzeros ahead whose X rows are prefetched
@@ -56,12 +57,18 @@ struct Rows {
   std::int64_t out_row(std::int64_t s) const { return ids ? ids[s] : s; }
 };
 
+// The order of every output value, whatever the ISA, the vector width and the
+// column segment it falls in (docs/design.md, reproducibility): the row's
+// nonzeros at even offsets from its first are summed in storage order in one
+// chain, those at odd offsets in a second, each product rounded before it is
+// added (the build does not contract into FMAs), and y = even + odd (+ beta y).
+// Two chains also hide the add latency a single chain would expose.
+
 // Y[i, j0 : j0 + kLanes V) for the stored rows [s0, s1); and beta on the rows a
 // compressed block skips in [gap0, the last stored row's successor or gap1).
 template <int V>
 void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
              const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta) {
-  constexpr bool kPaired = 2 * V <= kMaxVecs;  // two chains per vector for narrow segments
   const bool aligned = reinterpret_cast<std::uintptr_t>(y) % sizeof(Vec) == 0 && ldy % kLanes == 0;
   const std::int64_t k_last = a.nnz - 1;
   auto scale_rows = [&](std::int64_t r0, std::int64_t r1) {
@@ -77,36 +84,34 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
     const std::int64_t i = a.out_row(s);
     scale_rows(next_gap, i);
     next_gap = i + 1;
-    Vec acc[V], acc2[V];
-    for (int v = 0; v < V; ++v) acc[v] = Vec{}, acc2[v] = Vec{};
+    Vec even[V], odd[V];
+    for (int v = 0; v < V; ++v) even[v] = Vec{}, odd[v] = Vec{};
     std::int64_t k = a.rowptr[s];
     const std::int64_t k1 = a.rowptr[s + 1];
     auto prefetch = [&](std::int64_t kk) {
       const float* p = x + static_cast<std::int64_t>(a.col[std::min(kk + kPrefetch, k_last)]) * ldx;
       for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(p + j);  // one per 64-byte line
     };
-    if constexpr (kPaired) {
-      for (; k + 1 < k1; k += 2) {
-        prefetch(k);
-        prefetch(k + 1);
-        const float* x0 = x + static_cast<std::int64_t>(a.col[k]) * ldx;
-        const float* x1 = x + static_cast<std::int64_t>(a.col[k + 1]) * ldx;
-        const float v0 = a.val[k], v1 = a.val[k + 1];
-        for (int v = 0; v < V; ++v) {
-          acc[v] += v0 * load(x0 + v * kLanes);
-          acc2[v] += v1 * load(x1 + v * kLanes);
-        }
+    for (; k + 1 < k1; k += 2) {
+      prefetch(k);
+      prefetch(k + 1);
+      const float* x0 = x + static_cast<std::int64_t>(a.col[k]) * ldx;
+      const float* x1 = x + static_cast<std::int64_t>(a.col[k + 1]) * ldx;
+      const float v0 = a.val[k], v1 = a.val[k + 1];
+      for (int v = 0; v < V; ++v) {
+        even[v] += v0 * load(x0 + v * kLanes);
+        odd[v] += v1 * load(x1 + v * kLanes);
       }
     }
-    for (; k < k1; ++k) {
+    if (k < k1) {  // an odd count: the last nonzero is at an even offset
       prefetch(k);
       const float* xr = x + static_cast<std::int64_t>(a.col[k]) * ldx;
       const float vk = a.val[k];
-      for (int v = 0; v < V; ++v) acc[v] += vk * load(xr + v * kLanes);
+      for (int v = 0; v < V; ++v) even[v] += vk * load(xr + v * kLanes);
     }
     float* yi = y + i * ldy;
     for (int v = 0; v < V; ++v) {
-      Vec r = kPaired ? acc[v] + acc2[v] : acc[v];
+      const Vec r = even[v] + odd[v];
       if (beta != 0.f) store(yi + v * kLanes, r + beta * load(yi + v * kLanes));
       else if (aligned) stream(yi + v * kLanes, r);
       else store(yi + v * kLanes, r);
@@ -116,36 +121,44 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
   _mm_sfence();  // order the streamed stores before the caller's next step
 }
 
-// Columns [j0, j0 + w) with w < kLanes: a plain loop.
+// Columns [j0, j0 + w) with w < kLanes: a plain loop, in the same order.
 void remainder(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
                const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta, int w) {
-  auto finish = [&](float* yr, const float* acc) {
-    for (int j = 0; j < w; ++j) yr[j] = acc[j] + (beta == 0.f ? 0.f : beta * yr[j]);
+  auto finish = [&](float* yr, const float* even, const float* odd) {
+    for (int j = 0; j < w; ++j) {
+      const float r = even[j] + odd[j];
+      yr[j] = beta == 0.f ? r : r + beta * yr[j];
+    }
   };
   const float zero[kLanes] = {};
   std::int64_t next_gap = gap0;
   for (std::int64_t s = s0; s < s1; ++s) {
     const std::int64_t i = a.out_row(s);
     if (beta != 1.f)
-      for (std::int64_t r = next_gap; r < i; ++r) finish(y + r * ldy, zero);
+      for (std::int64_t r = next_gap; r < i; ++r) finish(y + r * ldy, zero, zero);
     next_gap = i + 1;
-    float acc[kLanes] = {};
+    float acc[2][kLanes] = {};
     for (std::int64_t k = a.rowptr[s]; k < a.rowptr[s + 1]; ++k) {
       const float* xr = x + static_cast<std::int64_t>(a.col[k]) * ldx;
       const float vk = a.val[k];
-      for (int j = 0; j < w; ++j) acc[j] += vk * xr[j];
+      float* chain = acc[(k - a.rowptr[s]) & 1];
+      for (int j = 0; j < w; ++j) chain[j] += vk * xr[j];
     }
-    finish(y + i * ldy, acc);
+    finish(y + i * ldy, acc[0], acc[1]);
   }
   if (beta != 1.f)
-    for (std::int64_t r = next_gap; r < gap1; ++r) finish(y + r * ldy, zero);
+    for (std::int64_t r = next_gap; r < gap1; ++r) finish(y + r * ldy, zero, zero);
 }
 
 using SegmentFn = void (*)(const Rows&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, const float*,
                            std::int64_t, float*, std::int64_t, float);
+#ifdef __AVX512F__
 constexpr SegmentFn kSegments[] = {segment<1>, segment<2>, segment<3>, segment<4>,
                                    segment<5>, segment<6>, segment<7>, segment<8>};
-static_assert(kMaxVecs <= 8);
+#else
+constexpr SegmentFn kSegments[] = {segment<1>, segment<2>, segment<3>, segment<4>};
+#endif
+static_assert(sizeof kSegments / sizeof kSegments[0] == kMaxVecs);
 
 // Chunk boundaries in stored rows: equal shares of (nonzeros + stored rows).
 std::vector<std::int64_t> balanced_chunks(const Rows& a, int chunks) {

@@ -5,12 +5,14 @@
 //   - threads take contiguous row ranges balanced by nonzeros (plus one unit
 //     per row), in more chunks than threads, scheduled dynamically, so a
 //     power-law hub row does not leave one thread working alone;
-//   - the width is cut into column segments of 16-float vectors held in
-//     registers for a whole row (up to 8 vectors on AVX-512, 4 on AVX2), so an
-//     output row is written once and never read for beta = 0; a remainder
-//     narrower than 16 floats runs a plain loop;
-//   - narrow segments (f <= 64) accumulate two nonzeros at a time into two
-//     register sets, hiding the FMA latency the single chain would expose;
+//   - the width is cut into column segments of SIMD vectors (16 floats on
+//     AVX-512, 8 on AVX2) held in registers for a whole row (up to 8 vectors
+//     on AVX-512, 4 on AVX2), so an output row is written once and never read
+//     for beta = 0; a remainder narrower than one vector runs a plain loop;
+//   - every segment accumulates two nonzeros at a time into two register sets
+//     (the even and odd offsets of the row), which hides the add latency and
+//     fixes each value's order of summation whatever the vector width: every
+//     path, on every ISA, gives the same bits (docs/design.md, reproducibility);
 //   - the X rows of the nonzeros a few steps ahead are prefetched, since the
 //     gathers are the kernel's memory traffic.
 // For the rows a compressed block does not store only beta applies.

@@ -37,16 +37,6 @@
 #include "common/core/hd.hpp"
 #include "common/core/rng.hpp"
 
-// A float sum the CPU compiler may vectorise (OpenMP simd: partial sums in
-// vector lanes, combined in an order fixed at compile time, so the same binary
-// gives the same bits); a plain loop on the device.
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
-#define GCNLAB_PRAGMA(x) _Pragma(#x)
-#define GCNLAB_SIMD_SUM(var) GCNLAB_PRAGMA(omp simd reduction(+ : var))
-#else
-#define GCNLAB_SIMD_SUM(var)
-#endif
-
 namespace gcnlab::ew {
 
 // A block's structure as the functors read it.
@@ -86,6 +76,23 @@ struct HeadSplit {
 };
 
 GCNLAB_HD float leaky_relu(float v, float slope) { return v > 0.f ? v : slope * v; }
+
+// Σ_t a[t] b[t·stride] for t < n in one order on every target (docs/design.md,
+// reproducibility): kDotLanes partial sums, term t into lane t mod kDotLanes,
+// each lane in order, then the lanes added pairwise ((0+1)+(2+3))+((4+5)+(6+7)).
+// The compiler vectorises the lanes (one AVX2 register) but cannot choose the
+// order, as it does for OpenMP's `simd reduction`, whose partial sums follow
+// the target's vector width: such a sum gave other bits on AVX2 than on
+// AVX-512 (issue 61).
+constexpr int kDotLanes = 8;
+GCNLAB_HD float ordered_dot(const float* a, const float* b, std::int64_t stride, std::int64_t n) {
+  float lane[kDotLanes] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  std::int64_t t = 0;
+  for (; t + kDotLanes <= n; t += kDotLanes)
+    for (int l = 0; l < kDotLanes; ++l) lane[l] += a[t + l] * b[(t + l) * stride];
+  for (int l = 0; t + l < n; ++l) lane[l] += a[t + l] * b[(t + l) * stride];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
 
 struct EdgeScores {
   EdgeBlock b; const float* src; const float* dst; float slope; float* e;
@@ -270,11 +277,8 @@ struct Sddmm : EdgeSddmm {
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
       const float* zr = z_row(k);
       for (int h = 0; h < H; ++h) {
-        float acc = 0.f;
         const std::int64_t c0 = hs.first(h, cols), c1 = hs.last(h, cols);
-        GCNLAB_SIMD_SUM(acc)
-        for (std::int64_t c = c0; c < c1; ++c) acc += gr[c] * zr[c];
-        out[k * H + h] = acc;
+        out[k * H + h] = ordered_dot(gr + c0, zr + c0, 1, c1 - c0);
       }
     }
   }
@@ -288,12 +292,7 @@ struct SddmmMean : EdgeSddmm {
     const int H = b.heads;
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
       const float *gr = g_row(s), *zr = z_row(k);
-      for (int h = 0; h < H; ++h) {
-        float acc = 0.f;
-        GCNLAB_SIMD_SUM(acc)
-        for (std::int64_t c = 0; c < cols; ++c) acc += gr[c] * zr[c * H + h];
-        out[k * H + h] = acc / static_cast<float>(H);
-      }
+      for (int h = 0; h < H; ++h) out[k * H + h] = ordered_dot(gr, zr + h, H, cols) / static_cast<float>(H);
     }
   }
 };

@@ -152,6 +152,10 @@ struct ModelDemands {
   bool full_graph_only = false;
   // Graph attention's edge tensors (Primitives::attention: strategies with StrategyCaps::attention).
   bool attention = false;
+  // Its layers add a layer's input rows to its output (residuals, root terms),
+  // so every layer's vertices are in one ordering: a strategy that permutes
+  // them per layer (plexus-3d's double permutation, Plexus Sec. 5.1) keeps none.
+  bool one_ordering = false;
 };
 
 // The settings a strategy is built with. The fields are the ones every

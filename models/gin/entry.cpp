@@ -12,6 +12,7 @@ ModelInfo gin_model() {
   m.demands.title = "GIN convolutions";
   m.demands.full_graph_only = true;  // sum values: no sampled form
   m.demands.fixed_order = true;      // it aggregates first (the MLP follows the sum)
+  m.demands.one_ordering = true;     // (1 + ε) h_i
   m.flags = {"--gin-eps", "--train-eps"};
   m.make = make<GinModel>;
   return m;

@@ -12,6 +12,7 @@ ModelInfo scalegnn_model() {
   m.demands.title = "input projection, RMSNorm, residuals: ScaleGNN Sec. III";
   m.demands.norm_blocks = true;
   m.demands.fixed_order = true;
+  m.demands.one_ordering = true;  // the residuals
   m.make = make<ScaleGnnModel>;
   return m;
 }

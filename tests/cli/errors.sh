@@ -93,9 +93,9 @@ expect_error 2 "--method metis partitions a graph one process holds whole" parti
 # --model scalegnn: where it runs
 expect_error 4 "--model scalegnn (input projection, RMSNorm, residuals: ScaleGNN Sec. III) runs on serial, plexus-3d and scalegnn-4d" train --algo 1d --model scalegnn --dataset "$SMALL"
 expect_error 1 "--model: nope not in {gcn,scalegnn,sage,gin,gat}" train --algo serial --model nope --dataset "$SMALL"
-expect_error 4 "--model scalegnn moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model scalegnn --dataset "$SMALL"
+expect_error 4 "--model scalegnn moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model scalegnn --permutation double --dataset "$SMALL"
 expect_error 1 "--model sage (GraphSAGE convolutions) trains on the full graph" train --algo serial --model sage --batch-size 4 --dataset "$SMALL"
-expect_error 4 "--model sage moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model sage --dataset "$SMALL"
+expect_error 4 "--model sage moves a layer's input rows into its output's layout (residuals, root terms) in one vertex ordering" train --algo plexus-3d --model sage --permutation single --dataset "$SMALL"
 # --model gin: its own flags, its fixed order, full graph only
 expect_error 2 "--train-eps is for --model gin; --model sage has no such setting" train --algo 1d --model sage --train-eps --dataset "$SMALL"
 expect_error 2 "--gin-eps is for --model gin; --model gcn has no such setting" train --algo 1d --gin-eps 0.5 --dataset "$SMALL"

@@ -18,15 +18,14 @@
 // auto is the backend's fixed rule, and "auto is the rule's order" below checks
 // it is exactly the forced order, bit for bit.
 
-#include <atomic>
 #include <optional>
-#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "algorithms/registry.hpp"
 #include "models/registry.hpp"
 #include "common/comm/process_grid.hpp"
+#include "tests/support/busy_thread.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -49,24 +48,6 @@ RunSpec spec_for(const StrategyInfo& s, const std::vector<int>& grid, int thread
   if (!s.caps.full_graph) spec.train.batch_size = 200, spec.train.eval_every = 1;
   return spec;
 }
-
-// A thread spinning on arithmetic until destroyed: load on the run's cores.
-class BusyThread {
- public:
-  BusyThread()
-      : thread_([this] {
-          volatile double x = 1;
-          while (!stop_.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
-        }) {}
-  ~BusyThread() {
-    stop_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
 
 // The run with its buffers misaligned and a busy thread beside it (on rank 0: on
 // an oversubscribed test machine one spinning thread already takes a core from

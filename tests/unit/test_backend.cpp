@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -79,12 +80,37 @@ std::vector<double> spmm_naive(const HostCsr& h, const std::vector<float>& x, st
   return y;
 }
 
+// The kernel's order of summation, stated in scalar code (backends/cpu/spmm.cpp):
+// a row's nonzeros at even and at odd offsets in two chains, added at the end,
+// then beta. Every path of the kernel must give these bits on every ISA.
+std::vector<float> spmm_in_order(const HostCsr& h, const std::vector<float>& x, std::int64_t ldx,
+                                 const std::vector<float>& y0, std::int64_t ldy, std::int64_t f, float beta) {
+  std::vector<float> y(static_cast<std::size_t>(h.rows * f));
+  for (std::int64_t i = 0; i < h.rows; ++i)
+    for (std::int64_t j = 0; j < f; ++j) {
+      float chain[2] = {0.f, 0.f};
+      for (std::int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; ++k)
+        chain[(k - h.rowptr[i]) & 1] += h.val[k] * x[h.col[k] * ldx + j];
+      const float r = chain[0] + chain[1];
+      y[i * f + j] = beta == 0.f ? r : r + beta * y0[i * ldy + j];
+    }
+  return y;
+}
+
+// The SDDMM's order of summation (ew::ordered_dot), stated in scalar code:
+// term t into lane t mod 8, each lane in order, the lanes added pairwise.
+float dot_in_order(const float* a, const float* b, std::int64_t stride, std::int64_t n) {
+  float lane[8] = {};
+  for (std::int64_t t = 0; t < n; ++t) lane[t % 8] += a[t] * b[t * stride];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
 }  // namespace
 
 TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[backend][spmm]") {
   // Widths around each specialisation boundary (16-float vectors on AVX-512,
-  // 8-float ones on AVX2, the 8-vector register block, paired chains up to 4
-  // vectors, the plain-loop remainder), matrices large enough
+  // 8-float ones on AVX2, the 8- and 4-vector register blocks, the plain-loop
+  // remainder), every value bit for bit the stated order's; matrices large enough
   // for many thread chunks, hub rows, empty rows, hypersparse blocks stored with
   // compressed rows, beta 0 / 1 / other, contiguous and strided (unaligned) views.
   auto be = cpu_backend();
@@ -116,14 +142,17 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
             be->spmm(a, ConstView{dx.data(), cols, f, ldx}, View{dy.data(), rows, f, ldy}, beta);
             const auto y = dy.download();
             const auto ref = spmm_naive(*h, x, ldx, y0, ldy, f, beta);
+            const auto in_order = spmm_in_order(*h, x, ldx, y0, ldy, f, beta);
             // the plain row loop (the benchmarks' reference) must agree too
             Dense dz = make_dense(*be, rows, ldy, y0);
             cpu::spmm_row_loop(a, ConstView{dx.data(), cols, f, ldx}, View{dz.data(), rows, f, ldy}, beta);
             const auto z = dz.download();
             double err = 0, err_loop = 0;
             bool padding_kept = true;
+            std::int64_t other_bits = 0;  // values whose bits differ from the stated order's
             for (std::int64_t i = 0; i < rows; ++i) {
               for (std::int64_t j = 0; j < f; ++j) {
+                other_bits += std::memcmp(&y[i * ldy + j], &in_order[i * f + j], sizeof(float)) != 0;
                 err = std::max(err, std::abs(y[i * ldy + j] - ref[i * f + j]));
                 err_loop = std::max(err_loop, std::abs(z[i * ldy + j] - ref[i * f + j]));
               }
@@ -131,6 +160,7 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
             }
             INFO("f " << f << " pad " << pad << " beta " << beta << " compressed " << a.compressed << " nnz " << a.nnz);
             REQUIRE(err < 1e-4);
+            REQUIRE(other_bits == 0);
             REQUIRE(err_loop < 1e-4);
             REQUIRE(padding_kept);
           }
@@ -448,9 +478,9 @@ TEST_CASE("one Adam step against hand computation", "[optimizer]") {
 TEST_CASE("graph attention's edge kernels against dense loops, with full and compressed rows", "[backend][attention]") {
   auto be = cpu_backend();
   const int H = 3;
-  const std::int64_t width = 4;  // columns per head; the view's columns start inside head 0
+  const std::int64_t width = 11;  // columns per head (the SDDMM's 8 lanes and a tail); the view starts inside head 0
   const ew::HeadSplit hs{2, width};
-  const std::int64_t cols = 3 * width - 2;  // local columns 2..11 of 12: heads 0 (partly), 1, 2
+  const std::int64_t cols = 3 * width - 2;  // local columns 2..32 of 33: heads 0 (partly), 1, 2
   for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
     const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
     const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
@@ -508,6 +538,13 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
     for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
     for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dv[k] == Approx(refd[k]).margin(1e-5));
     for (std::size_t k = 0; k < refs.size(); ++k) REQUIRE(rsv[k] == Approx(refs[k]).margin(1e-5));
+    for (std::int64_t i = 0; i < rows; ++i)  // the SDDMM's bits: its stated order, on every ISA
+      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q)
+        for (int k = 0; k < H; ++k) {
+          const std::int64_t c0 = hs.first(k, cols), c1 = hs.last(k, cols);
+          const float want = dot_in_order(&g[i * cols + c0], &x[h.col[q] * cols + c0], 1, c1 - c0);
+          REQUIRE(std::memcmp(&dv[q * H + k], &want, sizeof want) == 0);
+        }
   }
 }
 
@@ -517,7 +554,7 @@ TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and it
   // the heads' mean (PyG's GATConv(concat=False)).
   auto be = cpu_backend();
   const int H = 3;
-  const std::int64_t cols = 5;  // output columns; Z has cols·H
+  const std::int64_t cols = 19;  // output columns (the SDDMM's 8 lanes twice and a tail); Z has cols·H
   const ew::HeadSplit hs{2 * H, cols, H};
   CHECK(hs.head(0) == 0);
   CHECK(hs.head(4) == 1);
@@ -554,6 +591,12 @@ TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and it
     for (std::size_t k = 0; k < ref.size(); ++k) REQUIRE(yv[k] == Approx(ref[k]).margin(1e-5));
     for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
     for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dd[k] == Approx(refd[k]).margin(1e-5));
+    for (std::int64_t i = 0; i < rows; ++i)  // the SDDMM's bits: its stated order, on every ISA
+      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q)
+        for (int k = 0; k < H; ++k) {
+          const float want = dot_in_order(&g[i * cols], &z[h.col[q] * cols * H + k], H, cols) / H;
+          REQUIRE(std::memcmp(&dd[q * H + k], &want, sizeof want) == 0);
+        }
   }
   // The per-head vector's block-diagonal matrix on class-major columns.
   const auto att = random_vector(cols * H, 10);

@@ -153,6 +153,11 @@ void CpuBackend::axpy(float a, ConstView x, View y) {
   for_each_2d(y.rows, y.cols, ew::Axpy{a, x.data, x.ld, y.data, y.ld});
 }
 
+void CpuBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  for_each_2d(y.rows, y.cols, ew::AxpyPlus{a, s, x.data, x.ld, y.data, y.ld});
+}
+
 void CpuBackend::column_sums(ConstView x, float* out) {
   // ew::ColumnSums's sums by blocks of rows (row-major reads), the blocks added in order.
   constexpr std::int64_t kBlock = 256;

@@ -252,6 +252,9 @@ void CudaBackend::transpose(ConstView x, View y) {
   cuda::transpose(stream_, y.rows, y.cols, {x.data, x.ld, y.data, y.ld});
 }
 void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.rows, y.cols, {a, x.data, x.ld, y.data, y.ld}); }
+void CudaBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
+  cuda::axpy_plus(stream_, y.rows, y.cols, {a, s, x.data, x.ld, y.data, y.ld});
+}
 void CudaBackend::column_sums(ConstView x, float* out) { cuda::column_sums(stream_, x.cols, {x.data, x.ld, x.rows, out}); }
 void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});

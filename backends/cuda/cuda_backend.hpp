@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
   void copy(ConstView x, View y) override;
   void transpose(ConstView x, View y) override;
   void axpy(float a, ConstView x, View y) override;
+  void axpy_plus(float a, const float* s, ConstView x, View y) override;
   void column_sums(ConstView x, float* out) override;
   void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
   void pack_bf16(ConstView x, bf16* out) override;

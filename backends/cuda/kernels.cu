@@ -101,6 +101,7 @@ void fill(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Fill& f) { l
 void copy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Copy& f) { launch_2d(s, r, c, f); }
 void transpose(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Transpose& f) { launch_2d(s, r, c, f); }
 void axpy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Axpy& f) { launch_2d(s, r, c, f); }
+void axpy_plus(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::AxpyPlus& f) { launch_2d(s, r, c, f); }
 void column_sums(cudaStream_t s, std::int64_t c, const ew::ColumnSums& f) { launch_1d(s, c, f); }
 void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::GatherRows& f) { launch_2d(s, r, c, f); }
 void pack_bf16(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::PackBf16& f) { launch_2d(s, r, c, f); }

@@ -18,6 +18,7 @@ void fill(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Fill& 
 void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& f);
 void transpose(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Transpose& f);
 void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
+void axpy_plus(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::AxpyPlus& f);
 void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
 void pack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::PackBf16& f);

@@ -67,6 +67,8 @@ class Backend : public Allocator {
   // y = xᵀ (y: x.cols x x.rows)
   virtual void transpose(ConstView x, View y) = 0;
   virtual void axpy(float a, ConstView x, View y) = 0;
+  // y += (a + s[0]) x, s one value in backend memory (no host round trip: GIN's trained ε).
+  virtual void axpy_plus(float a, const float* s, ConstView x, View y) = 0;
   // out[c] = Σ_i x[i, c] for each of x.cols columns, accumulated in double (ew::ColumnSums).
   virtual void column_sums(ConstView x, float* out) = 0;
   // out (rows.size() x x.cols) = the rows `rows` (a backend array of out.rows ids) of x.

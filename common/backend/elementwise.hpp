@@ -315,6 +315,13 @@ struct Axpy {
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] += a * x[i * ldx + j]; }
 };
 
+// y += (a + s[0]) x with s one value in backend memory (GIN's trained ε): the
+// scalar is read where the kernel runs, not copied to the host first.
+struct AxpyPlus {
+  float a; const float* s; const float* x; std::int64_t ldx; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] += (a + s[0]) * x[i * ldx + j]; }
+};
+
 // Adam (Kingma & Ba 2015, Alg. 1) on one element; bias corrections are
 // precomputed per step: c1 = 1 - b1^t, c2 = 1 - b2^t.
 struct AdamParams { float lr, beta1, beta2, eps, c1, c2; };

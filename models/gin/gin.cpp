@@ -70,7 +70,7 @@ void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
     const View a = s.own[kSum], r = s.own[kRootThenGrad];
     p.primitives.aggregate(l, Direction::forward, x, a);  // Sᵀ X
     p.align(l, Direction::forward, x, r);
-    p.elementwise([&](Backend& b) { b.axpy(1.f + eps(p, l), r, a); });
+    add_root(p, l, r, a);
     p.primitives.linear(l, a, p.buf.params[l].value, s.z);
   } else {
     p.layer_forward(l, x);
@@ -105,12 +105,14 @@ void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
     });
     p.primitives.sum_over_layout(l, e.grad);
   }
-  if (dx) p.elementwise([&](Backend& b) { b.axpy(1.f + eps(p, l), d, *dx); });
+  if (dx) add_root(p, l, d, *dx);
 }
 
-float GinModel::eps(const Pass& p, int l) {
-  if (!p.config.train_eps) return p.config.gin_eps;
-  return p.buf.param(eps_name(l)).value.download().front();  // one value (a device sync on CUDA)
+void GinModel::add_root(const Pass& p, int l, ConstView x, View y) {
+  p.elementwise([&](Backend& b) {
+    if (p.config.train_eps) b.axpy_plus(1.f, p.buf.param(eps_name(l)).value.data(), x, y);  // ε read on the device
+    else b.axpy(1.f + p.config.gin_eps, x, y);
+  });
 }
 
 }  // namespace gcnlab

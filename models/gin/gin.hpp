@@ -47,7 +47,8 @@ class GinModel final : public LayerStack {
 
  private:
   // ε of the GIN layer whose convolution is weight layer l.
-  static float eps(const Pass& p, int l);
+  // y += (1 + ε_l) x; a trained ε is read where the kernel runs (no host round trip per layer and pass).
+  static void add_root(const Pass& p, int l, ConstView x, View y);
 };
 
 }  // namespace gcnlab

@@ -97,6 +97,10 @@ std::vector<float> spmm_in_order(const HostCsr& h, const std::vector<float>& x, 
   return y;
 }
 
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 // The SDDMM's order of summation (ew::ordered_dot), stated in scalar code:
 // term t into lane t mod 8, each lane in order, the lanes added pairwise.
 float dot_in_order(const float* a, const float* b, std::int64_t stride, std::int64_t n) {
@@ -260,6 +264,13 @@ TEST_CASE("element-wise functors", "[backend][elementwise]") {
   be->axpy(2.f, dd, out);
   h = out.download();
   for (std::size_t k = 0; k < z.size(); ++k) REQUIRE(h[k] == Approx(z[k] + 2 * d[k]));
+  {  // y += (a + s) x with s in backend memory: axpy's bits with a + s formed on the host
+    const auto eps = make_buffer<float>(*be, std::vector<float>{0.37f});
+    Dense y1 = make_dense(*be, 6, 4, z), y2 = make_dense(*be, 6, 4, z);
+    be->axpy_plus(1.f, eps.data(), dd, y1);
+    be->axpy(1.f + 0.37f, dd, y2);
+    REQUIRE(same_bits(y1.download(), y2.download()));
+  }
   be->fill(out, 3.f);
   for (float v : out.download()) REQUIRE(v == 3.f);
   Dense t(*be, 4, 6);

@@ -91,9 +91,6 @@ def signature(results):
             "blas": versions.get("blas", "?"), "openblas_coretype": ENV["OPENBLAS_CORETYPE"]}
 
 
-signatures = set()  # of every run measured: one, or the runs were not made alike
-
-
 def measure(gcnlab, mpiexec, label, ranks, args, work):
     out = Path(work) / (label.replace("/", "_") + ".json")
     cmd = [mpiexec, "-np", str(ranks), gcnlab, "train", *args, *COMMON, "--out", str(out)]
@@ -102,15 +99,15 @@ def measure(gcnlab, mpiexec, label, ranks, args, work):
         lines = [l for l in proc.stderr.splitlines() if "gcnlab: error" in l] or proc.stderr.splitlines()[-3:]
         raise SystemExit(f"golden: {label}: {' '.join(cmd)} failed: {' | '.join(lines)}")
     r = json.loads(out.read_text())
-    signatures.add(json.dumps(signature(r), sort_keys=True))
     per_rank = sorted(r["per_rank"], key=lambda p: p["rank"])
     nonzero = lambda d: {k: v for k, v in sorted(d.items()) if v}
-    return {"ranks": ranks,
+    record = {"ranks": ranks,
             "args": args,
             "losses": [e["loss"] for e in r["epochs"]],
             "wire_bytes": [nonzero(p["wire_bytes"]) for p in per_rank],
             "setup_wire_bytes": [nonzero(p["setup_wire_bytes"]) for p in per_rank],
             "memory_need": [p["memory_need"] for p in per_rank]}
+    return record, json.dumps(signature(r), sort_keys=True)
 
 
 def compare(label, want, got, exact_losses):
@@ -142,7 +139,9 @@ def main():
     a = ap.parse_args()
     todo = runs(registry(a.gcnlab), model_registry(a.gcnlab))
     with tempfile.TemporaryDirectory() as work:
-        got = {label: measure(a.gcnlab, a.mpiexec, label, ranks, args, work) for label, ranks, args in todo}
+        measured = {label: measure(a.gcnlab, a.mpiexec, label, ranks, args, work) for label, ranks, args in todo}
+    got = {label: record for label, (record, _) in measured.items()}
+    signatures = {sig for _, sig in measured.values()}  # one, or the runs were not made alike
     if len(signatures) != 1:
         raise SystemExit(f"golden: the runs report {len(signatures)} signatures: {sorted(signatures)}")
     env_sig = json.loads(next(iter(signatures)))

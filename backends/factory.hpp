@@ -12,6 +12,7 @@
 
 namespace gcnlab {
 
+// The backend `name` ("cpu", "cuda"), wrapped in a CountingBackend (backends/counting_backend.hpp).
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts);
 
 // The communicator strategies should use with `backend`: NCCL over `world`
@@ -19,7 +20,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
 std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world);
 
 // Makes `ledger` time with `backend`: synchronise it before reading the host
-// clock, and time compute scopes with device events where it has them.
+// clock, and time compute scopes with device events where it has them; and
+// count its kernels' work (made by make_backend).
 void attach_ledger(Backend& backend, Ledger& ledger);
 
 // Implemented by backends/cuda (or the stub when CUDA is off).

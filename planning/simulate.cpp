@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "algorithms/registry.hpp"
+#include "backends/counting_backend.hpp"
 #include "backends/factory.hpp"
 #include "common/comm/thread_communicator.hpp"
 #include "common/model/trainer.hpp"
 #include "models/registry.hpp"
+#include "common/results/results.hpp"
 #include "partitioners/prepare.hpp"
 
 namespace gcnlab {
@@ -16,20 +18,25 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
   Simulation sim;
   sim.ranks.resize(static_cast<std::size_t>(ranks));
   RunGraph graph;  // prepared once, by rank 0, for every rank (read-only)
-  run_ranks(ranks, [&](Communicator& world) {
-    const auto backend = make_backend("cpu", {1, 0});
-    const auto strategy = make_strategy(options, {world, *backend});
+  run_ranks(ranks, [&](ThreadCommunicator& world) {
+    CountingBackend backend(make_backend("cpu", {1, 0}));
+    backend.count_into(&world.ledger());
+    const auto strategy = make_strategy(options, {world, backend});
     TrainConfig train;
     const auto gnn = make_model(model.name);
-    Trainer trainer(*strategy, *gnn, world, *backend, model, train);
+    Trainer trainer(*strategy, *gnn, world, backend, model, train);
     if (world.rank() == 0) {
       const std::string method =
           !partitioner.empty() ? partitioner : data.shards ? "block" : strategy->default_partitioner();
       graph = graph_for(data, *strategy, method, model.seed);
     }
     world.barrier();
-    trainer.distribute(data, *graph.graph);
+    trainer.setup(data, *graph.graph);
     SimulatedRank& mine = sim.ranks[static_cast<std::size_t>(world.rank())];
+    // One training epoch traced: every kernel counted, none run, no collective moving data.
+    backend.trace(true);
+    world.move_data(false);
+    mine.work = trainer.epoch_work();
     mine.coords = strategy->coords();
     mine.nnz_local = strategy->nnz_local();
     mine.edges_local = trainer.edges_local();
@@ -81,6 +88,7 @@ nlohmann::json simulation_json(const Simulation& s, const StrategyOptions& optio
     per_rank.push_back({{"rank", r},
                         {"coords", x.coords},
                         {"nnz_local", x.nnz_local},
+                        {"work", work_json(x.work)},
                         {"model_wire_bytes", bytes},
                         {"memory_need",
                          {{"graph", x.memory.graph},

@@ -1,13 +1,15 @@
 #pragma once
 // gcnlab simulate: what a strategy would do on P ranks — each rank's nonzeros,
-// modelled wire bytes per category and analytic memory — computed on one
-// machine by running the strategy's own distribution (Strategy::setup) and
-// model code (Trainer::byte_model, memory_need) on P threads that talk through
-// a ThreadCommunicator. No second formula: at the rank counts that really ran,
-// the result equals the run's per-rank model, measured bytes and nnz (tested).
-// Memory: the strategies' blocks and buffers of all P ranks are held at once
-// (the trainer's activations are not allocated), so a graph that fits one node
-// simulates at any P.
+// modelled wire bytes per category, analytic memory and kernels' work —
+// computed on one machine by running the strategy's own distribution
+// (Strategy::setup), model code (Trainer::byte_model, memory_need) and one
+// training epoch traced (backends/counting_backend.hpp: every kernel counted,
+// none run; the ThreadCommunicator's collectives meet but move nothing) on P
+// threads. No second formula: at the rank counts that really ran, the result
+// equals the run's per-rank model, measured bytes, nnz and the work its
+// kernels were given (tested). Memory: the strategies' blocks and buffers and
+// the trainer's buffers of all P ranks are allocated at once, but the traced
+// epoch writes none of them, so a graph that fits one node simulates at any P.
 
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct SimulatedRank {
   std::int64_t edges_local = 0;  // nonzeros of its attention edge tensors (graph attention; else nnz_local)
   ByteModel model;  // wire bytes per epoch, strategy + trainer (what train's results call model_wire_bytes)
   MemoryNeed memory;
+  CategoryWork work;  // the kernels' work of one training epoch (the results' per_rank[].work)
 };
 
 struct Simulation {

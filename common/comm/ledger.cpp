@@ -21,6 +21,19 @@ bool is_communication(Category c) {
   return c >= Category::bcast_dense && c <= Category::p2p;
 }
 
+namespace {
+constexpr std::array<std::string_view, kNumKernels> kKernelNames = {
+    "spmm", "sddmm", "edge", "gemm", "elementwise", "reduction", "loss", "optimizer", "to_host", "to_device"};
+}
+
+std::string_view to_string(Kernel k) { return kKernelNames[static_cast<int>(k)]; }
+
+std::optional<Kernel> kernel_from_string(std::string_view s) {
+  for (int i = 0; i < kNumKernels; ++i)
+    if (kKernelNames[i] == s) return static_cast<Kernel>(i);
+  return std::nullopt;
+}
+
 CategoryTallies Ledger::take(Phase p) {
   CategoryTallies out = tallies_[static_cast<int>(p)];
   tallies_[static_cast<int>(p)] = CategoryTallies{};

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/comm/work.hpp"
+
 namespace gcnlab {
 
 enum class Category : int {
@@ -67,6 +69,14 @@ struct Tally {
 };
 
 using CategoryTallies = std::array<Tally, kNumCategories>;
+// The kernels' work by the compute category whose scope was open when they
+// ran ("other" when none was): common/comm/work.hpp.
+using CategoryWork = std::array<KernelWork, kNumCategories>;
+
+inline CategoryWork& operator+=(CategoryWork& a, const CategoryWork& b) {
+  for (int c = 0; c < kNumCategories; ++c) a[c] += b[c];
+  return a;
+}
 
 class Ledger {
  public:
@@ -115,6 +125,19 @@ class Ledger {
     lifetime_[static_cast<int>(c)] += t;
   }
 
+  // A kernel's work, charged to the innermost open compute scope (backends/counting_backend.hpp).
+  void record_work(Kernel k, double amount) {
+    Work& w = work_[static_cast<int>(phase_)][static_cast<int>(open_)][static_cast<int>(k)];
+    w.amount += amount;
+    ++w.calls;
+  }
+  // Returns the work of `p` and clears it (with take(), once per epoch).
+  CategoryWork take_work(Phase p) {
+    CategoryWork out = work_[static_cast<int>(p)];
+    work_[static_cast<int>(p)] = CategoryWork{};
+    return out;
+  }
+
   const CategoryTallies& tallies(Phase p) const { return tallies_[static_cast<int>(p)]; }
   // Everything recorded since construction, every phase (never cleared by take()).
   const CategoryTallies& lifetime() const { return lifetime_; }
@@ -124,7 +147,8 @@ class Ledger {
   // RAII timer charging its lifetime to a compute category.
   class Scope {
    public:
-    Scope(Ledger& l, Category c) : ledger_(l), category_(c) {
+    Scope(Ledger& l, Category c) : ledger_(l), category_(c), enclosing_(l.open_) {
+      ledger_.open_ = c;
       ledger_.mark_begin(c);
       if (ledger_.make_stopwatch_) {
         watch_ = ledger_.make_stopwatch_();
@@ -146,6 +170,7 @@ class Ledger {
       t.calls = 1;
       ledger_.record(category_, t);
       ledger_.mark_end();
+      ledger_.open_ = enclosing_;
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -157,6 +182,7 @@ class Ledger {
    private:
     Ledger& ledger_;
     Category category_;
+    Category enclosing_;  // the scope open around this one (its kernels' work is charged to the innermost)
     Clock::time_point start_;
     std::unique_ptr<Stopwatch> watch_;
     double excluded_s_ = 0;
@@ -170,6 +196,8 @@ class Ledger {
   Phase phase_ = Phase::setup;
   std::array<CategoryTallies, kNumPhases> tallies_{};
   CategoryTallies lifetime_{};
+  Category open_ = Category::other;  // the innermost open compute scope
+  std::array<CategoryWork, kNumPhases> work_{};
 };
 
 }  // namespace gcnlab

@@ -13,15 +13,17 @@ namespace gcnlab {
 
 namespace {
 
-// Set when any rank of the run fails: every rendezvous then throws.
-struct Abort {
+// What every group of a run shares: set when any rank fails (every rendezvous
+// then throws), and whether collectives move data (ThreadCommunicator::move_data).
+struct RunState {
   std::atomic<bool> flag{false};
+  std::atomic<bool> move_data{true};
 };
 
 }  // namespace
 
 struct ThreadGroup {
-  ThreadGroup(int n, std::shared_ptr<Abort> a)
+  ThreadGroup(int n, std::shared_ptr<RunState> a)
       : size(n), abort(std::move(a)), slot(static_cast<std::size_t>(n)), ints(2 * static_cast<std::size_t>(n)),
         child(static_cast<std::size_t>(n)) {}
 
@@ -42,7 +44,8 @@ struct ThreadGroup {
   }
 
   const int size;
-  std::shared_ptr<Abort> abort;
+  std::shared_ptr<RunState> abort;
+  bool moves_data() const { return abort->move_data.load(); }
   std::mutex mutex;
   std::condition_variable cv;
   int arrived = 0;
@@ -121,7 +124,7 @@ void ThreadCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int
   ThreadGroup& g = *group_;
   g.slot[rank_].data = buf;
   g.wait();
-  if (rank_ != root) copy_bytes(buf, g.slot[root].data, count * dtype_size(t));
+  if (rank_ != root && g.moves_data()) copy_bytes(buf, g.slot[root].data, count * dtype_size(t));
   g.wait();
 }
 
@@ -130,6 +133,10 @@ void ThreadCommunicator::do_allreduce(void* buf, std::size_t count, DType t, Red
   const std::size_t n = count * dtype_size(t);
   g.slot[rank_].data = buf;
   g.wait();
+  if (!g.moves_data()) {
+    g.wait();
+    return;
+  }
   std::vector<char> acc(bytes(g.slot[0].data), bytes(g.slot[0].data) + n);
   for (int r = 1; r < g.size; ++r) reduce_into(acc.data(), g.slot[r].data, count, t, op);
   g.wait();  // all have read every buffer before any is overwritten
@@ -146,7 +153,7 @@ void ThreadCommunicator::do_allgatherv(const void* send, void* recv, const std::
   g.slot[rank_].data = send;
   g.wait();
   char* out = static_cast<char*>(recv);
-  for (int r = 0; r < g.size; ++r) {
+  for (int r = 0; r < g.size && g.moves_data(); ++r) {
     const std::size_t n = static_cast<std::size_t>(counts[r]) * dtype_size(t);
     copy_bytes(out, g.slot[r].data, n);
     out += n;
@@ -166,8 +173,10 @@ void ThreadCommunicator::do_reduce_scatterv(const void* send, void* recv, const 
   std::size_t offset = 0;
   for (int r = 0; r < rank_; ++r) offset += static_cast<std::size_t>(counts[r]) * dtype_size(t);
   const auto count = static_cast<std::size_t>(counts[rank_]);
-  copy_bytes(recv, bytes(g.slot[0].data) + offset, count * dtype_size(t));
-  for (int r = 1; r < g.size; ++r) reduce_into(recv, bytes(g.slot[r].data) + offset, count, t, ReduceOp::sum);
+  if (g.moves_data()) {
+    copy_bytes(recv, bytes(g.slot[0].data) + offset, count * dtype_size(t));
+    for (int r = 1; r < g.size; ++r) reduce_into(recv, bytes(g.slot[r].data) + offset, count, t, ReduceOp::sum);
+  }
   g.wait();
 }
 
@@ -181,7 +190,8 @@ void ThreadCommunicator::do_alltoallv(const void* send, const std::int64_t* send
   for (int r = 0; r < g.size; ++r) {
     const auto& s = g.slot[r];
     GCNLAB_ASSERT(s.counts[rank_] == recv_counts[r]);
-    copy_bytes(static_cast<char*>(recv) + recv_displs[r] * e, bytes(s.data) + s.displs[rank_] * e,
+    if (g.moves_data())
+      copy_bytes(static_cast<char*>(recv) + recv_displs[r] * e, bytes(s.data) + s.displs[rank_] * e,
                 static_cast<std::size_t>(recv_counts[r]) * e);
   }
   g.wait();
@@ -199,7 +209,7 @@ void ThreadCommunicator::do_exchange(const std::vector<Message<const void>>& sen
     std::size_t& k = next[m.peer];
     while (k < from.size() && from[k].peer != rank_) ++k;
     GCNLAB_ASSERT(k < from.size() && from[k].count == m.count);
-    copy_bytes(m.data, from[k].data, m.count * dtype_size(t));
+    if (g.moves_data()) copy_bytes(m.data, from[k].data, m.count * dtype_size(t));
     ++k;
   }
   g.wait();
@@ -207,9 +217,15 @@ void ThreadCommunicator::do_exchange(const std::vector<Message<const void>>& sen
 
 void ThreadCommunicator::do_barrier() { group_->wait(); }
 
-void run_ranks(int ranks, const std::function<void(Communicator&)>& body) {
+void ThreadCommunicator::move_data(bool on) {
+  group_->wait();  // no collective of the run is under way while the switch changes
+  group_->abort->move_data = on;
+  group_->wait();
+}
+
+void run_ranks(int ranks, const std::function<void(ThreadCommunicator&)>& body) {
   GCNLAB_CHECK(ranks >= 1, "the number of simulated ranks must be >= 1 (got {})", ranks);
-  auto abort = std::make_shared<Abort>();
+  auto abort = std::make_shared<RunState>();
   auto world = std::make_shared<ThreadGroup>(ranks, abort);
   std::exception_ptr first;
   std::mutex first_mutex;

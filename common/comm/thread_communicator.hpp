@@ -30,6 +30,12 @@ class ThreadCommunicator final : public Communicator {
   int size() const override;
   std::unique_ptr<Communicator> split(int color, int key) const override;
 
+  // Whether the run's collectives move data (on at the start). Off, every call
+  // still meets its group and records its bytes but copies and reduces nothing:
+  // a traced step (planning/simulate.hpp) runs at thousands of ranks without
+  // touching the buffers it would fill. Collective over the world group.
+  void move_data(bool on);
+
  protected:
   void do_broadcast(void* buf, std::size_t count, DType t, int root) override;
   void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
@@ -50,6 +56,6 @@ class ThreadCommunicator final : public Communicator {
 
 // Runs body(rank's communicator) on `ranks` threads, each with a ledger of its
 // own, and returns when all have finished; rethrows the first error.
-void run_ranks(int ranks, const std::function<void(Communicator&)>& body);
+void run_ranks(int ranks, const std::function<void(ThreadCommunicator&)>& body);
 
 }  // namespace gcnlab

@@ -19,6 +19,7 @@ struct Packed {
   double peak_bytes = 0, host_peak_bytes = 0;
   MemoryNeed memory;
   CategoryTallies per_epoch{}, setup{};
+  CategoryWork work{};
   std::array<double, kNumCategories> model{};
   LinkBytes model_link;
 };
@@ -29,7 +30,7 @@ static_assert(std::is_trivially_copyable_v<Packed>);
 std::vector<RankReport> gather_reports(Communicator& world, const RankReport& mine) {
   GCNLAB_ASSERT(mine.coords.size() <= Packed::kMaxCoords);
   Packed p{mine.rank, static_cast<int>(mine.coords.size()), {}, mine.nnz_local, mine.edges_local, mine.peak_bytes,
-           mine.host_peak_bytes, mine.memory, mine.per_epoch, mine.setup, mine.model, mine.model_link};
+           mine.host_peak_bytes, mine.memory, mine.per_epoch, mine.setup, mine.work, mine.model, mine.model_link};
   std::copy(mine.coords.begin(), mine.coords.end(), p.coords.begin());
   std::vector<Packed> all(static_cast<std::size_t>(world.size()));
   world.allgather(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&p), sizeof p),
@@ -38,7 +39,7 @@ std::vector<RankReport> gather_reports(Communicator& world, const RankReport& mi
   std::vector<RankReport> reports;
   for (const Packed& q : all)
     reports.push_back({q.rank, std::vector<int>(q.coords.begin(), q.coords.begin() + q.ncoords), q.nnz_local,
-                       q.edges_local, q.peak_bytes, q.host_peak_bytes, q.memory, q.per_epoch, q.setup, q.model, q.model_link});
+                       q.edges_local, q.peak_bytes, q.host_peak_bytes, q.memory, q.per_epoch, q.setup, q.work, q.model, q.model_link});
   return reports;
 }
 

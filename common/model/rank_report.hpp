@@ -22,6 +22,7 @@ struct RankReport {
   MemoryNeed memory;           // analytic backend bytes (strategy + trainer)
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase
+  CategoryWork work{};          // the kernels' work per epoch, averaged as per_epoch (common/comm/work.hpp)
   std::array<double, kNumCategories> model{};  // analytic wire bytes per epoch
   LinkBytes model_link;  // ... by the link they cross (TrainConfig::ranks_per_node)
 };

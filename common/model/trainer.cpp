@@ -334,7 +334,7 @@ RunResult Trainer::train(const std::function<bool(const EpochMetrics&)>& on_epoc
   r.initial_weights = gather_weights();
   const int E = train_.epochs;
   const int first_timed = E - first_epoch_ > 1 ? first_epoch_ + 1 : first_epoch_;  // the first epoch run warms up
-  CategoryTallies timed{};  // summed over the timed epochs
+  TimedSums timed;  // over the timed epochs
   std::vector<double> epoch_time, eval_time;
   model_sum_ = {};
   model_epochs_ = 0;
@@ -361,7 +361,7 @@ RunResult Trainer::train(const std::function<bool(const EpochMetrics&)>& on_epoc
   return r;
 }
 
-EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
+EpochMetrics Trainer::run_epoch(int e, bool timed, TimedSums& timed_sum) {
   ledger_.set_phase(Phase::epoch);
   world_.barrier();
   EpochMetrics em;
@@ -388,6 +388,7 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   }
   completed_epochs_ = e + 1;
   CategoryTallies tallies = ledger_.take(Phase::epoch);
+  const CategoryWork work = ledger_.take_work(Phase::epoch);
   for (int c = 0; c < kNumCategories; ++c) em.wire_bytes[c] = tallies[c].wire_bytes;
 
   if ((config_.dropout > 0 && train_.eval_each_epoch) || minibatch()) {  // mini-batches: accuracy of the full graph
@@ -402,8 +403,10 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   double accounted = 0;
   for (int c = 0; c < kNumCategories; ++c) accounted += tallies[c].time_s;
   tallies[static_cast<int>(Category::other)].time_s = std::max(0.0, em.time_s - accounted);
-  if (timed)
-    for (int c = 0; c < kNumCategories; ++c) timed_sum[c] += tallies[c];
+  if (timed) {
+    for (int c = 0; c < kNumCategories; ++c) timed_sum.tallies[c] += tallies[c];
+    timed_sum.work += work;
+  }
 
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   em.loss = minibatch() ? m[0] / steps_per_epoch() : m[0];
@@ -414,12 +417,18 @@ EpochMetrics Trainer::run_epoch(int e, bool timed, CategoryTallies& timed_sum) {
   return em;
 }
 
+CategoryWork Trainer::epoch_work() {
+  TimedSums one;
+  run_epoch(completed_epochs_, /*timed=*/true, one);
+  return one.work;
+}
+
 std::int64_t Trainer::edges_local() const {
   const EdgeAttention* edges = strategy_.edge_attention();
   return arch_.attends() && edges ? edges->edges() : strategy_.nnz_local();
 }
 
-RankReport Trainer::rank_report(const CategoryTallies& timed, int timed_epochs) const {
+RankReport Trainer::rank_report(const TimedSums& timed, int timed_epochs) const {
   RankReport rr;
   rr.rank = world_.rank();
   rr.coords = strategy_.coords();
@@ -433,12 +442,16 @@ RankReport Trainer::rank_report(const CategoryTallies& timed, int timed_epochs) 
   const CategoryTallies& setup = ledger_.tallies(Phase::setup);
   const double te = std::max(timed_epochs, 1);
   for (int c = 0; c < kNumCategories; ++c) {
-    const Tally& t = timed[c];
+    const Tally& t = timed.tallies[c];
     rr.per_epoch[c] = {t.time_s / te, t.payload_bytes / te, t.wire_bytes / te,
                        static_cast<std::int64_t>(std::llround(static_cast<double>(t.calls) / te)), t.hidden_s / te,
                        t.padding_bytes / te};
     rr.setup[c] = {setup[c].time_s, setup[c].payload_bytes, setup[c].wire_bytes, setup[c].calls};
     rr.model[c] = model[c];
+    for (int k = 0; k < kNumKernels; ++k) {
+      const Work& w = timed.work[c][k];
+      rr.work[c][k] = {w.amount / te, static_cast<std::int64_t>(std::llround(static_cast<double>(w.calls) / te))};
+    }
   }
   return rr;
 }

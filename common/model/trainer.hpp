@@ -135,6 +135,9 @@ class Trainer {
 
   // Strategy model + the trainer's own traffic (metric reduction, split-class softmax).
   ByteModel byte_model() const;
+  // Runs one training epoch (after setup) and returns its kernels' work: with
+  // a traced backend (backends/counting_backend.hpp), what an epoch would give them.
+  CategoryWork epoch_work();
   // --dry-run: the model of the first epoch train() will run, before it runs.
   // Full graph: byte_model(). Mini-batches: the sum over that epoch's steps of
   // each step's model on its own sample (cut, not trained; collective).
@@ -168,10 +171,14 @@ class Trainer {
   // Vertex data of the current layouts: H_0 from the features, labels, split, dropout keys.
   void bind_vertex_data();
   // Epoch e (full graph, or its mini-batch steps) and its evaluation: its metrics
-  // and this rank's times; a timed epoch adds its tallies to `timed_sum`.
-  EpochMetrics run_epoch(int e, bool timed, CategoryTallies& timed_sum);
-  // This rank's report: memory, the timed epochs' tallies averaged, the setup's, the models.
-  RankReport rank_report(const CategoryTallies& timed, int timed_epochs) const;
+  // and this rank's times; a timed epoch adds its tallies and kernel work to `timed`.
+  struct TimedSums {
+    CategoryTallies tallies{};
+    CategoryWork work{};
+  };
+  EpochMetrics run_epoch(int e, bool timed, TimedSums& timed_sum);
+  // This rank's report: memory, the timed epochs' tallies and work averaged, the setup's, the models.
+  RankReport rank_report(const TimedSums& timed, int timed_epochs) const;
   // One epoch of mini-batch steps; returns the summed metrics (loss normalised per step).
   std::array<double, 7> minibatch_epoch(int epoch, std::vector<double>& step_seconds, double& eval_s);
   // A full-graph pass without dropout: the metrics of the current weights.

@@ -169,7 +169,8 @@ json per_rank_json(const RunResult& r) {
                      {"model_wire_bytes", model},
                      {"model_link_bytes",
                       {{"intra", rr.model_link.intra}, {"inter_weighted", rr.model_link.inter_weighted}}},
-                     {"setup_wire_bytes", setup_wire}});
+                     {"setup_wire_bytes", setup_wire},
+                     {"work", work_json(rr.work)}});
   }
   return ranks;
 }
@@ -195,6 +196,16 @@ void balance_and_memory_json(const RunResult& r, json& j) {
 }
 
 }  // namespace
+
+json work_json(const CategoryWork& work) {
+  json out = json::object();
+  for (int c = 0; c < kNumCategories; ++c)
+    for (int k = 0; k < kNumKernels; ++k)
+      if (const Work& w = work[c][k]; w.calls > 0)
+        out[std::string(to_string(static_cast<Category>(c)))][std::string(to_string(static_cast<Kernel>(k)))] = {
+            {"amount", w.amount}, {"calls", w.calls}};
+  return out;
+}
 
 // The first epoch is excluded from the mean epoch time when there are several (warm-up).
 // An epoch slower than kSlowEpoch x the median of the timed epochs is a burst

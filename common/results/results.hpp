@@ -50,6 +50,9 @@ RunInfo describe_dataset(RunInfo info, const Dataset& d);
 // Host name, CPU model and core count of this process's machine.
 nlohmann::json this_machine();
 
+// The kernels' work per epoch (RankReport::work): {category: {kernel: {amount, calls}}}, the kernels that ran.
+nlohmann::json work_json(const CategoryWork& work);
+
 nlohmann::json results_json(const RunInfo& info, const RunResult& r);
 // The run's summary: epoch time (robust to bursts) of the current segment's
 // epochs (from r.segment_start), losses, accuracies and target of all of them.

@@ -4,7 +4,8 @@
 // dropout off and on, undirected and directed graphs (a mean aggregator's
 // values are not symmetric on either), block and METIS vertex orders, every
 // grid the strategy accepts at this rank count; and its measured bytes equal
-// the traced model. From the registries: a new model or strategy is covered
+// the traced model, and the work its kernels were given the traced epoch's
+// (planning/simulate.hpp). From the registries: a new model or strategy is covered
 // without a test edit; GAT also with its heads averaged. GCN is test_equivalence.cpp's; the models that demand
 // norm blocks (ScaleGNN's) are test_scalegnn.cpp's.
 
@@ -13,6 +14,7 @@
 #include "algorithms/registry.hpp"
 #include "common/comm/process_grid.hpp"
 #include "models/registry.hpp"
+#include "planning/simulate.hpp"
 #include "tests/support/harness.hpp"
 
 using namespace gcnlab;
@@ -60,6 +62,23 @@ std::vector<std::string> models_under_test() {
   return out;
 }
 
+// Every rank's kernels were given, per category and kind, what simulate's traced epoch counts (issue 64).
+void require_traced_work(const RunSpec& spec, const Dataset& data, const RunResult& r) {
+  if (world_rank() != 0) return;  // one process simulates all ranks
+  const Simulation sim = simulate(data, strategy_options(spec), spec.model, world_size(), spec.partitioner);
+  REQUIRE(sim.ranks.size() == r.ranks.size());
+  for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+    if (sim.ranks[k].work == r.ranks[k].work) continue;
+    INFO("rank " << k);  // what differs
+    for (int c = 0; c < kNumCategories; ++c)
+      for (int w = 0; w < kNumKernels; ++w) {
+        INFO(to_string(static_cast<Category>(c)) << " " << to_string(static_cast<Kernel>(w)));
+        CHECK(sim.ranks[k].work[c][w].amount == r.ranks[k].work[c][w].amount);
+        CHECK(sim.ranks[k].work[c][w].calls == r.ranks[k].work[c][w].calls);
+      }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every registered model matches serial under every full-graph strategy and grid; measured bytes = traced",
@@ -86,6 +105,7 @@ TEST_CASE("every registered model matches serial under every full-graph strategy
               const RunResult r = run(MPI_COMM_WORLD, spec, data);
               require_same_model(serial, r);
               require_measured_equals_model(r);
+              require_traced_work(spec, data, r);
               if (model_info(model).demands.attention && declares(s.name, "elide")) {  // the backward gathers Z again
                 spec.options["elide"] = "off";
                 const RunResult again = run(MPI_COMM_WORLD, spec, data);

@@ -1,7 +1,8 @@
 // gcnlab simulate (planning/simulate.hpp) computes, on one process, exactly
 // what a real run on P ranks has per rank: nonzeros, modelled bytes (= the
-// measured bytes), analytic memory — for every strategy and grid at the rank
-// counts the suite runs. And the threaded communicator it runs on moves data
+// measured bytes), analytic memory, the work its kernels are given — for
+// every strategy and grid at the rank counts the suite runs (every model's
+// work: test_models.cpp). And the threaded communicator it runs on moves data
 // as MPI does.
 
 #include <catch2/catch.hpp>
@@ -15,7 +16,7 @@
 using namespace gcnlab;
 using namespace gcnlab::test;
 
-TEST_CASE("simulate equals the real run's per-rank nnz, bytes and memory", "[simulate]") {
+TEST_CASE("simulate equals the real run's per-rank nnz, bytes, memory and kernels' work", "[simulate]") {
   const Dataset data = load_dataset("sbm:nodes=701,classes=5,avg-degree=6,features=13,seed=8,directed=1");
   const int p = world_size();
   for (const StrategyInfo& s : strategies())  // every registered full-graph strategy, each grid of the job
@@ -41,6 +42,7 @@ TEST_CASE("simulate equals the real run's per-rank nnz, bytes and memory", "[sim
         CHECK(s.coords == m.coords);
         CHECK(s.nnz_local == m.nnz_local);
         CHECK(s.memory.total() == m.memory.total());
+        CHECK(s.work == m.work);
         for (int c = 0; c < kNumCategories; ++c) {
           if (!is_communication(static_cast<Category>(c))) continue;
           INFO(to_string(static_cast<Category>(c)));
@@ -54,7 +56,7 @@ TEST_CASE("simulate equals the real run's per-rank nnz, bytes and memory", "[sim
 TEST_CASE("the threaded communicator's collectives", "[simulate][unit]") {
   if (world_rank() != 0) return;
   const int p = 5;
-  run_ranks(p, [&](Communicator& world) {
+  run_ranks(p, [&](ThreadCommunicator& world) {
     const int me = world.rank();
     std::vector<double> v = {1.0 * me, 2.0 * me};
     world.allreduce(std::span<double>(v), ReduceOp::sum, Category::allreduce);
@@ -85,6 +87,19 @@ TEST_CASE("the threaded communicator's collectives", "[simulate][unit]") {
     CHECK(in == static_cast<float>((me + p - 1) % p));
     // the ledger records what the Communicator counts: (p-1) x 4 bytes for the all-gather's others
     CHECK(world.ledger().lifetime()[static_cast<int>(Category::allgather)].wire_bytes == (15 - (me + 1)) * 4.0);
+    // data movement off (a traced epoch): the calls meet and count their bytes, and move nothing
+    world.move_data(false);
+    std::vector<float> still(15, -1.f);
+    world.allgather(std::span<const float>(mine), std::span<float>(still), std::span<const std::int64_t>(counts),
+                    Category::allgather);
+    world.allreduce(std::span<double>(v), ReduceOp::sum, Category::allreduce);
+    half->reduce_scatter(std::span<const float>(ones).first(me % 2 ? 2 : 3), std::span<float>(kept).first(1),
+                         Category::reduce_scatter);
+    CHECK(still == std::vector<float>(15, -1.f));
+    CHECK(v == std::vector<double>{10, 20});
+    CHECK(kept[0] == 5.f);
+    CHECK(world.ledger().lifetime()[static_cast<int>(Category::allgather)].wire_bytes == 2 * (15 - (me + 1)) * 4.0);
+    world.move_data(true);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "backends/counting_backend.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
@@ -648,4 +649,44 @@ TEST_CASE("ELU and its slope without libm calls: within 6e-7 of expm1 and exp", 
     REQUIRE(std::abs(ew::elu(x) - elu) <= 6e-7 * std::abs(elu) + 1e-30);
     REQUIRE(std::abs(ew::elu_slope(x) - slope) <= 6e-7 * slope);
   }
+}
+
+TEST_CASE("the counting backend charges each kernel's work to the innermost open scope; traced, it runs none",
+          "[backend][work]") {
+  auto be = make_backend("cpu", {1});
+  Ledger ledger;
+  ledger.set_phase(Phase::epoch);
+  attach_ledger(*be, ledger);
+  Dense a = make_dense(*be, 3, 4, random_vector(12, 1)), b = make_dense(*be, 4, 5, random_vector(20, 2));
+  Dense c = make_dense(*be, 3, 5, std::vector<float>(15, 7.f));
+  {
+    auto t = ledger.time(Category::gemm);
+    be->gemm(Op::N, Op::N, 1.f, a, b, 0.f, c);  // 3 x 5 outputs, 4 multiply-adds each
+    {
+      auto inner = ledger.time(Category::elementwise);
+      be->fill(c, 1.f);
+    }
+    be->axpy(2.f, c, c);  // the gemm scope again
+  }
+  be->relu(c, c);  // no scope open: other
+  const CategoryWork w = ledger.take_work(Phase::epoch);
+  auto at = [&](Category cat, Kernel k) { return w[static_cast<int>(cat)][static_cast<int>(k)]; };
+  CHECK(at(Category::gemm, Kernel::gemm) == Work{60, 1});
+  CHECK(at(Category::gemm, Kernel::elementwise) == Work{15, 1});
+  CHECK(at(Category::elementwise, Kernel::elementwise) == Work{15, 1});
+  CHECK(at(Category::other, Kernel::elementwise) == Work{15, 1});
+  CHECK(ledger.take_work(Phase::epoch) == CategoryWork{});  // taken
+
+  // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3.
+  dynamic_cast<CountingBackend&>(*be).trace(true);
+  be->fill(c, 5.f);
+  Dense ata = make_dense(*be, 4, 4, std::vector<float>(16, 0.f));
+  be->gemm(Op::T, Op::N, 1.f, a, a, 0.f, ata);
+  std::vector<float> host(15);
+  be->copy_to_host(host.data(), c.data(), host.size() * sizeof(float));  // transfers still run
+  CHECK(host == std::vector<float>(15, 3.f));
+  CHECK(ata.download() == std::vector<float>(16, 0.f));
+  const CategoryWork traced = ledger.take_work(Phase::epoch);
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::gemm)] == Work{4 * 4 * 3, 1});
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_host)] == Work{60 + 64, 2});  // c and ata
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The strategy comparison model (gcnlab plan --algo, planning/plan.hpp) on this machine:
-#   1. runs every full-graph strategy on every grid it accepts at 2 and 4 ranks (calibration set)
-#      and at 8 ranks (validation set), on a mid-size graph;
-#   2. fits a machine profile to the calibration runs (gcnlab plan --calibrate: kernel rates,
-#      bandwidth; Eq. 4.4's k from the plexus-3d runs);
-#   3. predicts the 8-rank runs with it (gcnlab plan --validate: Spearman of predicted vs
-#      measured epoch time over all strategies and grids);
-#   4. ranks every grid of every strategy at 8 ranks from simulate's volumes (plan --algo all),
-#      and, with the perlmutter profile, at 64 and 256 ranks of R-MAT 16.
+# The traced performance model (gcnlab plan, planning/plan.hpp) on this machine, for every model:
+#   1. runs gcn, sage, gin and gat under five full-graph strategies (1d, 1.5d, 2d, sa-1d, plexus-3d)
+#      on every grid each accepts at 2, 4 and 8 ranks, on a mid-size graph;
+#   2. fits a machine profile to the 2-rank runs (gcnlab plan --calibrate: a rate and a per-call
+#      latency per kernel kind by NNLS against each run's traced work, the bandwidth, Eq. 4.4's k
+#      from the plexus-3d runs of GCN), with each category's residual;
+#   3. predicts every run with it (gcnlab plan --validate: per-run error, median and worst, and
+#      per model and rank count whether the measured-fastest strategy and grid is in the top two;
+#      4 and 8 ranks share the 2 cores: the model multiplies compute by the recorded ranks per core);
+#   4. ranks every grid of every strategy for gat, sage and gin at 512 ranks of R-MAT 16 with the
+#      perlmutter profile (plan --algo all).
 # usage: experiments/plan_strategies.sh [OUT_DIR]   (default results/plan-strategies)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +17,8 @@ out=${1:-results/plan-strategies}
 gcnlab=${GCNLAB:-$here/build/gcnlab}
 dataset=${DATASET:-sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1}
 large=${LARGE:-rmat:scale=16,edge-factor=16,features=128,classes=32,seed=1}
-epochs=${EPOCHS:-6}
+epochs=${EPOCHS:-4}
+models=${MODELS:-gcn sage gin gat}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
        OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 mkdir -p "$out/runs"
@@ -31,26 +34,32 @@ grids() {  # the factorisations of $2 into the grid of strategy $1
   esac
 }
 
+model_flags() {  # 3 layers of 64; GAT: 4 heads of 16, concatenated
+  case $1 in gat) echo "--model gat --hidden 16 --heads 4" ;; *) echo "--model $1 --hidden 64" ;; esac
+}
+
 for p in 2 4 8; do
-  for algo in 1d 1.5d 2d split-3d sa-1d sa-1.5d mggcn-1d plexus-3d; do
-    for g in $(grids $algo $p); do
-      f="$out/runs/p${p}-${algo}-${g}.json"
-      [[ -s $f || -e $f.refused ]] && continue  # resumable
-      echo "$algo grid $g on $p ranks"
-      if ! mpirun -np "$p" "$gcnlab" train --algo "$algo" --grid "$g" --dataset "$dataset" --epochs "$epochs" \
-           --threads 1 --no-eval --out "$f" > "$out/runs/p${p}-${algo}-${g}.log" 2>&1; then
-        touch "$f.refused"  # a grid the strategy does not take (its log says why)
-      fi
+  for model in $models; do
+    for algo in 1d 1.5d 2d sa-1d plexus-3d; do
+      for g in $(grids $algo $p); do
+        f="$out/runs/p${p}-${model}-${algo}-${g}.json"
+        [[ -s $f || -e $f.refused ]] && continue  # resumable
+        echo "$model $algo grid $g on $p ranks"
+        # shellcheck disable=SC2046
+        if ! mpirun -np "$p" "$gcnlab" train --algo "$algo" --grid "$g" --dataset "$dataset" --epochs "$epochs" \
+             $(model_flags "$model") --layers 3 --threads 1 --no-eval --out "$f" > "${f%.json}.log" 2>&1; then
+          touch "$f.refused"  # a grid the strategy does not take (its log says why)
+        fi
+      done
     done
   done
 done
 
-"$gcnlab" plan --calibrate "$out"/runs/p2-*.json "$out"/runs/p4-*.json --name local --out "$out/profile.json"
-"$gcnlab" plan --validate "$out"/runs/p8-*.json --machine "$out/profile.json" --out "$out/validation.json" |
+"$gcnlab" plan --calibrate "$out"/runs/p2-*.json --name local --out "$out/profile.json" | tee "$out/calibration.txt"
+"$gcnlab" plan --validate "$out"/runs/p*.json --machine "$out/profile.json" --out "$out/validation.json" |
   tee "$out/validation.txt"
-"$gcnlab" plan --algo all --dataset "$dataset" --ranks 8 --machine "$out/profile.json" --out "$out/plan-8.json" |
-  tee "$out/plan-8.txt"
-for p in 64 256; do
-  "$gcnlab" plan --algo all --dataset "$large" --ranks "$p" --machine perlmutter --hidden 128 \
-    --out "$out/perlmutter-$p.json" | tee "$out/perlmutter-$p.txt"
+for model in gat sage gin; do
+  # shellcheck disable=SC2046
+  "$gcnlab" plan --algo all --dataset "$large" --ranks 512 --machine perlmutter $(model_flags "$model") \
+    --out "$out/perlmutter-512-$model.json" | tee "$out/perlmutter-512-$model.txt"
 done

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 #include <Eigen/Dense>
@@ -27,9 +28,13 @@ namespace {
 // of √(NNZ·D) as printed (no G): used as they are at every G, converted to
 // seconds only (per_gpu_flops = false).
 // Kernel rates for comparing strategies (the paper gives none): an A100's
-// 1555 GB/s HBM2 (datasheet) with every nonzero reading its 4-byte input
-// element once from memory, 1555e9 / 4 nonzero·columns per second (a
-// memory-roofline upper bound), and 19.5 TFLOP/s FP32 for dense products.
+// rooflines (datasheet: 1555 GB/s HBM2, 19.5 TFLOP/s FP32), each kind at the
+// bytes its unit must move at least — an SpMM's or SDDMM's nonzero·column
+// gathers one 4-byte element, an edge pass reads and writes one edge-head
+// value (8 B), an element-wise element reads two and writes one (12 B), a
+// reduction reads one (4 B), the loss reads a logit and writes its gradient
+// (8 B), Adam reads w, g, m, v and writes w, m, v (28 B) — and a GEMM's
+// multiply-add at 2 flops. No per-call latency (the paper gives none).
 MachineProfile perlmutter() {
   MachineProfile m;
   m.name = "perlmutter";
@@ -43,8 +48,15 @@ MachineProfile perlmutter() {
   m.k_fwd = 7.8e-10 * 1e-3;
   m.k_bwd = -2.6e-10 * 1e-3;
   m.per_gpu_flops = false;
-  m.spmm_rate = 1555e9 / 4;
-  m.gemm_rate = 19.5e12;
+  constexpr double hbm = 1555e9;
+  m.kernels[static_cast<int>(Kernel::spmm)].rate = hbm / 4;
+  m.kernels[static_cast<int>(Kernel::sddmm)].rate = hbm / 4;
+  m.kernels[static_cast<int>(Kernel::edge)].rate = hbm / 8;
+  m.kernels[static_cast<int>(Kernel::gemm)].rate = 19.5e12 / 2;
+  m.kernels[static_cast<int>(Kernel::elementwise)].rate = hbm / 12;
+  m.kernels[static_cast<int>(Kernel::reduction)].rate = hbm / 4;
+  m.kernels[static_cast<int>(Kernel::loss)].rate = hbm / 8;
+  m.kernels[static_cast<int>(Kernel::optimizer)].rate = hbm / 28;
   return m;
 }
 
@@ -68,8 +80,15 @@ MachineProfile local() {
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
   m.k_bwd = -5.323e-9;
-  m.spmm_rate = 5.43e9;
-  m.gemm_rate = 3.93e10;
+  const std::array<std::pair<Kernel, KernelRate>, 8> kernels = {{{Kernel::spmm, {5.4e9, 0}},
+                                                                 {Kernel::sddmm, {5.4e9, 0}},
+                                                                 {Kernel::edge, {1e9, 0}},
+                                                                 {Kernel::gemm, {2e10, 0}},
+                                                                 {Kernel::elementwise, {1e9, 0}},
+                                                                 {Kernel::reduction, {2e9, 0}},
+                                                                 {Kernel::loss, {5e8, 0}},
+                                                                 {Kernel::optimizer, {5e8, 0}}}};
+  for (const auto& [k, r] : kernels) m.kernels[static_cast<int>(k)] = r;
   return m;
 }
 
@@ -121,8 +140,13 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     m.k_fwd = j.at("k_fwd").get<double>();
     m.k_bwd = j.at("k_bwd").get<double>();
     m.per_gpu_flops = j.value("per_gpu_flops", true);
-    m.spmm_rate = j.value("spmm_rate", 0.0);
-    m.gemm_rate = j.value("gemm_rate", 0.0);
+    for (const auto& [kind, price] : j.value("kernels", nlohmann::json::object()).items()) {
+      const auto k = kernel_from_string(kind);
+      GCNLAB_CHECK(k.has_value(), "machine profile '{}': unknown kernel kind '{}'", name_or_file, kind);
+      m.kernels[static_cast<int>(*k)] = {price.at("rate").get<double>(), price.value("latency_s", 0.0)};
+      GCNLAB_CHECK(m.rate(*k).rate >= 0 && m.rate(*k).latency_s >= 0,
+                   "machine profile '{}': kernel '{}' has a negative rate or latency", name_or_file, kind);
+    }
     GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0,
                  "machine profile '{}': gpus_per_node and bandwidths must be positive", name_or_file);
     return m;
@@ -132,6 +156,11 @@ MachineProfile machine_profile(const std::string& name_or_file) {
 }
 
 std::string profile_json(const MachineProfile& m) {
+  nlohmann::json kernels = nlohmann::json::object();
+  for (int k = 0; k < kNumKernels; ++k)
+    if (m.kernels[k].rate > 0)
+      kernels[std::string(to_string(static_cast<Kernel>(k)))] = {{"rate", m.kernels[k].rate},
+                                                                 {"latency_s", m.kernels[k].latency_s}};
   const nlohmann::json j = {{"name", m.name},
                             {"source", m.source},
                             {"gpus_per_node", m.gpus_per_node},
@@ -141,13 +170,17 @@ std::string profile_json(const MachineProfile& m) {
                             {"k_fwd", m.k_fwd},
                             {"k_bwd", m.k_bwd},
                             {"per_gpu_flops", m.per_gpu_flops},
-                            {"spmm_rate", m.spmm_rate},
-                            {"gemm_rate", m.gemm_rate}};
+                            {"kernels", kernels}};
   return j.dump(1);
 }
 
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features) {
   return {n, nnz, a.dims, learn_features, a.kinds, a.self_term, a.attends(), a.model, a.heads, a.weight_cols()};
+}
+
+bool prices_convolutions(const Problem& p) {
+  return std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; }) &&
+         !p.self_term && !p.attention;
 }
 
 namespace {
@@ -156,9 +189,9 @@ namespace {
 void check_convolutions(const Problem& p) {
   const bool convolutions =
       std::all_of(p.kinds.begin(), p.kinds.end(), [](LayerKind k) { return k == LayerKind::conv; });
-  GCNLAB_CHECK(convolutions && !p.self_term && !p.attention,
+  GCNLAB_CHECK(prices_convolutions(p),
                "Plexus's performance model (Sec. 4) prices graph convolutions only and --model {} has {}: "
-               "compare strategies on their simulated bytes with plan --algo (and give plexus-3d a --grid)",
+               "plan and --grid auto price it by its traced epoch (planning/plan.hpp)",
                p.model, !convolutions ? "linear layers" : p.self_term ? "a root term in each layer" : "graph attention");
 }
 
@@ -227,35 +260,31 @@ double group_bandwidth(const Members& group, int world_rank, const MachineProfil
   return sharing == 0 ? m.intra_bandwidth : m.inter_bandwidth / sharing;
 }
 
-EpochWork epoch_work(const Problem& p, const std::string& algo) {
-  EpochWork w;
-  const double nnz = static_cast<double>(p.nnz), n = static_cast<double>(p.n);
-  for (std::size_t l = 0; l + 1 < p.dims.size(); ++l) {
-    const double fin = static_cast<double>(p.dims[l]), fout = static_cast<double>(p.dims[l + 1]);
-    const bool dx = l > 0 || p.learn_features;
-    const double heads = l < p.heads.size() ? static_cast<double>(p.heads[l]) : 0.0;
-    if (heads > 0) {  // graph attention: Z = XW, then the edge tensors' work at Z's width
-      const double fz = l < p.zdims.size() ? static_cast<double>(p.zdims[l]) : fout;
-      w.spmm += 3 * nnz * fz;
-      w.edges += 8 * nnz * heads;
-      w.gemm += 2 * n * fin * fz * (dx ? 3 : 2) + 12 * n * fz * heads;
-      continue;
-    }
-    const bool conv = p.kinds.empty() || p.kinds[l] == LayerKind::conv;
-    if (conv) w.spmm += nnz * fin;
-    if (conv && dx) w.spmm += nnz * fout;  // layer 0 without dX: dW_0 from the forward's T_0 (convolution.hpp)
-    w.gemm += 2 * n * fin * fout * (dx ? 3 : 2) * (conv && p.self_term ? 2 : 1);  // the root term's X S_l
-  }
-  return w;
+KernelWork by_kind(const CategoryWork& w) {
+  KernelWork out{};
+  for (const KernelWork& c : w) out += c;
+  return out;
 }
 
-RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work, const MachineProfile& m) {
-  const auto P = static_cast<double>(ranks.size());
+double compute_seconds(const KernelWork& w, const MachineProfile& m) {
+  double s = 0;
+  for (int k = 0; k < kNumKernels; ++k) {
+    const auto kind = static_cast<Kernel>(k);
+    if (!computes(kind) || w[k].calls == 0) continue;
+    const KernelRate& r = m.rate(kind);
+    GCNLAB_CHECK(r.rate > 0 || w[k].amount == 0,
+                 "machine profile '{}' has no rate for {} kernels, which this model's epoch runs: calibrate one with "
+                 "`gcnlab plan --calibrate` on runs of a model that uses them",
+                 m.name, to_string(kind));
+    s += (w[k].amount > 0 ? w[k].amount / r.rate : 0.0) + static_cast<double>(w[k].calls) * r.latency_s;
+  }
+  return s;
+}
+
+RankTime slowest_rank(const std::vector<RankLoad>& ranks, const MachineProfile& m, double sharing) {
   RankTime worst;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const double edge_share = ranks[r].edge_share < 0 ? ranks[r].share : ranks[r].edge_share;
-    const RankTime t{((work.spmm * ranks[r].share + work.edges * edge_share) / m.spmm_rate + work.gemm / m.gemm_rate) / P,
-                     seconds(ranks[r].link, m), static_cast<int>(r)};
+    const RankTime t{sharing * compute_seconds(ranks[r].work, m), seconds(ranks[r].link, m), static_cast<int>(r)};
     if (r == 0 || t.total_s() > worst.total_s()) worst = t;
   }
   return worst;
@@ -280,25 +309,131 @@ Eigen::VectorXd least_squares(const Eigen::MatrixXd& x, const Eigen::VectorXd& t
   return c;
 }
 
-// One regressor: seconds = c x.
-double fit_one(const std::vector<std::pair<double, double>>& xt) {
-  if (xt.empty()) return 0;
-  Eigen::MatrixXd x(xt.size(), 1);
-  Eigen::VectorXd t(xt.size());
-  for (std::size_t i = 0; i < xt.size(); ++i) x(i, 0) = xt[i].first, t(i) = xt[i].second;
-  return least_squares(x, t)(0);
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const Eigen::Index n = a.cols();
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  std::vector<bool> passive(static_cast<std::size_t>(n), false);
+  const double tol = 1e-12 * std::max(1.0, a.cwiseAbs().maxCoeff() * b.cwiseAbs().maxCoeff()) * static_cast<double>(n);
+  auto solve_passive = [&] {  // least squares on the passive columns, zero elsewhere
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (passive[static_cast<std::size_t>(j)]) cols.push_back(j);
+    Eigen::MatrixXd sub = a(Eigen::all, cols);
+    const Eigen::VectorXd u = least_squares(sub, b);
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
+    for (std::size_t i = 0; i < cols.size(); ++i) z(cols[i]) = u(static_cast<Eigen::Index>(i));
+    return z;
+  };
+  for (Eigen::Index outer = 0; outer < 3 * n + 3; ++outer) {
+    const Eigen::VectorXd w = a.transpose() * (b - a * x);  // the gradient's descent direction
+    Eigen::Index best = -1;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (!passive[static_cast<std::size_t>(j)] && w(j) > tol && (best < 0 || w(j) > w(best))) best = j;
+    if (best < 0) break;  // Kuhn-Tucker conditions hold
+    passive[static_cast<std::size_t>(best)] = true;
+    for (Eigen::Index inner = 0; inner <= n; ++inner) {
+      const Eigen::VectorXd z = solve_passive();
+      double alpha = 1;  // the longest step from x towards z that stays feasible
+      for (Eigen::Index j = 0; j < n; ++j)
+        if (passive[static_cast<std::size_t>(j)] && z(j) <= 0) alpha = std::min(alpha, x(j) / (x(j) - z(j)));
+      x += alpha * (z - x);
+      if (alpha == 1) break;
+      for (Eigen::Index j = 0; j < n; ++j)
+        if (passive[static_cast<std::size_t>(j)] && x(j) <= 0) passive[static_cast<std::size_t>(j)] = false, x(j) = 0;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+std::vector<double> nnls(const std::vector<std::vector<double>>& rows, const std::vector<double>& b) {
+  GCNLAB_ASSERT(rows.size() == b.size());
+  const auto m = static_cast<Eigen::Index>(rows.size()), n = static_cast<Eigen::Index>(rows.empty() ? 0 : rows[0].size());
+  Eigen::MatrixXd a(m, n);
+  for (Eigen::Index i = 0; i < m; ++i)
+    for (Eigen::Index j = 0; j < n; ++j) a(i, j) = rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+  const Eigen::VectorXd x = nnls(a, Eigen::Map<const Eigen::VectorXd>(b.data(), m));
+  return {x.data(), x.data() + x.size()};
+}
+
+namespace {
+
+// The kernel kinds a rate is fitted for: every computing kind.
+std::vector<Kernel> computing_kinds() {
+  std::vector<Kernel> out;
+  for (int k = 0; k < kNumKernels; ++k)
+    if (computes(static_cast<Kernel>(k))) out.push_back(static_cast<Kernel>(k));
+  return out;
+}
+
+bool compute_category(int c) {
+  const auto cat = static_cast<Category>(c);
+  return !is_communication(cat) && cat != Category::other;
+}
+
+// Rates and latencies per kind by NNLS over (run, rank, compute category) rows:
+// t = sharing · Σ_k (amount_k / rate_k + calls_k · latency_k).
+void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::vector<CategoryFit>* fits) {
+  const std::vector<Kernel> kinds = computing_kinds();
+  const auto K = static_cast<Eigen::Index>(kinds.size());
+  std::vector<std::pair<Eigen::VectorXd, double>> rows;  // regressors (amounts, then calls), seconds
+  std::vector<int> row_category;
+  for (const Observation& r : runs)
+    for (std::size_t p = 0; p < r.work.size(); ++p)
+      for (int c = 0; c < kNumCategories; ++c) {
+        if (!compute_category(c)) continue;
+        Eigen::VectorXd x = Eigen::VectorXd::Zero(2 * K);
+        for (Eigen::Index i = 0; i < K; ++i) {
+          const Work& w = r.work[p][c][static_cast<int>(kinds[static_cast<std::size_t>(i)])];
+          x(i) = r.sharing * w.amount;
+          x(K + i) = r.sharing * static_cast<double>(w.calls);
+        }
+        if (x.sum() == 0) continue;  // no kernel ran in it
+        rows.emplace_back(std::move(x), r.times[p][c]);
+        row_category.push_back(c);
+      }
+  if (rows.empty()) return;
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), 2 * K);
+  Eigen::VectorXd t(a.rows());
+  for (Eigen::Index i = 0; i < a.rows(); ++i) a.row(i) = rows[static_cast<std::size_t>(i)].first, t(i) = rows[static_cast<std::size_t>(i)].second;
+  // Unit columns for conditioning; a column no run exercised stays out (its kind keeps the base price).
+  Eigen::VectorXd scale = a.cwiseAbs().colwise().maxCoeff().transpose();
+  for (Eigen::Index j = 0; j < scale.size(); ++j) scale(j) = scale(j) > 0 ? scale(j) : 1;
+  const Eigen::VectorXd c = nnls(a * scale.cwiseInverse().asDiagonal(), t).cwiseQuotient(scale);
+  for (Eigen::Index i = 0; i < K; ++i) {
+    if (a.col(i).sum() == 0 && a.col(K + i).sum() == 0) continue;
+    KernelRate& kr = m.kernels[static_cast<int>(kinds[static_cast<std::size_t>(i)])];
+    kr.rate = c(i) > 0 ? 1 / c(i) : 0;
+    kr.latency_s = c(K + i);
+  }
+  if (!fits) return;
+  const Eigen::VectorXd predicted = a * c;
+  for (int cat = 0; cat < kNumCategories; ++cat) {
+    CategoryFit f{static_cast<Category>(cat)};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (row_category[i] != cat) continue;
+      const double meas = t(static_cast<Eigen::Index>(i)), pred = predicted(static_cast<Eigen::Index>(i));
+      f.measured_s += meas, f.predicted_s += pred, ++f.rows;
+      f.mean_abs_error += meas > 0 ? std::abs(pred - meas) / meas : 0;
+    }
+    if (f.rows == 0) continue;
+    f.mean_abs_error /= f.rows;
+    fits->push_back(f);
+  }
 }
 
 }  // namespace
 
 MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,
-                         const std::string& source) {
+                         const std::string& source, std::vector<CategoryFit>* fits) {
   GCNLAB_CHECK(!runs.empty(), "--calibrate needs results files");
   MachineProfile m = base;
   m.name = name;
   m.source = source;
 
-  // Eq. 4.4 on the plexus-3d runs: least squares over the three terms, scaled to unit size for conditioning.
+  // Eq. 4.4 on the plexus-3d runs: non-negative least squares over the three terms, scaled to unit size for
+  // conditioning (the paper's own fit has a negative k_bwd; a negative time per unit of work is not a rate).
   std::vector<const Observation*> plexus_runs;
   for (const auto& r : runs)
     if (strategy_info(r.algo).caps.perf_model) plexus_runs.push_back(&r);
@@ -313,25 +448,14 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
     }
     Eigen::Vector3d scale = x.cwiseAbs().colwise().maxCoeff().transpose();  // unit columns, for conditioning
     for (int k = 0; k < 3; ++k) scale(k) = scale(k) > 0 ? scale(k) : 1;
-    const Eigen::VectorXd k = least_squares(x * scale.cwiseInverse().asDiagonal(), t);
+    const Eigen::VectorXd k = nnls(x * scale.cwiseInverse().asDiagonal(), t);
     m.k_flops = k(0) / scale(0);
     m.k_fwd = k(1) / scale(1);
     m.k_bwd = k(2) / scale(2);
     m.per_gpu_flops = true;
   }
 
-  // Kernel rates: seconds = work / rate.
-  std::vector<std::pair<double, double>> spmm, gemm;
-  for (const auto& r : runs) {
-    if (r.ranks.empty()) continue;
-    double busiest = 0;
-    for (const RankLoad& x : r.ranks) busiest = std::max(busiest, x.share);
-    const auto P = static_cast<double>(r.ranks.size());
-    if (r.work.spmm > 0 && r.spmm_s > 0) spmm.emplace_back(r.work.spmm * busiest / P, r.spmm_s);
-    if (r.work.gemm > 0 && r.gemm_s > 0) gemm.emplace_back(r.work.gemm / P, r.gemm_s);
-  }
-  if (const double c = fit_one(spmm); c > 0) m.spmm_rate = 1 / c;
-  if (const double c = fit_one(gemm); c > 0) m.gemm_rate = 1 / c;
+  fit_kernels(runs, m, fits);
 
   // Bandwidths: comm = intra / β_intra + inter_weighted / β_inter; the inter-node
   // term only when some run crossed nodes (else it is not identified).
@@ -340,12 +464,17 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
   for (const auto& r : runs) {
     if (r.ranks.empty()) continue;
     const LinkBytes& link = r.ranks[static_cast<std::size_t>(r.comm_rank)].link;
+    if (link.intra + link.inter_weighted == 0) continue;  // one rank: nothing moved
     comm.push_back({link.intra, link.inter_weighted, r.comm_s});
     nodes_crossed += link.inter_weighted > 0;
     largest_node = std::max(largest_node, r.ranks_per_node);
   }
+  if (comm.empty()) {
+    m.source += "; bandwidths not identified (no run communicated): the base profile's";
+    return m;
+  }
   double inv_intra = 0, inv_inter = 0;
-  if (!comm.empty()) {
+  {
     const int terms = nodes_crossed > 0 ? 2 : 1;
     Eigen::MatrixXd x(comm.size(), terms);
     Eigen::VectorXd t(comm.size());
@@ -353,7 +482,7 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
       for (int k = 0; k < terms; ++k) x(i, k) = comm[i][k];
       t(i) = comm[i][2];
     }
-    const Eigen::VectorXd inv = least_squares(x, t);
+    const Eigen::VectorXd inv = nnls(x, t);
     inv_intra = inv(0);
     if (terms == 2) inv_inter = inv(1);
   }
@@ -368,6 +497,25 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
     m.gpus_per_node = largest_node;
   }
   return m;
+}
+
+std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted) {
+  GCNLAB_ASSERT(runs.size() == predicted.size());
+  std::map<std::pair<std::string, int>, std::vector<std::size_t>> groups;  // (model, ranks) -> runs
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    groups[{runs[i].problem.model, static_cast<int>(runs[i].ranks.size())}].push_back(i);
+  std::vector<RankingCheck> out;
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    const std::size_t fastest = *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return runs[a].epoch_s < runs[b].epoch_s;
+    });
+    int place = 1;
+    for (const std::size_t i : members) place += predicted[i] < predicted[fastest];
+    out.push_back({key.first, key.second, runs[fastest].algo, runs[fastest].run_grid, place,
+                   static_cast<int>(members.size())});
+  }
+  return out;
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {

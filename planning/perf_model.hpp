@@ -24,8 +24,10 @@
 //    √(NNZ·D) as Eq. 4.4 is printed, and is used so at every G. Dense GEMMs
 //    and the loss are neglected, as in the paper.
 //
-// 2. Every strategy (planning/plan.hpp): local work from epoch_work at the
-//    profile's kernel rates, and each rank's modelled bytes (ByteModel terms,
+// 2. Every strategy and model (planning/plan.hpp): each rank's kernels' work,
+//    traced from the model's own epoch (common/comm/work.hpp; simulate's, or a
+//    run's own per_rank[].work), priced per kernel kind at the profile's rate
+//    and per-call latency, and each rank's modelled bytes (ByteModel terms,
 //    each with its group) priced at its groups' bandwidths: Eq. 4.6 for any
 //    group (byte_model.hpp's link_sharing).
 
@@ -34,10 +36,18 @@
 
 #include "algorithms/plexus-3d/decomposition.hpp"
 #include "common/comm/byte_model.hpp"
+#include "common/comm/ledger.hpp"
 
 namespace gcnlab::planning {
 
 using plexus::Grid;
+
+// One kernel kind's price: an amount of work (in the kind's unit) over the
+// rate, plus a latency per call.
+struct KernelRate {
+  double rate = 0;       // units per second (0: not priced)
+  double latency_s = 0;  // seconds per call
+};
 
 struct MachineProfile {
   std::string name;
@@ -49,9 +59,9 @@ struct MachineProfile {
   // √(NNZ·D/G) (fits of this code), else √(NNZ·D) as printed (the paper's fit).
   double k_flops = 0, k_fwd = 0, k_bwd = 0;
   bool per_gpu_flops = true;
-  // Local kernel rates of one rank, for comparing strategies:
-  double spmm_rate = 0;  // nonzero·columns per second: an SpMM of nnz nonzeros and width f takes nnz·f / rate
-  double gemm_rate = 0;  // flop/s of a dense product
+  // One rank's kernels, per kind (one rank per core or device): what plan --algo and --validate price.
+  std::array<KernelRate, kNumKernels> kernels{};
+  const KernelRate& rate(Kernel k) const { return kernels[static_cast<std::size_t>(k)]; }
 };
 
 // Built-in profiles by name ("local", "perlmutter"), else a JSON file written by --calibrate.
@@ -93,6 +103,9 @@ struct Prediction {
 };
 
 Prediction predict(const Problem& p, const Grid& g, const MachineProfile& m);
+// Whether Plexus's model describes the problem's model: every layer a graph
+// convolution, no root term, no attention (predict and rank_grids refuse others).
+bool prices_convolutions(const Problem& p);
 // The three Eq. 4.4 terms summed over the epoch's SpMMs (the regressors of the fit).
 std::array<double, 3> spmm_terms(const Problem& p, const Grid& g, bool per_gpu_flops = true);
 // Eq. 4.5's bytes of rank (0, 0, 0) by the link Eq. 4.6 puts them on.
@@ -103,73 +116,91 @@ std::vector<Prediction> rank_grids(const Problem& p, int G, const MachineProfile
 
 // --- 2. every strategy ------------------------------------------------------
 
-// Local work of one epoch summed over all ranks (full graph, aggregation first):
-// SpMM nonzero·columns nnz·f_l forward and nnz·f_{l+1} backward per layer, but
-// no backward SpMM in layer 0 for plexus-3d (it keeps H = ÂF from the forward
-// pass, Alg. 2) unless the features are learned; GEMM flops 2·n·f_l·f_{l+1} for
-// Z = HW and for dW, and once more for dX where there is one.
-// A graph-attention layer of H heads and width F (models/gat; F: Z's, H times
-// the output's where it averages its heads): edge work in
-// the same nonzero·column units, 3·nnz·F (the aggregation, its transpose, the
-// SDDMM) + 8·nnz·H (the edge softmax's passes over the edges: scores, row max,
-// exp and sum, scaling, dropout, row dot, the softmax's backward, the edge
-// sums), and its GEMMs: Z = XW, dW (and dX) as above + 12·n·F·H (the scores
-// s, d, their share of dZ, and da).
-// spmm: nonzero·columns of the SpMMs (and an attention layer's SDDMM), split
-// by the ranks' nonzeros; edges: nonzero·heads of the edge softmax's passes,
-// on each rank's edge tensors (a feature split keeps a whole block row's on
-// every rank of the process row: 2d, split-3d).
-struct EpochWork {
-  double spmm = 0, gemm = 0, edges = 0;
-};
-EpochWork epoch_work(const Problem& p, const std::string& algo);
+// A rank's work summed over the breakdown categories it ran in.
+KernelWork by_kind(const CategoryWork& w);
 
-// One rank's load: its share of the local work (its nonzeros over the mean),
-// of the edge work (its edge tensors' nonzeros over the mean nonzeros; below
-// 0: the same as share) and its modelled bytes by link.
+// Seconds of a rank's kernels: Σ over the computing kinds of amount / rate +
+// calls · latency. A kind with work and no rate in `m` is an error (the
+// profile was calibrated without a model that uses it), named in one line.
+double compute_seconds(const KernelWork& w, const MachineProfile& m);
+
+// One rank's traced work and modelled bytes by link.
 struct RankLoad {
-  double share = 1;
+  KernelWork work;
   LinkBytes link;
-  double edge_share = -1;
 };
 
-// compute_r = ((work.spmm · share_r + work.edges · edge_share_r) / spmm_rate + work.gemm / gemm_rate) / P and
-// comm_r = seconds(link_r); the epoch is the slowest rank's compute_r + comm_r
-// (no overlap, as Plexus Sec. 4.3).
+// compute_r = sharing · compute_seconds(work_r) and comm_r = seconds(link_r);
+// the epoch is the slowest rank's compute_r + comm_r (no overlap, as Plexus
+// Sec. 4.3). `sharing`: ranks per core of the run (1 on a machine with a core
+// or device per rank; 2 when 4 ranks of one thread share 2 cores).
 struct RankTime {
   double compute_s = 0, comm_s = 0;
   int rank = 0;
   double total_s() const { return compute_s + comm_s; }
 };
-RankTime slowest_rank(const std::vector<RankLoad>& ranks, const EpochWork& work, const MachineProfile& m);
+RankTime slowest_rank(const std::vector<RankLoad>& ranks, const MachineProfile& m, double sharing = 1);
 
 // --- calibration and validation ---------------------------------------------
 
-// One measured run (any strategy).
+// One measured run (any strategy and model).
 struct Observation {
   std::string label, algo;
   Problem problem;
   std::vector<int> run_grid;  // as the run recorded it
   Grid grid{};                // plexus-3d
   int ranks_per_node = 0;
-  double spmm_s = 0, gemm_s = 0, comm_s = 0, epoch_s = 0;  // measured: the slowest rank's
-  EpochWork work;               // of the run's model, all ranks
-  std::vector<RankLoad> ranks;  // from the run's per-rank nonzeros and modelled bytes by link
-  int comm_rank = 0;            // the rank with the longest measured communication time (comm_s)
+  double sharing = 1;         // ranks per core: ranks_per_node · threads / cores_per_node, at least 1
+  double spmm_s = 0, comm_s = 0, epoch_s = 0;  // measured: the slowest rank's SpMM and communication, the epoch
+  std::vector<RankLoad> ranks;  // the run's per-rank work (per_rank[].work, = simulate's trace) and bytes by link
+  std::vector<CategoryWork> work;  // ... by breakdown category
+  std::vector<std::array<double, kNumCategories>> times;  // per rank, measured seconds per category
+  int comm_rank = 0;  // the rank whose measured communication time is comm_s: the one with the most compute
 };
 
-// Least-squares fits, each through the origin, to the runs:
+// How well the kernel rates fit one breakdown category's measured times.
+struct CategoryFit {
+  Category category = Category::other;
+  double measured_s = 0, predicted_s = 0;  // summed over the runs' ranks
+  double mean_abs_error = 0;               // mean over the rows of |predicted − measured| / measured
+  int rows = 0;
+};
+
+// Fits, to the runs:
 // - Eq. 4.4's k_flops, k_fwd, k_bwd to the SpMM times of the plexus-3d runs
-//   (when there are 3 or more; else `base`'s);
-// - spmm_rate and gemm_rate to the slowest rank's SpMM and GEMM times over
-//   the busiest rank's work;
-// - 1/β_intra and 1/β_inter to each run's longest communication time over
-//   that rank's LinkBytes. When no run crossed nodes, β_inter cannot be
-//   identified: it is set to β_intra and the profile's source says so.
+//   by least squares (when there are 3 or more; else `base`'s);
+// - a rate and a per-call latency per kernel kind, non-negative (NNLS,
+//   Lawson and Hanson), to every rank's measured time in every compute
+//   category against the work it traced there (times its run's sharing);
+//   a kind no run used keeps `base`'s price; `fits`, when given, receives
+//   each category's residual;
+// - 1/β_intra and 1/β_inter, non-negative, to the communication time of each
+//   run's busiest rank (the one that waits least) over its LinkBytes. When no
+//   run crossed nodes, β_inter cannot be identified: it is set to β_intra and
+//   the profile's source says so.
 // gpus_per_node: the largest ranks_per_node of the runs when some crossed
 // nodes, else `base`'s.
 MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,
-                         const std::string& source);
+                         const std::string& source, std::vector<CategoryFit>* fits = nullptr);
+
+// min ||A x − b||₂ subject to x ≥ 0 (Lawson and Hanson, "Solving Least Squares
+// Problems", 1974, Ch. 23, Algorithm NNLS); A given by its rows. (No Eigen
+// type crosses this header: the layers are built for different -march, and
+// Eigen's alignment, so its allocator, follows it.)
+std::vector<double> nnls(const std::vector<std::vector<double>>& a, const std::vector<double>& b);
+
+// For each model and rank count of the runs (two runs or more): the
+// measured-fastest run and its place (1 = first) in the order of `predicted`
+// (one prediction per run, in the runs' order).
+struct RankingCheck {
+  std::string model;
+  int ranks = 0;
+  std::string algo;
+  std::vector<int> grid;
+  int predicted_place = 0;
+  int runs = 0;
+};
+std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted);
 
 // Spearman rank correlation of two equally long series.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);

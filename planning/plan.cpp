@@ -3,6 +3,7 @@
 #include "models/registry.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,9 +15,8 @@ namespace gcnlab::planning {
 
 namespace {
 
-// The simulated ranks' loads, priced as slowest_rank does for a measured run.
-StrategyPrediction price(const Simulation& sim, const std::string& algo, const EpochWork& work,
-                         const MachineProfile& m) {
+// The simulated ranks' loads — traced work, modelled bytes — priced as slowest_rank does for a measured run.
+StrategyPrediction price(const Simulation& sim, const std::string& algo, const MachineProfile& m) {
   StrategyPrediction out;
   out.algo = algo;
   out.grid = sim.grid;
@@ -31,8 +31,7 @@ StrategyPrediction price(const Simulation& sim, const std::string& algo, const E
   for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
     const SimulatedRank& x = sim.ranks[r];
     const int me = static_cast<int>(r);  // simulate's world numbering
-    loads.push_back({mean > 0 ? static_cast<double>(x.nnz_local) / mean : 1, link_bytes(x.model, me, m.gpus_per_node),
-                     mean > 0 ? static_cast<double>(x.edges_local) / mean : 1});
+    loads.push_back({by_kind(x.work), link_bytes(x.model, me, m.gpus_per_node)});
     double wire = 0, inter = 0;
     for (const ByteModel::Term& t : x.model.terms()) {
       wire += t.bytes;
@@ -42,7 +41,7 @@ StrategyPrediction price(const Simulation& sim, const std::string& algo, const E
     out.inter_bytes_max = std::max(out.inter_bytes_max, inter);
     out.memory_max = std::max(out.memory_max, x.memory.total());
   }
-  const RankTime t = slowest_rank(loads, work, m);
+  const RankTime t = slowest_rank(loads, m);
   out.compute_s = t.compute_s, out.comm_s = t.comm_s, out.slowest_rank = t.rank;
   return out;
 }
@@ -53,12 +52,6 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                                                    const StrategyOptions& base, const ModelConfig& model, int ranks,
                                                    const MachineProfile& m, std::vector<std::string>* refused) {
   GCNLAB_CHECK(ranks >= 1, "--ranks must be >= 1");
-  GCNLAB_CHECK(m.spmm_rate > 0 && m.gemm_rate > 0,
-               "machine profile '{}' has no kernel rates (spmm_rate, gemm_rate) to compare strategies with; "
-               "calibrate one with `gcnlab plan --calibrate`",
-               m.name);
-  const Problem p = problem_of(data.nodes(), data.nnz() + data.nodes(),
-                               architecture(model, data.features, data.classes), model.learn_features);
   std::vector<StrategyPrediction> out;
   for (const std::string& algo : algos) {
     const StrategyInfo& info = strategy_info(algo);
@@ -66,16 +59,18 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
                  "plan compares full-graph distributed strategies ({}); '{}' is not one (the serial oracle, or "
                  "mini-batch steps whose full-graph step is another strategy in each data-parallel group)",
                  fmt::join(strategies_with(&StrategyCaps::plan), ", "), algo);
-    const EpochWork work = epoch_work(p, algo);
     for (const auto& grid : info.grids(ranks)) {
       StrategyOptions o = base;
       o.algo = algo;
       o.grid = grid;
+      std::optional<Simulation> sim;
       try {
-        out.push_back(price(simulate(data, o, model, ranks), algo, work, m));
+        sim = simulate(data, o, model, ranks);
       } catch (const Error& e) {
         if (refused) refused->push_back(fmt::format("{} {}: {}", algo, fmt::join(grid, "x"), e.what()));
+        continue;
       }
+      out.push_back(price(*sim, algo, m));  // a profile that cannot price the work is the user's error, not a refusal
     }
   }
   std::stable_sort(out.begin(), out.end(),

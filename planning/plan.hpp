@@ -2,18 +2,19 @@
 // Comparing strategies before running them (gcnlab plan --algo LIST|all).
 //
 // For each strategy and each grid it accepts at G ranks, simulate
-// (planning/simulate.hpp) runs the strategy's own distribution and byte model
-// on G threads: every rank's modelled wire bytes, each term with the group
-// that moves it, and its nonzeros. A machine profile (perf_model.hpp) prices
-// them, the same way for every strategy:
-//   compute_r = (SpMM work / spmm_rate + GEMM flops / gemm_rate) / G · nnz_r / mean nnz
+// (planning/simulate.hpp) runs the strategy's own distribution, byte model
+// and one traced training epoch of the model on G threads: every rank's
+// modelled wire bytes, each term with the group that moves it, and the work
+// of every kernel it runs (common/comm/work.hpp). A machine profile
+// (perf_model.hpp) prices them, the same way for every strategy and model:
+//   compute_r = Σ over kernel kinds of work_r,k / rate_k + calls_r,k · latency_k
 //   comm_r    = Σ over the rank's terms of bytes / group_bandwidth   (Eq. 4.5, 4.6 for any group)
 //   epoch     = max over ranks of compute_r + comm_r   (no overlap; Plexus Sec. 4.3)
-// The volumes are exact (the strategies' own models, equal to the measured
-// bytes at the rank counts that ran); the times are a model: SpMM time is
-// proportional to nonzero·columns (no shape penalty, unlike Eq. 4.4, which
-// `plan` without --algo uses for plexus-3d grids), and a rank's share of the
-// SpMM work is taken as its share of the nonzeros.
+// The volumes and the work are exact (the strategies' own byte models and
+// the model's own epoch, equal to the measured bytes and to the kernels'
+// inputs at the rank counts that ran); the times are a model: a kernel's
+// time is linear in its work (no shape penalty, unlike Eq. 4.4, which `plan`
+// without --algo uses for plexus-3d grids of GCN).
 
 #include <string>
 #include <vector>

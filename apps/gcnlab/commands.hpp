@@ -55,7 +55,9 @@ int models(Args& args, MpiCommunicator& world);      // the models' registry (--
 int plan(Args& args, MpiCommunicator& world);  // plan.cpp
 int simulate(Args& args, MpiCommunicator& world);  // simulate.cpp
 
-// --grid auto for plexus-3d: the grid the performance model ranks first (plan.cpp).
-std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine);
+// --grid auto for plexus-3d: the grid the performance model ranks first (plan.cpp): Plexus's for GCN,
+// the traced model (simulate's work and bytes) for every other model.
+std::vector<int> auto_grid(const Dataset& data, const StrategyOptions& options, const ModelConfig& model, int ranks,
+                           const std::string& machine);
 
 }  // namespace gcnlab::cli

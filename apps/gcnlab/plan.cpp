@@ -49,6 +49,50 @@ nlohmann::json read_json(const std::string& file) {
   }
 }
 
+// Ranks per core of a run: its ranks on a node times their threads over the node's cores (at least 1).
+double sharing(const nlohmann::json& j, const std::string& file) {
+  const auto& prov = j.value("provenance", nlohmann::json::object());
+  const double ranks = prov.value("ranks_per_node", 1.0), cores = prov.value("cores_per_node", 0.0);
+  const double threads = j.at("config").value("threads", 1.0);
+  GCNLAB_CHECK(ranks >= 1 && threads >= 1 && cores >= 0, "'{}': malformed provenance (ranks, threads, cores)", file);
+  return cores > 0 ? std::max(1.0, ranks * threads / cores) : 1.0;
+}
+
+// Every rank's measured times and traced work (per_rank[].work) and its modelled bytes by link.
+void read_ranks(const nlohmann::json& per_rank, const std::string& file, Observation& o) {
+  double most_compute = -1;
+  for (const auto& r : per_rank) {
+    GCNLAB_CHECK(r.contains("work"), "'{}' has no per-rank kernel work (written before gcnlab counted it): rerun it",
+                 file);
+    CategoryWork work{};
+    for (const auto& [cat, kinds] : r.at("work").items())
+      for (const auto& [kind, w] : kinds.items()) {
+        const auto c = category_from_string(cat);
+        const auto k = kernel_from_string(kind);
+        GCNLAB_CHECK(c && k, "'{}': unknown work entry {}.{}", file, cat, kind);
+        work[static_cast<int>(*c)][static_cast<int>(*k)] = {w.at("amount").get<double>(), w.at("calls").get<std::int64_t>()};
+      }
+    std::array<double, kNumCategories> times{};
+    double comm = 0, compute = 0;
+    for (const auto& [name, t] : r.at("time_s").items())
+      if (const auto cat = category_from_string(name)) {
+        times[static_cast<int>(*cat)] = t.get<double>();
+        if (is_communication(*cat)) comm += t.get<double>();
+        else if (*cat != Category::other) compute += t.get<double>();
+      }
+    LinkBytes link;
+    if (r.contains("model_link_bytes")) {
+      link = {r.at("model_link_bytes").at("intra").get<double>(), r.at("model_link_bytes").at("inter_weighted").get<double>()};
+    } else {  // written before the link split: one node
+      for (const auto& [name, b] : r.at("model_wire_bytes").items()) link.intra += b.get<double>();
+    }
+    if (compute > most_compute) most_compute = compute, o.comm_s = comm, o.comm_rank = static_cast<int>(o.ranks.size());
+    o.ranks.push_back({planning::by_kind(work), link});
+    o.work.push_back(work);
+    o.times.push_back(times);
+  }
+}
+
 // A results file as a calibration / validation point.
 Observation observation(const std::string& file) {
   const nlohmann::json j = read_json(file);
@@ -92,32 +136,11 @@ Observation observation(const std::string& file) {
     }
     if (j.contains("provenance"))
       o.ranks_per_node = json_get<int>(j.at("provenance").value("ranks_per_node", nlohmann::json(0)));
-    for (const auto& [name, c] : j.at("breakdown").items()) {
-      const auto cat = category_from_string(name);
-      if (cat == Category::spmm) o.spmm_s = c.at("time_max_s").get<double>();
-      if (cat == Category::gemm) o.gemm_s = c.at("time_max_s").get<double>();
-    }
+    for (const auto& [name, c] : j.at("breakdown").items())
+      if (category_from_string(name) == Category::spmm) o.spmm_s = c.at("time_max_s").get<double>();
     o.epoch_s = j.at("summary").at("epoch_time_s").get<double>();
-    o.work = planning::epoch_work(o.problem, o.algo);
-    double nnz_sum = 0;
-    for (const auto& r : j.at("per_rank")) nnz_sum += r.at("nnz_local").get<double>();
-    const double mean = nnz_sum / static_cast<double>(j.at("per_rank").size());
-    for (const auto& r : j.at("per_rank")) {
-      planning::RankLoad load;
-      load.share = mean > 0 ? r.at("nnz_local").get<double>() / mean : 1;
-      if (r.contains("edges_local") && mean > 0) load.edge_share = r.at("edges_local").get<double>() / mean;
-      double comm = 0;
-      for (const auto& [name, t] : r.at("time_s").items())
-        if (const auto cat = category_from_string(name); cat && is_communication(*cat)) comm += t.get<double>();
-      if (r.contains("model_link_bytes")) {
-        const auto& link = r.at("model_link_bytes");
-        load.link = {link.at("intra").get<double>(), link.at("inter_weighted").get<double>()};
-      } else {  // written before the link split: one node
-        for (const auto& [name, b] : r.at("model_wire_bytes").items()) load.link.intra += b.get<double>();
-      }
-      if (comm > o.comm_s) o.comm_s = comm, o.comm_rank = static_cast<int>(o.ranks.size());
-      o.ranks.push_back(load);
-    }
+    o.sharing = sharing(j, file);
+    read_ranks(j.at("per_rank"), file, o);
     return o;
   } catch (const nlohmann::json::exception& e) {
     fail("'{}' lacks a field the model needs ({})", file, e.what());
@@ -132,64 +155,81 @@ nlohmann::json prediction_json(const Prediction& p) {
 // --calibrate
 std::string calibrate(const std::vector<Observation>& runs, const std::string& base, const std::string& name,
                       const std::string& out, int rank) {
+  std::vector<planning::CategoryFit> fits;
   const auto m = planning::calibrate(runs, planning::machine_profile(base), name,
-                                     fmt::format("gcnlab plan --calibrate on {} runs (base profile {})", runs.size(), base));
+                                     fmt::format("gcnlab plan --calibrate on {} runs (base profile {})", runs.size(), base),
+                                     &fits);
   if (rank == 0) write_file_atomically(out, planning::profile_json(m) + "\n");
-  return fmt::format("profile {} from {} runs: bandwidth intra {:.3g} B/s, inter {:.3g} B/s, {} ranks per node; "
-                     "spmm {:.3g} nnz*col/s, gemm {:.3g} flop/s; Eq. 4.4 k_flops {:.4g}, k_fwd {:.4g}, k_bwd {:.4g} "
-                     "-> {}\n",
-                     name, runs.size(), m.intra_bandwidth, m.inter_bandwidth, m.gpus_per_node, m.spmm_rate,
-                     m.gemm_rate, m.k_flops, m.k_fwd, m.k_bwd, out);
+  std::string text = fmt::format("profile {} from {} runs -> {}\n  bandwidth intra {:.3g} B/s, inter {:.3g} B/s, {} ranks "
+                                 "per node; Eq. 4.4 k_flops {:.4g}, k_fwd {:.4g}, k_bwd {:.4g}\n  {:<12} {:>12} {:>12}\n",
+                                 name, runs.size(), out, m.intra_bandwidth, m.inter_bandwidth, m.gpus_per_node,
+                                 m.k_flops, m.k_fwd, m.k_bwd, "kernel", "rate /s", "latency us");
+  for (int k = 0; k < kNumKernels; ++k)
+    if (m.kernels[k].rate > 0)
+      text += fmt::format("  {:<12} {:>12.4g} {:>12.3f}\n", to_string(static_cast<Kernel>(k)), m.kernels[k].rate,
+                          m.kernels[k].latency_s * 1e6);
+  text += fmt::format("  {:<13} {:>6} {:>13} {:>13} {:>15}\n", "category", "rows", "measured ms", "fitted ms",
+                      "mean |err|");
+  for (const auto& f : fits)
+    text += fmt::format("  {:<13} {:>6} {:>13.3f} {:>13.3f} {:>14.1f}%\n", to_string(f.category), f.rows,
+                        f.measured_s * 1e3, f.predicted_s * 1e3, f.mean_abs_error * 100);
+  return text;
 }
 
-// --validate: the strategy model for every run (from its own per-rank model
-// bytes and nonzeros, what simulate would give), Plexus's for plexus-3d runs.
+// --validate: the traced model for every run (from its own per-rank work and
+// model bytes, what simulate would give), Plexus's for plexus-3d runs of GCN;
+// the error per run, its median and worst, and per model and rank count
+// whether the measured-fastest strategy and grid is in the model's top two.
 std::string validate(const std::vector<Observation>& runs, const std::string& machine, const std::optional<std::string>& out,
                      int rank) {
   const auto m = planning::machine_profile(machine);
-  const bool rates = m.spmm_rate > 0 && m.gemm_rate > 0;
-  std::vector<double> predicted, measured, plexus_predicted, plexus_measured;
+  std::vector<double> predicted, measured, errors, plexus_predicted, plexus_measured;
   nlohmann::json points = nlohmann::json::array();
-  std::string text = fmt::format("{:<10} {:<10} {:>13} {:>13} {:>12} {:>11} {:>11}  {}\n", "algo", "grid",
-                                 "strategy ms", "Plexus ms", "measured ms", "pred. comm", "meas. comm", "run");
+  std::string text = fmt::format("{:<6} {:<10} {:<8} {:>5} {:>11} {:>11} {:>11} {:>7} {:>10} {:>10}  {}\n", "model",
+                                 "algo", "grid", "share", "predicted", "measured", "error", "Plexus", "pred comm",
+                                 "meas comm", "run");
   for (const auto& r : runs) {
-    nlohmann::json point = {{"run", r.label}, {"algo", r.algo}, {"measured_s", r.epoch_s},
-                            {"measured_spmm_s", r.spmm_s}, {"measured_comm_s", r.comm_s}};
-    std::string strategy_ms = "-", plexus_ms = "-";
-    double comm_ms = 0;
-    if (rates) {
-      const auto t = planning::slowest_rank(r.ranks, r.work, m);
-      predicted.push_back(t.total_s());
-      measured.push_back(r.epoch_s);
-      strategy_ms = fmt::format("{:.3f}", t.total_s() * 1e3);
-      comm_ms = t.comm_s * 1e3;
-      point["strategy_model_s"] = t.total_s();
-      point["strategy_model_comm_s"] = t.comm_s;
-    }
-    if (strategy_info(r.algo).caps.perf_model) {
+    const auto t = planning::slowest_rank(r.ranks, m, r.sharing);
+    const double err = (t.total_s() - r.epoch_s) / r.epoch_s;
+    predicted.push_back(t.total_s()), measured.push_back(r.epoch_s), errors.push_back(std::abs(err));
+    nlohmann::json point = {{"run", r.label},          {"model", r.problem.model}, {"algo", r.algo},
+                            {"grid", r.run_grid},       {"sharing", r.sharing},    {"measured_s", r.epoch_s},
+                            {"predicted_s", t.total_s()}, {"predicted_compute_s", t.compute_s},
+                            {"predicted_comm_s", t.comm_s}, {"measured_comm_s", r.comm_s}, {"error", err}};
+    std::string plexus_ms = "-";
+    if (strategy_info(r.algo).caps.perf_model && planning::prices_convolutions(r.problem)) {
       const Prediction p = planning::predict(r.problem, r.grid, m);
-      plexus_predicted.push_back(p.total_s());
-      plexus_measured.push_back(r.epoch_s);
-      plexus_ms = fmt::format("{:.3f}", p.total_s() * 1e3);
+      plexus_predicted.push_back(p.total_s()), plexus_measured.push_back(r.epoch_s);
+      plexus_ms = fmt::format("{:.2f}", p.total_s() * 1e3);
       point["plexus"] = prediction_json(p);
     }
-    text += fmt::format("{:<10} {:<10} {:>13} {:>13} {:>12.3f} {:>11.3f} {:>11.3f}  {}\n", r.algo,
-                        format_grid(r.run_grid), strategy_ms,
-                        plexus_ms, r.epoch_s * 1e3, comm_ms, r.comm_s * 1e3, r.label);
+    text += fmt::format("{:<6} {:<10} {:<8} {:>5.1f} {:>8.2f} ms {:>8.2f} ms {:>+10.1f}% {:>7} {:>10.2f} {:>10.2f}  {}\n",
+                        r.problem.model, r.algo, format_grid(r.run_grid), r.sharing, t.total_s() * 1e3, r.epoch_s * 1e3,
+                        err * 100, plexus_ms, t.comm_s * 1e3, r.comm_s * 1e3, r.label);
     points.push_back(point);
   }
-  nlohmann::json j = {{"schema", "gcnlab.plan-validation/1"}, {"machine", m.name}, {"points", points}};
-  if (rates) {
-    const double rho = planning::spearman(predicted, measured);
-    text += fmt::format("strategy model: Spearman {:.3f} over {} runs, machine {}\n", rho, runs.size(), m.name);
-    j["spearman"] = rho;
-  } else {
-    text += fmt::format("machine {} has no kernel rates: only plexus-3d runs are predicted\n", m.name);
+  std::vector<double> sorted = errors;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  const double rho = planning::spearman(predicted, measured);
+  text += fmt::format("traced model, machine {}: median |error| {:.1f}%, worst {:.1f}%, Spearman {:.3f} over {} runs\n",
+                      m.name, median * 100, sorted.back() * 100, rho, runs.size());
+  nlohmann::json j = {{"schema", "gcnlab.plan-validation/2"}, {"machine", m.name},       {"points", points},
+                      {"median_abs_error", median},         {"worst_abs_error", sorted.back()}, {"spearman", rho},
+                      {"ranking", nlohmann::json::array()}};
+  for (const auto& check : planning::ranking_checks(runs, predicted)) {
+    text += fmt::format("ranking {} at {} ranks: measured fastest {} {} is plan's #{} of {} -> {}\n", check.model,
+                        check.ranks, check.algo, format_grid(check.grid), check.predicted_place, check.runs,
+                        check.predicted_place <= 2 ? "in the top two" : "NOT in the top two");
+    j["ranking"].push_back({{"model", check.model}, {"ranks", check.ranks}, {"algo", check.algo}, {"grid", check.grid},
+                            {"predicted_place", check.predicted_place}, {"runs", check.runs}});
   }
   if (!plexus_predicted.empty()) {
-    const double rho = planning::spearman(plexus_predicted, plexus_measured);
-    text += fmt::format("Plexus's model (plexus-3d runs): Spearman {:.3f} over {} runs\n", rho, plexus_predicted.size());
-    j["plexus_spearman"] = rho;
+    const double prho = planning::spearman(plexus_predicted, plexus_measured);
+    text += fmt::format("Plexus's model (plexus-3d runs of GCN): Spearman {:.3f} over {} runs\n", prho,
+                        plexus_predicted.size());
+    j["plexus_spearman"] = prho;
   }
   if (out && rank == 0) write_file_atomically(*out, j.dump(1) + "\n");
   return text;
@@ -251,10 +291,17 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
 
 }  // namespace
 
-std::vector<int> auto_grid(const Dataset& data, const ModelConfig& model, int ranks, const std::string& machine) {
+std::vector<int> auto_grid(const Dataset& data, const StrategyOptions& options, const ModelConfig& model, int ranks,
+                           const std::string& machine) {
   const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),
                                                   architecture(model, data.features, data.classes), model.learn_features);
-  const auto ranked = planning::rank_grids(p, ranks, planning::machine_profile(machine));
+  const auto m = planning::machine_profile(machine);
+  if (!planning::prices_convolutions(p)) {  // the traced model over the strategy's grids
+    const auto ranked = planning::compare_strategies(data, {options.algo}, options, model, ranks, m);
+    GCNLAB_CHECK(!ranked.empty(), "--grid auto: no grid of {} ranks fits {} vertices", ranks, data.nodes());
+    return ranked.front().grid;
+  }
+  const auto ranked = planning::rank_grids(p, ranks, m);
   GCNLAB_CHECK(!ranked.empty(), "--grid auto: no grid of {} ranks fits {} vertices", ranks, data.nodes());
   const Grid& g = ranked.front().grid;
   return {g[0], g[1], g[2]};
@@ -289,14 +336,19 @@ int plan(Args& args, MpiCommunicator& world) {
     const int ranks = static_cast<int>(args.integer("--ranks", 0, 1));
     GCNLAB_CHECK(ranks >= 1, "plan needs --ranks G");
     const auto algo_list = args.value("--algo");
-    StrategyOptions base;
-    if (algo_list) {
-      GCNLAB_CHECK(world.size() == 1, "plan --algo simulates its ranks as threads: run it without mpirun");
-      GCNLAB_CHECK(ranks <= 4096, "plan --algo simulates at most 4096 ranks (got {})", ranks);
-      base = read_strategy_options(args, "plan");
-      base.options.try_emplace("gemm-order", "direct");  // no GEMM timing: bytes do not depend on it
-    }
     const ModelConfig model = read_model_config(args);
+    // A model Plexus's model does not describe is priced by its traced epoch on plexus-3d's grids
+    // (its layer kinds do not depend on the widths: any will do before the data is read).
+    const bool traced =
+        algo_list || !planning::prices_convolutions(planning::problem_of(1, 0, architecture(model, 1, 1), false));
+    StrategyOptions base;
+    if (traced) {
+      GCNLAB_CHECK(world.size() == 1, "plan {} simulates its ranks as threads: run it without mpirun",
+                   algo_list ? "--algo" : fmt::format("--model {}", model.name));
+      GCNLAB_CHECK(ranks <= 4096, "plan simulates at most 4096 ranks (got {})", ranks);
+      base = read_strategy_options(args, "plan");
+      base.options.try_emplace("gemm-order", "direct");  // GEMM timing: the traced work does not depend on it
+    }
     base.learn_features = model.learn_features;
     base.model = model_info(model.name).demands;
     base.seed = model.seed;
@@ -305,6 +357,13 @@ int plan(Args& args, MpiCommunicator& world) {
     const Dataset data = load_dataset(spec);
     if (algo_list) {
       text = compare(data, *algo_list, base, model, ranks, m, out, world.rank());
+      return;
+    }
+    if (traced) {
+      text = fmt::format("Plexus's model (Sec. 4) prices GCN's graph convolutions only: --model {} is priced by its "
+                         "traced epoch on plexus-3d's grids\n",
+                         model.name) +
+             compare(data, "plexus-3d", base, model, ranks, m, out, world.rank());
       return;
     }
     const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),

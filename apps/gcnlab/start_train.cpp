@@ -251,7 +251,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   phase("admission", [&] { admit_before_loading(run, a, world.size()); });
   phase("load", [&] {
     data = load_dataset(a.dataset_spec);
-    if (a.auto_grid) run.strategy_options.grid = auto_grid(*data, run.model, world.size(), a.machine);
+    if (a.auto_grid) run.strategy_options.grid = auto_grid(*data, run.strategy_options, run.model, world.size(), a.machine);
   });
   phase("strategy", [&] { build_strategy(run, world, a, *data); });
   phase("partition", [&] { graph = run_graph(run, *data, resume); });

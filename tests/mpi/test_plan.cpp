@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include "common/comm/process_grid.hpp"
 #include "common/comm/uneven.hpp"
@@ -59,36 +60,50 @@ TEST_CASE("plan: Plexus's model prices graph convolutions only; linear layers ad
   CHECK_FALSE(planning::rank_grids(conv, 8, planning::machine_profile("local")).empty());
   CHECK_THAT(error_message([&] { planning::rank_grids(mixed, 8, planning::machine_profile("local")); }),
              Catch::Contains("prices graph convolutions only and --model scalegnn has linear layers"));
-  const auto all = planning::epoch_work(conv, "1d"), some = planning::epoch_work(mixed, "1d");
-  CHECK(some.gemm == all.gemm);
-  CHECK(some.spmm == 9000.0 * (13 + 13 + 13 + 13));  // the two convolutions, forward and backward, at width 13
-  CHECK(all.spmm == 9000.0 * (19 + (13 + 13) + (13 + 13) + (13 + 5)));
 
-  // GraphSAGE's root term: the same SpMMs as GCN's, each layer's GEMMs twice; Plexus's model refuses it
+  // GraphSAGE's root term and GAT's attention: Plexus's model refuses them too (plan prices them by their trace)
   ModelConfig sage = gcn;
   sage.name = "sage";
   const planning::Problem rooted = planning::problem_of(1001, 9000, architecture(sage, 19, 5), false);
   CHECK_THAT(error_message([&] { planning::rank_grids(rooted, 8, planning::machine_profile("local")); }),
              Catch::Contains("prices graph convolutions only and --model sage has a root term in each layer"));
-  const auto rooted_work = planning::epoch_work(rooted, "1d");
-  CHECK(rooted_work.spmm == all.spmm);
-  CHECK(rooted_work.gemm == 2 * all.gemm);
-
-  // GAT: each attention layer's edge work (aggregation, transpose, SDDMM at its
-  // width; 8 passes of the edge softmax per head) and its score GEMMs beside
-  // Z = XW's; Plexus's model refuses it
+  CHECK_FALSE(planning::prices_convolutions(rooted));
   ModelConfig gat;
   gat.name = "gat", gat.layers = 2, gat.hidden = 13, gat.heads = 3;
-  const Architecture ga = architecture(gat, 19, 5);
-  REQUIRE(ga.dims == std::vector<std::int64_t>{19, 39, 5});
-  REQUIRE(ga.heads == std::vector<int>{3, 1});
-  const planning::Problem attending = planning::problem_of(1001, 9000, ga, false);
+  const planning::Problem attending = planning::problem_of(1001, 9000, architecture(gat, 19, 5), false);
   CHECK_THAT(error_message([&] { planning::rank_grids(attending, 8, planning::machine_profile("local")); }),
              Catch::Contains("--model gat has graph attention"));
-  const auto gat_work = planning::epoch_work(attending, "1d");
-  CHECK(gat_work.spmm == 9000.0 * 3 * 39 + 9000.0 * 3 * 5);
-  CHECK(gat_work.edges == 9000.0 * 8 * 3 + 9000.0 * 8 * 1);
-  CHECK(gat_work.gemm == 2 * 1001.0 * 19 * 39 * 2 + 12 * 1001.0 * 39 * 3 + 2 * 1001.0 * 39 * 5 * 3 + 12 * 1001.0 * 5);
+  CHECK(planning::prices_convolutions(conv));
+}
+
+TEST_CASE("plan: the traced work of GCN's epoch is CAGNET's count; GraphSAGE's root term doubles the GEMMs",
+          "[plan][unit]") {
+  if (world_rank() != 0) return;
+  // One rank: each layer's SpMM forward and backward at its narrower width (serial's product order), and three
+  // n·f_l·f_{l+1} GEMMs (Z = TW, dW, dX) but two in layer 0 (no dX: CAGNET Sec. III, Eq. 1-3).
+  const Dataset data = load_dataset("sbm:nodes=1001,classes=5,avg-degree=8,features=19,seed=3");
+  const double n = 1001, nnz = static_cast<double>(data.nnz() + data.nodes());
+  ModelConfig gcn;
+  gcn.layers = 4, gcn.hidden = 13;  // 19-13-13-13-5
+  StrategyOptions serial;
+  serial.algo = "serial";
+  auto traced = [&](const ModelConfig& m) {
+    serial.model = model_info(m.name).demands;
+    return planning::by_kind(simulate(data, serial, m, 1).ranks[0].work);
+  };
+  const KernelWork w = traced(gcn);
+  auto amount = [](const KernelWork& x, Kernel k) { return x[static_cast<int>(k)].amount; };
+  CHECK(amount(w, Kernel::spmm) == nnz * 2 * (13 + 13 + 13 + 5));
+  CHECK(amount(w, Kernel::gemm) == n * (2 * 19 * 13 + 3 * 13 * 13 + 3 * 13 * 13 + 3 * 13 * 5));
+  CHECK(amount(w, Kernel::optimizer) == 19 * 13 + 13 * 13 + 13 * 13 + 13 * 5);  // every weight once (Adam)
+  CHECK(amount(w, Kernel::loss) == n * 5);
+  CHECK(w[static_cast<int>(Kernel::sddmm)].calls == 0);
+  ModelConfig sage = gcn;
+  sage.name = "sage";
+  const KernelWork r = traced(sage);
+  CHECK(amount(r, Kernel::spmm) == amount(w, Kernel::spmm));
+  // the root term X S_l and its gradients, and the bias broadcast as a rank-1 product (a ones column: n f_{l+1})
+  CHECK(amount(r, Kernel::gemm) == 2 * amount(w, Kernel::gemm) + n * (13 + 13 + 13 + 5));
 }
 
 TEST_CASE("plan: the perlmutter profile is Eq. 4.4 as printed, with the paper's coefficients, at every G",
@@ -163,21 +178,31 @@ TEST_CASE("plan: groups and links of the real run equal the simulation's", "[pla
     }
 }
 
-TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "[plan][unit]") {
+namespace {
+
+// One node of bandwidth 1e9 B/s; every kernel kind at 1e9 units/s, GEMMs at 1e10, no latency.
+planning::MachineProfile one_node() {
+  planning::MachineProfile m{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, {}};
+  for (int k = 0; k < kNumKernels; ++k) m.kernels[k].rate = k == static_cast<int>(Kernel::gemm) ? 1e10 : 1e9;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("plan: strategies compared on simulate's volumes and traced work, priced per group", "[plan][unit]") {
   if (world_rank() != 0) return;
   const Dataset data = load_dataset("sbm:nodes=1200,classes=6,avg-degree=8,features=24,seed=5");
   ModelConfig model;
   model.hidden = 16;
   StrategyOptions base;
   base.options["gemm-order"] = "direct";
-  planning::MachineProfile one_node{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, 1e9, 1e10};
+  const planning::MachineProfile one = one_node();
   std::vector<std::string> refused;
-  const auto ranked = planning::compare_strategies(data, {"1d", "1.5d", "2d", "split-3d", "plexus-3d"}, base, model,
-                                                   8, one_node, &refused);
+  const auto ranked =
+      planning::compare_strategies(data, {"1d", "1.5d", "2d", "split-3d", "plexus-3d"}, base, model, 8, one, &refused);
   // every grid of each strategy, accepted or refused: 1 + 4 + 4 + 10 + 10
   CHECK(ranked.size() + refused.size() == 29);
   for (std::size_t i = 1; i < ranked.size(); ++i) CHECK(ranked[i - 1].total_s() <= ranked[i].total_s());
-  const planning::Problem prob{1200, data.nnz() + 1200, architecture(model, data.features, data.classes).dims, false};
   for (const auto& q : ranked) {
     INFO(q.algo << " " << format_grid(q.grid));
     // the volumes are simulate's, the times the profile's
@@ -193,18 +218,23 @@ TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "
     }
     CHECK(q.wire_bytes_max == Approx(wire).epsilon(1e-12));
     CHECK(q.inter_bytes_max == 0);  // one node
-    const auto work = planning::epoch_work(prob, q.algo);
     const auto& slow = sim.ranks[static_cast<std::size_t>(q.slowest_rank)];
-    double nnz_mean = 0, bytes = 0;
-    for (const auto& r : sim.ranks) nnz_mean += static_cast<double>(r.nnz_local) / 8;
+    double bytes = 0, seconds = 0;
     for (int c = 0; c < kNumCategories; ++c) bytes += slow.model[c];
+    for (const KernelWork& cat : slow.work)
+      for (int k = 0; k < kNumKernels; ++k)
+        if (computes(static_cast<Kernel>(k))) seconds += cat[k].amount / one.kernels[k].rate;
     CHECK(q.comm_s == Approx(bytes / 1e9).epsilon(1e-12));
-    CHECK(q.compute_s ==
-          Approx((work.spmm * static_cast<double>(slow.nnz_local) / nnz_mean / 1e9 + work.gemm / 1e10) / 8)
-              .epsilon(1e-12));
+    CHECK(q.compute_s == Approx(seconds).epsilon(1e-12));
+    // the slowest rank is the one with the most compute + communication
+    for (const auto& r : sim.ranks) {
+      double mine = 0;
+      for (int c = 0; c < kNumCategories; ++c) mine += r.model[c] / 1e9;
+      CHECK(planning::compute_seconds(planning::by_kind(r.work), one) + mine <= q.total_s() * (1 + 1e-12));
+    }
   }
   // Two ranks per node and a slower link between nodes: communication can only get dearer.
-  planning::MachineProfile nodes = one_node;
+  planning::MachineProfile nodes = one;
   nodes.gpus_per_node = 2;
   nodes.inter_bandwidth = 2.5e8;
   const auto split = planning::compare_strategies(data, {"2d", "plexus-3d"}, base, model, 8, nodes);
@@ -215,11 +245,12 @@ TEST_CASE("plan: strategies compared on simulate's volumes, priced per group", "
     CHECK(q.comm_s >= same->comm_s * (1 - 1e-12));
     CHECK(q.inter_bytes_max > 0);
   }
-  CHECK_THROWS_WITH(planning::compare_strategies(data, {"scalegnn-4d"}, base, model, 8, one_node),
+  CHECK_THROWS_WITH(planning::compare_strategies(data, {"scalegnn-4d"}, base, model, 8, one),
                     Catch::Contains("full-graph distributed strategies"));
-  planning::MachineProfile no_rates = one_node;
-  no_rates.spmm_rate = 0;
-  CHECK_THROWS_WITH(planning::compare_strategies(data, {"1d"}, base, model, 8, no_rates), Catch::Contains("kernel rates"));
+  planning::MachineProfile no_rates = one;
+  no_rates.kernels[static_cast<int>(Kernel::spmm)].rate = 0;
+  CHECK_THROWS_WITH(planning::compare_strategies(data, {"1d"}, base, model, 8, no_rates),
+                    Catch::Contains("has no rate for spmm kernels"));
 }
 
 TEST_CASE("plan: GAT's edge work on each rank's edge tensors (a feature split's whole block row)", "[plan][unit]") {
@@ -227,31 +258,99 @@ TEST_CASE("plan: GAT's edge work on each rank's edge tensors (a feature split's 
   const Dataset data = load_dataset("sbm:nodes=600,classes=4,avg-degree=6,features=12,seed=2");
   ModelConfig model;
   model.name = "gat", model.hidden = 8, model.heads = 2;
-  planning::MachineProfile one_node{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, 1e9, 1e10};
-  const Architecture arch = architecture(model, data.features, data.classes);
   const double nnz = static_cast<double>(data.nnz() + data.nodes());  // Âᵀ's pattern: A + I
-  const auto work = planning::epoch_work(planning::problem_of(data.nodes(), data.nnz() + data.nodes(), arch, false),
-                                         "1d");
-  for (const auto& q :
-       planning::compare_strategies(data, {"1d", "2d", "plexus-3d"}, StrategyOptions{}, model, 4, one_node)) {
+  StrategyOptions base;
+  base.model = model_info("gat").demands;
+  for (const auto& q : planning::compare_strategies(data, {"1d", "2d", "plexus-3d"}, base, model, 4, one_node())) {
     INFO(q.algo << " " << format_grid(q.grid));
     StrategyOptions o;
     o.algo = q.algo;
     o.grid = q.grid;
+    o.model = base.model;
     const Simulation sim = simulate(data, o, model, 4);
     double edges = 0;
     for (const auto& r : sim.ranks) edges += static_cast<double>(r.edges_local);
     // every edge on one rank per process row: Y copies (2d's Y = grid[1]; 1d: one); plexus-3d: each
     // layer's on its shard, Y copies along y (its heads-weighted mean over the layers, rounded per rank)
     CHECK(edges == Approx(nnz * (q.algo == "1d" ? 1 : q.grid[1])).margin(q.algo == "plexus-3d" ? 4 : 0));
-    const auto& slow = sim.ranks[static_cast<std::size_t>(q.slowest_rank)];
-    const double mean = nnz / 4;
-    // (plexus-3d's nnz_local, its shards' nonzeros / Y, is rounded per rank: its mean is nnz / 4 to 1e-3)
-    CHECK(q.compute_s == Approx(((work.spmm * static_cast<double>(slow.nnz_local) +
-                                  work.edges * static_cast<double>(slow.edges_local)) / mean / 1e9 +
-                                 work.gemm / 1e10) / 4)
-                             .epsilon(q.algo == "plexus-3d" ? 1e-3 : 1e-12));
+    // each rank's edge passes run on its edge tensors: the traced edge work is edges_local x heads per pass
+    for (const auto& r : sim.ranks) {
+      const Work e = planning::by_kind(r.work)[static_cast<int>(Kernel::edge)];
+      CHECK(e.calls > 0);
+      if (q.algo != "plexus-3d") CHECK(std::fmod(e.amount, static_cast<double>(r.edges_local)) == 0);
+    }
   }
+}
+
+namespace {
+
+// Least squares on the columns `cols` of a (rows) by the normal equations, Gaussian elimination; empty if singular.
+std::vector<double> least_squares_on(const std::vector<std::vector<double>>& a, const std::vector<double>& b,
+                                     const std::vector<std::size_t>& cols) {
+  const std::size_t k = cols.size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      for (std::size_t q = 0; q < k; ++q) m[p][q] += a[i][cols[p]] * a[i][cols[q]];
+      m[p][k] += a[i][cols[p]] * b[i];
+    }
+  for (std::size_t p = 0; p < k; ++p) {
+    std::size_t pivot = p;
+    for (std::size_t r = p + 1; r < k; ++r)
+      if (std::abs(m[r][p]) > std::abs(m[pivot][p])) pivot = r;
+    std::swap(m[p], m[pivot]);
+    if (std::abs(m[p][p]) < 1e-12) return {};
+    for (std::size_t r = 0; r < k; ++r) {
+      if (r == p) continue;
+      const double f = m[r][p] / m[p][p];
+      for (std::size_t q = p; q <= k; ++q) m[r][q] -= f * m[p][q];
+    }
+  }
+  std::vector<double> x(k);
+  for (std::size_t p = 0; p < k; ++p) x[p] = m[p][k] / m[p][p];
+  return x;
+}
+
+double residual(const std::vector<std::vector<double>>& a, const std::vector<double>& b, const std::vector<double>& x,
+                const std::vector<std::size_t>& cols) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double r = -b[i];
+    for (std::size_t p = 0; p < cols.size(); ++p) r += a[i][cols[p]] * x[p];
+    s += r * r;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("plan: NNLS equals the best of every active set, by brute force", "[plan][unit]") {
+  std::mt19937 gen(3);
+  std::normal_distribution<double> z;
+  int clamped = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::vector<double>> a(12, std::vector<double>(4));
+    std::vector<double> b(12);
+    for (int i = 0; i < 12; ++i) {
+      for (auto& v : a[static_cast<std::size_t>(i)]) v = z(gen);
+      b[static_cast<std::size_t>(i)] = z(gen);
+    }
+    const std::vector<double> x = planning::nnls(a, b);
+    REQUIRE(x.size() == 4);
+    for (const double v : x) CHECK(v >= 0);
+    clamped += std::count(x.begin(), x.end(), 0.0) > 0;
+    // the optimum over x >= 0 is the least-squares solution on some set of free columns that is feasible
+    double best = residual(a, b, {}, {});
+    for (int mask = 1; mask < 16; ++mask) {
+      std::vector<std::size_t> cols;
+      for (std::size_t j = 0; j < 4; ++j)
+        if (mask & (1 << j)) cols.push_back(j);
+      const auto u = least_squares_on(a, b, cols);
+      if (!u.empty() && *std::min_element(u.begin(), u.end()) >= 0) best = std::min(best, residual(a, b, u, cols));
+    }
+    CHECK(residual(a, b, x, {0, 1, 2, 3}) == Approx(best).epsilon(1e-9));
+  }
+  CHECK(clamped > 10);  // the constraint was active in many trials (else this tests least squares only)
 }
 
 TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearman", "[plexus-3d][plan][unit]") {
@@ -259,8 +358,14 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   truth.gpus_per_node = 4;
   truth.intra_bandwidth = 2e9, truth.inter_bandwidth = 5e8;
   truth.k_flops = 3e-6, truth.k_fwd = 2e-9, truth.k_bwd = 1e-9;
-  truth.spmm_rate = 3e9, truth.gemm_rate = 4e10;
+  const std::array<std::pair<Kernel, planning::KernelRate>, 5> prices = {{{Kernel::spmm, {3e9, 2e-5}},
+                                                                          {Kernel::gemm, {2e10, 0}},
+                                                                          {Kernel::elementwise, {1e9, 5e-6}},
+                                                                          {Kernel::loss, {4e8, 0}},
+                                                                          {Kernel::optimizer, {6e8, 1e-6}}}};
+  for (const auto& [k, r] : prices) truth.kernels[static_cast<int>(k)] = r;
   std::vector<planning::Observation> runs;
+  int variant = 0;
   for (std::int64_t n : {5000, 20000})
     for (const Grid g : {Grid{1, 1, 8}, Grid{1, 8, 1}, Grid{8, 1, 1}, Grid{2, 2, 2}, Grid{1, 2, 4}, Grid{4, 1, 2},
                          Grid{1, 1, 4}, Grid{2, 2, 1}}) {
@@ -269,26 +374,48 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
       o.problem = {n, 20 * n, {64, 128, 8}, false};
       o.grid = g;
       o.ranks_per_node = 4;
+      o.sharing = 1 + variant++ % 3;
       const auto pr = planning::predict(o.problem, g, truth);
-      o.work = planning::epoch_work(o.problem, o.algo);
       const int P = g[0] * g[1] * g[2];
-      for (int r = 0; r < P; ++r) o.ranks.push_back({r == 0 ? 1.2 : 1.0, planning::plexus_link_bytes(o.problem, g, 4)});
-      const auto t = planning::slowest_rank(o.ranks, o.work, truth);
-      o.spmm_s = pr.spmm_s;  // Eq. 4.4 for the k's ...
-      o.gemm_s = o.work.gemm / P / truth.gemm_rate;
-      o.comm_s = t.comm_s, o.comm_rank = 0;
+      for (int r = 0; r < P; ++r) {
+        // per rank: SpMMs and element-wise work in the spmm category, GEMMs and element-wise work in the gemm
+        // one, loss, optimizer; amounts and calls that vary independently across ranks and runs
+        const double x = static_cast<double>(n) * (1 + 0.1 * r) / P;
+        CategoryWork w{};
+        auto put = [&](Category c, Kernel k, double amount, std::int64_t calls) {
+          w[static_cast<int>(c)][static_cast<int>(k)] = {amount, calls};
+        };
+        put(Category::spmm, Kernel::spmm, 20 * x * 200, 6 + r % 2);
+        put(Category::spmm, Kernel::elementwise, x * 64, 1 + r % 3);
+        put(Category::gemm, Kernel::gemm, x * 64 * 128 * (2 + r % 2), 5);
+        put(Category::elementwise, Kernel::elementwise, x * 300 * (1 + variant % 2), 9 + r);
+        put(Category::loss, Kernel::loss, x * 8, 1);
+        put(Category::optimizer, Kernel::optimizer, 64 * 128 + 128 * 8 * (1 + r % 2), 2 + variant % 2);
+        std::array<double, kNumCategories> times{};
+        for (int c = 0; c < kNumCategories; ++c) times[c] = o.sharing * planning::compute_seconds(w[c], truth);
+        o.work.push_back(w);
+        o.times.push_back(times);
+        o.ranks.push_back({planning::by_kind(w), planning::plexus_link_bytes(o.problem, g, 4)});
+      }
+      o.spmm_s = pr.spmm_s;  // Eq. 4.4 for the k's
+      o.comm_s = planning::seconds(o.ranks[0].link, truth), o.comm_rank = 0;
       o.epoch_s = pr.total_s();
       runs.push_back(o);
     }
-  const auto fit = planning::calibrate(runs, planning::machine_profile("local"), "fit", "test");
+  std::vector<planning::CategoryFit> fits;
+  const auto fit = planning::calibrate(runs, planning::machine_profile("local"), "fit", "test", &fits);
   CHECK(fit.gpus_per_node == 4);
   CHECK(fit.intra_bandwidth == Approx(2e9).epsilon(1e-9));
   CHECK(fit.inter_bandwidth == Approx(5e8).epsilon(1e-9));
-  CHECK(fit.gemm_rate == Approx(4e10).epsilon(1e-9));
+  for (const auto& [k, r] : prices) {
+    INFO(to_string(k));
+    CHECK(fit.rate(k).rate == Approx(r.rate).epsilon(1e-6));
+    CHECK(fit.rate(k).latency_s == Approx(r.latency_s).epsilon(1e-6).margin(1e-12));
+  }
+  CHECK(fit.rate(Kernel::edge).rate == planning::machine_profile("local").rate(Kernel::edge).rate);  // not exercised
+  REQUIRE(fits.size() == 5);
+  for (const auto& f : fits) CHECK(f.mean_abs_error < 1e-6);
   for (const auto& r : runs) CHECK(planning::predict(r.problem, r.grid, fit).spmm_s == Approx(r.spmm_s).epsilon(1e-6));
-  // ... and the SpMM rate to the busiest rank's work
-  for (auto& r : runs) r.spmm_s = r.work.spmm * 1.2 / static_cast<double>(r.ranks.size()) / 3e9;
-  CHECK(planning::calibrate(runs, truth, "fit", "test").spmm_rate == Approx(3e9).epsilon(1e-9));
 
   // one node: the inter-node bandwidth is not identified
   for (auto& r : runs) {
@@ -301,6 +428,16 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   CHECK(one.inter_bandwidth == one.intra_bandwidth);
   CHECK(one.gpus_per_node == planning::machine_profile("local").gpus_per_node);
   CHECK_THAT(one.source, Catch::Contains("not identified"));
+
+  // ranking: per model and rank count, the measured-fastest run's place in the predictions
+  std::vector<planning::Observation> three(runs.begin(), runs.begin() + 3);  // 8 ranks each, gcn
+  three[0].epoch_s = 3, three[1].epoch_s = 1, three[2].epoch_s = 2;
+  const auto checks = planning::ranking_checks(three, {1.0, 3.0, 2.0});
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].ranks == 8);
+  CHECK(checks[0].grid == std::vector<int>{});  // as run_grid, unset here
+  CHECK(checks[0].predicted_place == 3);
+  CHECK(planning::ranking_checks(three, {2.0, 1.0, 3.0})[0].predicted_place == 1);
 
   CHECK(planning::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
   CHECK(planning::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));

@@ -120,7 +120,7 @@ void CountingBackend::edge_dropout(const Csr& a, int heads, const float* in, flo
 }
 void CountingBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                                  ConstView x, View y) {
-  if (count(Kernel::spmm, nnz_times(a, x.cols))) inner_->spmm_edges(a, heads, hs, v, perm, x, y);
+  if (count(Kernel::spmm_edges, nnz_times(a, x.cols))) inner_->spmm_edges(a, heads, hs, v, perm, x, y);
 }
 void CountingBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   if (count(Kernel::sddmm, nnz_times(a, g.cols))) inner_->sddmm(a, heads, hs, g, z, out);

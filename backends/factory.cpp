@@ -1,6 +1,5 @@
 #include "backends/factory.hpp"
 
-#include "backends/counting_backend.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 
 namespace gcnlab {
@@ -21,7 +20,7 @@ Backend& device(Backend& backend) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts) {
+std::unique_ptr<CountingBackend> make_backend(const std::string& name, const BackendOptions& opts) {
   return std::make_unique<CountingBackend>(make_device_backend(name, opts));
 }
 

@@ -7,13 +7,14 @@
 #include <memory>
 #include <string>
 
+#include "backends/counting_backend.hpp"
 #include "common/backend/backend.hpp"
 #include "common/comm/mpi_communicator.hpp"
 
 namespace gcnlab {
 
 // The backend `name` ("cpu", "cuda"), wrapped in a CountingBackend (backends/counting_backend.hpp).
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts);
+std::unique_ptr<CountingBackend> make_backend(const std::string& name, const BackendOptions& opts);
 
 // The communicator strategies should use with `backend`: NCCL over `world`
 // for the CUDA backend, null for the CPU backend (use `world` itself).

@@ -31,7 +31,7 @@ namespace {
 // rooflines (datasheet: 1555 GB/s HBM2, 19.5 TFLOP/s FP32), each kind at the
 // bytes its unit must move at least — an SpMM's or SDDMM's nonzero·column
 // gathers one 4-byte element, an edge pass reads and writes one edge-head
-// value (8 B), an element-wise element reads two and writes one (12 B), a
+// value (8 B; an SpMM with per-edge values reads its value from cache per head's columns), an element-wise element reads two and writes one (12 B), a
 // reduction reads one (4 B), the loss reads a logit and writes its gradient
 // (8 B), Adam reads w, g, m, v and writes w, m, v (28 B) — and a GEMM's
 // multiply-add at 2 flops. No per-call latency (the paper gives none).
@@ -50,6 +50,7 @@ MachineProfile perlmutter() {
   m.per_gpu_flops = false;
   constexpr double hbm = 1555e9;
   m.kernels[static_cast<int>(Kernel::spmm)].rate = hbm / 4;
+  m.kernels[static_cast<int>(Kernel::spmm_edges)].rate = hbm / 4;
   m.kernels[static_cast<int>(Kernel::sddmm)].rate = hbm / 4;
   m.kernels[static_cast<int>(Kernel::edge)].rate = hbm / 8;
   m.kernels[static_cast<int>(Kernel::gemm)].rate = 19.5e12 / 2;
@@ -64,30 +65,32 @@ MachineProfile perlmutter() {
 // one node). Eq. 4.4's k: experiments/plexus_model.sh (`gcnlab plan
 // --calibrate` on the 9 plexus-3d factorisations of 2 and 4 ranks, sbm 20000
 // nodes, dims 64-128-128-8, 2026-11-22; Spearman 0.81 on the 10 of 8 ranks).
-// Bandwidth and kernel rates (one thread per rank): experiments/plan_strategies.sh
-// (`gcnlab plan --calibrate` on 39 runs of the 8 full-graph strategies at 2 and
-// 4 ranks, same graph and dims, 2026-11-24; Spearman 0.82 on their 35 runs at 8
-// ranks).
+// Bandwidth and each kernel kind's rate and per-call latency (one thread per
+// rank): experiments/plan_strategies.sh (`gcnlab plan --calibrate`, NNLS, on the
+// 36 runs of gcn, sage, gin and gat under 1d, 1.5d, 2d, sa-1d and plexus-3d on
+// every grid of 2 ranks, sbm 20000 nodes, 3 layers of 64, 2026-11-27; validated
+// on those and the 136 runs at 4 and 8 ranks: docs/planning.md).
 MachineProfile local() {
   MachineProfile m;
   m.name = "local";
   m.source = "the 2-core development machine: Eq. 4.4 k from experiments/plexus_model.sh (2026-11-22), bandwidth "
-             "and kernel rates from experiments/plan_strategies.sh (2026-11-24), both on sbm 20000 nodes at 2 and 4 "
-             "ranks, one thread per rank";
+             "and kernel rates from experiments/plan_strategies.sh (2026-11-27, 36 runs of 4 models at 2 ranks), both "
+             "on sbm 20000 nodes, one thread per rank";
   m.gpus_per_node = 1024;  // one node: every group is intra-node
-  m.intra_bandwidth = 7.83e8;
-  m.inter_bandwidth = 7.83e8;
+  m.intra_bandwidth = 2.616e+09;
+  m.inter_bandwidth = 2.616e+09;
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
-  m.k_bwd = -5.323e-9;
-  const std::array<std::pair<Kernel, KernelRate>, 8> kernels = {{{Kernel::spmm, {5.4e9, 0}},
-                                                                 {Kernel::sddmm, {5.4e9, 0}},
-                                                                 {Kernel::edge, {1e9, 0}},
-                                                                 {Kernel::gemm, {2e10, 0}},
-                                                                 {Kernel::elementwise, {1e9, 0}},
-                                                                 {Kernel::reduction, {2e9, 0}},
-                                                                 {Kernel::loss, {5e8, 0}},
-                                                                 {Kernel::optimizer, {5e8, 0}}}};
+  m.k_bwd = 0;  // the 2026-11-22 least-squares fit's -5.323e-9 clamped: NNLS keeps every k >= 0
+  const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {{{Kernel::spmm, {7.306e+09, 0.0001003}},
+                                                                   {Kernel::spmm_edges, {1.478e+09, 0.001472}},
+                                                                   {Kernel::sddmm, {1.641e+09, 0.002022}},
+                                                                   {Kernel::edge, {3.361e+08, 0}},
+                                                                   {Kernel::gemm, {3.039e+10, 3.833e-05}},
+                                                                   {Kernel::elementwise, {1.861e+10, 5.485e-05}},
+                                                                   {Kernel::reduction, {7.735e+08, 0}},
+                                                                   {Kernel::loss, {3.684e+08, 0.0002382}},
+                                                                   {Kernel::optimizer, {2.142e+08, 1.135e-06}}}};
   for (const auto& [k, r] : kernels) m.kernels[static_cast<int>(k)] = r;
   return m;
 }
@@ -140,7 +143,8 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     m.k_fwd = j.at("k_fwd").get<double>();
     m.k_bwd = j.at("k_bwd").get<double>();
     m.per_gpu_flops = j.value("per_gpu_flops", true);
-    for (const auto& [kind, price] : j.value("kernels", nlohmann::json::object()).items()) {
+    const nlohmann::json kernels = j.value("kernels", nlohmann::json::object());
+    for (const auto& [kind, price] : kernels.items()) {
       const auto k = kernel_from_string(kind);
       GCNLAB_CHECK(k.has_value(), "machine profile '{}': unknown kernel kind '{}'", name_or_file, kind);
       m.kernels[static_cast<int>(*k)] = {price.at("rate").get<double>(), price.value("latency_s", 0.0)};

@@ -6,6 +6,7 @@
 #include "backends/counting_backend.hpp"
 #include "backends/factory.hpp"
 #include "common/comm/thread_communicator.hpp"
+#include "common/core/host_memory.hpp"
 #include "common/model/trainer.hpp"
 #include "models/registry.hpp"
 #include "common/results/results.hpp"
@@ -18,11 +19,18 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
   Simulation sim;
   sim.ranks.resize(static_cast<std::size_t>(ranks));
   RunGraph graph;  // prepared once, by rank 0, for every rank (read-only)
+  // Every rank's buffers are allocated at once: each gets its share of this machine's memory, and a
+  // simulation that would not fit ends in the trainer's admission error instead of the OOM killer.
+  TrainConfig train;
+  if (const auto free = host_memory_available()) {
+    train.memory_budget = free->bytes / ranks;
+    train.memory_budget_source = fmt::format("{} / {} simulated ranks, all held at once", free->source, ranks);
+  }
   run_ranks(ranks, [&](ThreadCommunicator& world) {
-    CountingBackend backend(make_backend("cpu", {1, 0}));
+    const auto counted = make_backend("cpu", {1, 0});
+    CountingBackend& backend = *counted;
     backend.count_into(&world.ledger());
     const auto strategy = make_strategy(options, {world, backend});
-    TrainConfig train;
     const auto gnn = make_model(model.name);
     Trainer trainer(*strategy, *gnn, world, backend, model, train);
     if (world.rank() == 0) {

@@ -23,7 +23,7 @@ bool is_communication(Category c) {
 
 namespace {
 constexpr std::array<std::string_view, kNumKernels> kKernelNames = {
-    "spmm", "sddmm", "edge", "gemm", "elementwise", "reduction", "loss", "optimizer", "to_host", "to_device"};
+    "spmm", "spmm_edges", "sddmm", "edge", "gemm", "elementwise", "reduction", "loss", "optimizer", "to_host", "to_device"};
 }
 
 std::string_view to_string(Kernel k) { return kKernelNames[static_cast<int>(k)]; }

@@ -15,7 +15,8 @@
 namespace gcnlab {
 
 enum class Kernel : int {
-  spmm,         // nonzeros · columns: Y = A X, and V X with per-edge values (GAT's aggregation)
+  spmm,         // nonzeros · columns: Y = A X
+  spmm_edges,   // nonzeros · columns: Y = V X with per-edge, per-head values (GAT's aggregation and its transpose)
   sddmm,        // nonzeros · columns: out_k = g_i · z_j over the columns
   edge,         // nonzeros · heads, per pass over an edge tensor (scores, max, exp-sum, scale, dropout, sums, backward)
   gemm,         // m · n · k multiply-adds

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "common/comm/process_grid.hpp"
@@ -413,6 +415,15 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
     CHECK(fit.rate(k).latency_s == Approx(r.latency_s).epsilon(1e-6).margin(1e-12));
   }
   CHECK(fit.rate(Kernel::edge).rate == planning::machine_profile("local").rate(Kernel::edge).rate);  // not exercised
+  // the profile file round-trips every kind's price
+  const std::string file = "test_plan_profile.json";
+  { std::ofstream(file) << planning::profile_json(fit); }
+  const auto read = planning::machine_profile(file);
+  std::remove(file.c_str());
+  for (int k = 0; k < kNumKernels; ++k) {
+    CHECK(read.kernels[k].rate == fit.kernels[k].rate);
+    CHECK(read.kernels[k].latency_s == fit.kernels[k].latency_s);
+  }
   REQUIRE(fits.size() == 5);
   for (const auto& f : fits) CHECK(f.mean_abs_error < 1e-6);
   for (const auto& r : runs) CHECK(planning::predict(r.problem, r.grid, fit).spmm_s == Approx(r.spmm_s).epsilon(1e-6));

@@ -678,7 +678,7 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
   CHECK(ledger.take_work(Phase::epoch) == CategoryWork{});  // taken
 
   // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3.
-  dynamic_cast<CountingBackend&>(*be).trace(true);
+  be->trace(true);
   be->fill(c, 5.f);
   Dense ata = make_dense(*be, 4, 4, std::vector<float>(16, 0.f));
   be->gemm(Op::T, Op::N, 1.f, a, a, 0.f, ata);

@@ -3,7 +3,6 @@
 namespace gcnlab {
 
 namespace {
-double nnz_times(const Csr& a, std::int64_t width) { return static_cast<double>(a.nnz) * static_cast<double>(width); }
 double elements(ConstView v) { return static_cast<double>(v.size()); }
 }  // namespace
 
@@ -21,7 +20,7 @@ void CountingBackend::copy_on_device(void* dst, const void* src, std::size_t byt
 }
 
 void CountingBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) {
-  if (count(Kernel::spmm, nnz_times(a, x.cols))) inner_->spmm(a, x, y, beta, progress);
+  if (count_sparse(Kernel::spmm, a, x.cols)) inner_->spmm(a, x, y, beta, progress);
 }
 void CountingBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
@@ -91,49 +90,51 @@ void CountingBackend::row_sum_squares(ConstView z, float* sumsq) {
 void CountingBackend::norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
                                             const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
                                             View y) {
-  if (count(Kernel::elementwise, elements(y))) inner_->norm_relu_dropout_add(z, sumsq, gamma, n, row_ids, col0, p, y);
+  if (count(Kernel::elementwise, elements(y)))
+    inner_->norm_relu_dropout_add(z, sumsq, gamma, n, row_ids, col0, p, y);
 }
 void CountingBackend::norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma,
                                                  ew::NormParams n, const std::int64_t* row_ids, std::int64_t col0,
                                                  const DropoutParams& p, View g, float* dgamma, float* rowdot) {
-  if (count(Kernel::elementwise, elements(g))) inner_->norm_relu_dropout_backward(dy, z, sumsq, gamma, n, row_ids, col0, p, g, dgamma, rowdot);
+  if (count(Kernel::elementwise, elements(g)))
+    inner_->norm_relu_dropout_backward(dy, z, sumsq, gamma, n, row_ids, col0, p, g, dgamma, rowdot);
 }
 void CountingBackend::norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
                                     ew::NormParams n, View g) {
   if (count(Kernel::elementwise, elements(g))) inner_->norm_backward(z, sumsq, gamma, rowdot, n, g);
 }
 void CountingBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_scores(a, heads, src, dst, slope, e);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_scores(a, heads, src, dst, slope, e);
 }
 void CountingBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_row_max(a, heads, e, max);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_row_max(a, heads, e, max);
 }
 void CountingBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_exp_row_sum(a, heads, max, e, sum);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_exp_row_sum(a, heads, max, e, sum);
 }
 void CountingBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_scale_rows(a, heads, sum, e);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_scale_rows(a, heads, sum, e);
 }
 void CountingBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                                    const std::int64_t* col_ids, const DropoutParams& p) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_dropout(a, heads, in, out, row_ids, col_ids, p);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_dropout(a, heads, in, out, row_ids, col_ids, p);
 }
 void CountingBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                                  ConstView x, View y) {
-  if (count(Kernel::spmm_edges, nnz_times(a, x.cols))) inner_->spmm_edges(a, heads, hs, v, perm, x, y);
+  if (count_sparse(Kernel::spmm_edges, a, x.cols)) inner_->spmm_edges(a, heads, hs, v, perm, x, y);
 }
 void CountingBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
-  if (count(Kernel::sddmm, nnz_times(a, g.cols))) inner_->sddmm(a, heads, hs, g, z, out);
+  if (count_sparse(Kernel::sddmm, a, g.cols)) inner_->sddmm(a, heads, hs, g, z, out);
 }
 void CountingBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_row_dot(a, heads, x, y, out);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_row_dot(a, heads, x, y, out);
 }
 void CountingBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                             const float* src, const float* dst, float slope, float* d) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_softmax_backward(a, heads, alpha, rowdot, src, dst, slope, d);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_softmax_backward(a, heads, alpha, rowdot, src, dst, slope, d);
 }
 void CountingBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
-  if (count(Kernel::edge, nnz_times(a, heads))) inner_->edge_row_sums(a, heads, v, perm, out);
+  if (count_sparse(Kernel::edge, a, heads)) inner_->edge_row_sums(a, heads, v, perm, out);
 }
 void CountingBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
   if (count(Kernel::elementwise, elements(m))) inner_->head_matrix(a, cols, heads, hs, m);
@@ -155,7 +156,8 @@ void CountingBackend::row_sum_exp(ConstView z, const float* max, float* sum) {
 }
 XentSums CountingBackend::softmax_xent(ConstView z, std::int64_t col0, const float* max, const float* sum,
                                        const std::int32_t* label, const std::uint8_t* split, float scale, View g) {
-  return count(Kernel::loss, elements(z)) ? inner_->softmax_xent(z, col0, max, sum, label, split, scale, g) : XentSums{};
+  if (!count(Kernel::loss, elements(z))) return {};
+  return inner_->softmax_xent(z, col0, max, sum, label, split, scale, g);
 }
 
 }  // namespace gcnlab

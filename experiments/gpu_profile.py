@@ -9,7 +9,8 @@ CPU's). Each scale becomes a one-rank observation, and `gcnlab plan --calibrate`
 per-call latency per kernel kind (NNLS) on top of a base profile of the device's datasheet, which
 prices the kinds those runs do not exercise and the links (one GPU: no bandwidth is measured).
 
-usage: experiments/gpu_profile.py RESULTS_DIR BASE.json OUT.json [--gcnlab build/gcnlab]
+usage: experiments/gpu_profile.py RESULTS_DIR BASE.json OUT.json [--gcnlab build/gcnlab] [--scales 20,22]
+(each scale's trace holds its graph and features here: R-MAT 22's needs more than 24 GiB)
 """
 import argparse
 import collections
@@ -53,12 +54,13 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--gcnlab", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcnlab"))
     ap.add_argument("--name", default="h200")
+    ap.add_argument("--scales", default="", help="the R-MAT scales to use (default: every epoch-rmat<S>.txt)")
     a = ap.parse_args()
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for f in sorted(os.listdir(a.results)):
             m = re.fullmatch(r"epoch-rmat(\d+)\.txt", f)
-            if not m:
+            if not m or (a.scales and m.group(1) not in a.scales.split(",")):
                 continue
             per_category, epoch, info = bench_lines(os.path.join(a.results, f))
             sim, spec = traced(a.gcnlab, int(m.group(1)), info, os.path.join(tmp, f"sim{m.group(1)}.json"))

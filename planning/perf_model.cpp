@@ -77,20 +77,21 @@ MachineProfile local() {
              "and kernel rates from experiments/plan_strategies.sh (2026-11-27, 36 runs of 4 models at 2 ranks), both "
              "on sbm 20000 nodes, one thread per rank";
   m.gpus_per_node = 1024;  // one node: every group is intra-node
-  m.intra_bandwidth = 2.616e+09;
-  m.inter_bandwidth = 2.616e+09;
+  m.intra_bandwidth = 2.519e+09;
+  m.inter_bandwidth = 2.519e+09;
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
   m.k_bwd = 0;  // the 2026-11-22 least-squares fit's -5.323e-9 clamped: NNLS keeps every k >= 0
-  const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {{{Kernel::spmm, {7.306e+09, 0.0001003}},
-                                                                   {Kernel::spmm_edges, {1.478e+09, 0.001472}},
-                                                                   {Kernel::sddmm, {1.641e+09, 0.002022}},
-                                                                   {Kernel::edge, {3.361e+08, 0}},
-                                                                   {Kernel::gemm, {3.039e+10, 3.833e-05}},
-                                                                   {Kernel::elementwise, {1.861e+10, 5.485e-05}},
-                                                                   {Kernel::reduction, {7.735e+08, 0}},
-                                                                   {Kernel::loss, {3.684e+08, 0.0002382}},
-                                                                   {Kernel::optimizer, {2.142e+08, 1.135e-06}}}};
+  // (rate per second, latency per call in s, s per nonzero)
+  const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {{{Kernel::spmm, {7.222e+09, 3.531e-05, 8.488e-10}},
+                                                                   {Kernel::spmm_edges, {1.411e+09, 0, 6.616e-09}},
+                                                                   {Kernel::sddmm, {2.056e+09, 0.0002244, 1.214e-08}},
+                                                                   {Kernel::edge, {0, 0, 9.072e-09}},
+                                                                   {Kernel::gemm, {2.906e+10, 0, 0}},
+                                                                   {Kernel::elementwise, {2.249e+10, 5.861e-05, 0}},
+                                                                   {Kernel::reduction, {6.639e+08, 0, 0}},
+                                                                   {Kernel::loss, {2.704e+08, 0.000173, 0}},
+                                                                   {Kernel::optimizer, {2.231e+08, 1.357e-06, 0}}}};
   for (const auto& [k, r] : kernels) m.kernels[static_cast<int>(k)] = r;
   return m;
 }
@@ -147,7 +148,8 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     for (const auto& [kind, price] : kernels.items()) {
       const auto k = kernel_from_string(kind);
       GCNLAB_CHECK(k.has_value(), "machine profile '{}': unknown kernel kind '{}'", name_or_file, kind);
-      m.kernels[static_cast<int>(*k)] = {price.at("rate").get<double>(), price.value("latency_s", 0.0)};
+      m.kernels[static_cast<int>(*k)] = {price.at("rate").get<double>(), price.value("latency_s", 0.0),
+                                         price.value("nonzero_s", 0.0)};
       GCNLAB_CHECK(m.rate(*k).rate >= 0 && m.rate(*k).latency_s >= 0,
                    "machine profile '{}': kernel '{}' has a negative rate or latency", name_or_file, kind);
     }
@@ -162,9 +164,9 @@ MachineProfile machine_profile(const std::string& name_or_file) {
 std::string profile_json(const MachineProfile& m) {
   nlohmann::json kernels = nlohmann::json::object();
   for (int k = 0; k < kNumKernels; ++k)
-    if (m.kernels[k].rate > 0)
-      kernels[std::string(to_string(static_cast<Kernel>(k)))] = {{"rate", m.kernels[k].rate},
-                                                                 {"latency_s", m.kernels[k].latency_s}};
+    if (m.kernels[k].rate > 0 || m.kernels[k].latency_s > 0 || m.kernels[k].nonzero_s > 0)
+      kernels[std::string(to_string(static_cast<Kernel>(k)))] = {
+          {"rate", m.kernels[k].rate}, {"latency_s", m.kernels[k].latency_s}, {"nonzero_s", m.kernels[k].nonzero_s}};
   const nlohmann::json j = {{"name", m.name},
                             {"source", m.source},
                             {"gpus_per_node", m.gpus_per_node},
@@ -276,21 +278,27 @@ double compute_seconds(const KernelWork& w, const MachineProfile& m) {
     const auto kind = static_cast<Kernel>(k);
     if (!computes(kind) || w[k].calls == 0) continue;
     const KernelRate& r = m.rate(kind);
-    GCNLAB_CHECK(r.rate > 0 || w[k].amount == 0,
+    GCNLAB_CHECK(r.rate > 0 || r.latency_s > 0 || r.nonzero_s > 0 || w[k].amount == 0,
                  "machine profile '{}' has no rate for {} kernels, which this model's epoch runs: calibrate one with "
                  "`gcnlab plan --calibrate` on runs of a model that uses them",
                  m.name, to_string(kind));
-    s += (w[k].amount > 0 ? w[k].amount / r.rate : 0.0) + static_cast<double>(w[k].calls) * r.latency_s;
+    s += (r.rate > 0 ? w[k].amount / r.rate : 0.0) + static_cast<double>(w[k].calls) * r.latency_s +
+         w[k].nonzeros * r.nonzero_s;
   }
   return s;
 }
 
 RankTime slowest_rank(const std::vector<RankLoad>& ranks, const MachineProfile& m, double sharing) {
   RankTime worst;
+  double compute_sum = 0, comm_max = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const RankTime t{sharing * compute_seconds(ranks[r].work, m), seconds(ranks[r].link, m), static_cast<int>(r)};
+    const RankTime t{compute_seconds(ranks[r].work, m), seconds(ranks[r].link, m), static_cast<int>(r)};
     if (r == 0 || t.total_s() > worst.total_s()) worst = t;
+    compute_sum += t.compute_s;
+    comm_max = std::max(comm_max, t.comm_s);
   }
+  const double cores_busy = sharing * compute_sum / static_cast<double>(std::max<std::size_t>(ranks.size(), 1));
+  if (sharing > 1 && cores_busy + comm_max > worst.total_s()) worst.compute_s = cores_busy, worst.comm_s = comm_max;
   return worst;
 }
 
@@ -376,31 +384,35 @@ bool compute_category(int c) {
   return !is_communication(cat) && cat != Category::other;
 }
 
-// Rates and latencies per kind by NNLS over (run, rank, compute category) rows:
-// t = sharing · Σ_k (amount_k / rate_k + calls_k · latency_k).
+// Rates, latencies and times per nonzero per kind by NNLS over (run, rank,
+// compute category) rows: t = Σ_k (amount_k / rate_k + calls_k · latency_k + nonzeros_k · nonzero_k).
 void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::vector<CategoryFit>* fits) {
   const std::vector<Kernel> kinds = computing_kinds();
   const auto K = static_cast<Eigen::Index>(kinds.size());
-  std::vector<std::pair<Eigen::VectorXd, double>> rows;  // regressors (amounts, then calls), seconds
+  std::vector<std::pair<Eigen::VectorXd, double>> rows;  // regressors (amounts, calls, nonzeros), seconds
   std::vector<int> row_category;
   for (const Observation& r : runs)
     for (std::size_t p = 0; p < r.work.size(); ++p)
       for (int c = 0; c < kNumCategories; ++c) {
         if (!compute_category(c)) continue;
-        Eigen::VectorXd x = Eigen::VectorXd::Zero(2 * K);
+        Eigen::VectorXd x = Eigen::VectorXd::Zero(3 * K);
         for (Eigen::Index i = 0; i < K; ++i) {
           const Work& w = r.work[p][c][static_cast<int>(kinds[static_cast<std::size_t>(i)])];
-          x(i) = r.sharing * w.amount;
-          x(K + i) = r.sharing * static_cast<double>(w.calls);
+          x(i) = w.amount;
+          x(K + i) = static_cast<double>(w.calls);
+          x(2 * K + i) = w.nonzeros;
         }
         if (x.sum() == 0) continue;  // no kernel ran in it
         rows.emplace_back(std::move(x), r.times[p][c]);
         row_category.push_back(c);
       }
   if (rows.empty()) return;
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), 2 * K);
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), 3 * K);
   Eigen::VectorXd t(a.rows());
-  for (Eigen::Index i = 0; i < a.rows(); ++i) a.row(i) = rows[static_cast<std::size_t>(i)].first, t(i) = rows[static_cast<std::size_t>(i)].second;
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    a.row(i) = rows[static_cast<std::size_t>(i)].first;
+    t(i) = rows[static_cast<std::size_t>(i)].second;
+  }
   // Unit columns for conditioning; a column no run exercised stays out (its kind keeps the base price).
   Eigen::VectorXd scale = a.cwiseAbs().colwise().maxCoeff().transpose();
   for (Eigen::Index j = 0; j < scale.size(); ++j) scale(j) = scale(j) > 0 ? scale(j) : 1;
@@ -408,8 +420,9 @@ void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::v
   for (Eigen::Index i = 0; i < K; ++i) {
     if (a.col(i).sum() == 0 && a.col(K + i).sum() == 0) continue;
     KernelRate& kr = m.kernels[static_cast<int>(kinds[static_cast<std::size_t>(i)])];
-    kr.rate = c(i) > 0 ? 1 / c(i) : 0;
+    kr.rate = c(i) > 0 ? 1 / c(i) : 0;  // 0 with a latency or a nonzero time: the width costs nothing measurable
     kr.latency_s = c(K + i);
+    kr.nonzero_s = c(2 * K + i);
   }
   if (!fits) return;
   const Eigen::VectorXd predicted = a * c;
@@ -514,10 +527,13 @@ std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, c
     const std::size_t fastest = *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
       return runs[a].epoch_s < runs[b].epoch_s;
     });
+    const std::size_t pick = *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return predicted[a] < predicted[b];
+    });
     int place = 1;
     for (const std::size_t i : members) place += predicted[i] < predicted[fastest];
     out.push_back({key.first, key.second, runs[fastest].algo, runs[fastest].run_grid, place,
-                   static_cast<int>(members.size())});
+                   static_cast<int>(members.size()), runs[pick].epoch_s / runs[fastest].epoch_s - 1});
   }
   return out;
 }

@@ -43,10 +43,11 @@ namespace gcnlab::planning {
 using plexus::Grid;
 
 // One kernel kind's price: an amount of work (in the kind's unit) over the
-// rate, plus a latency per call.
+// rate, plus a latency per call, plus (sparse kinds) a time per nonzero.
 struct KernelRate {
   double rate = 0;       // units per second (0: not priced)
   double latency_s = 0;  // seconds per call
+  double nonzero_s = 0;  // sparse kinds: seconds per nonzero visited, whatever the width (index and value)
 };
 
 struct MachineProfile {
@@ -130,10 +131,12 @@ struct RankLoad {
   LinkBytes link;
 };
 
-// compute_r = sharing · compute_seconds(work_r) and comm_r = seconds(link_r);
-// the epoch is the slowest rank's compute_r + comm_r (no overlap, as Plexus
-// Sec. 4.3). `sharing`: ranks per core of the run (1 on a machine with a core
-// or device per rank; 2 when 4 ranks of one thread share 2 cores).
+// compute_r = compute_seconds(work_r) and comm_r = seconds(link_r); the
+// epoch is the slowest rank's compute_r + comm_r (no overlap, as Plexus Sec.
+// 4.3). When ranks time-share cores — `sharing` σ = ranks per core > 1, e.g.
+// 2 for 4 one-thread ranks on 2 cores — the cores bound it instead when that
+// is longer: σ · mean_r compute_r + max_r comm_r (a waiting rank yields its
+// core, so its kernels run at full speed but the cores do every rank's work).
 struct RankTime {
   double compute_s = 0, comm_s = 0;
   int rank = 0;
@@ -150,7 +153,7 @@ struct Observation {
   std::vector<int> run_grid;  // as the run recorded it
   Grid grid{};                // plexus-3d
   int ranks_per_node = 0;
-  double sharing = 1;         // ranks per core: ranks_per_node · threads / cores_per_node, at least 1
+  double sharing = 1;         // ranks per core: ranks_per_node · threads / cores_per_node, at least 1 (slowest_rank)
   double spmm_s = 0, comm_s = 0, epoch_s = 0;  // measured: the slowest rank's SpMM and communication, the epoch
   std::vector<RankLoad> ranks;  // the run's per-rank work (per_rank[].work, = simulate's trace) and bytes by link
   std::vector<CategoryWork> work;  // ... by breakdown category
@@ -171,7 +174,8 @@ struct CategoryFit {
 //   by least squares (when there are 3 or more; else `base`'s);
 // - a rate and a per-call latency per kernel kind, non-negative (NNLS,
 //   Lawson and Hanson), to every rank's measured time in every compute
-//   category against the work it traced there (times its run's sharing);
+//   category against the work it traced there (calibrate on runs with a
+//   core per rank: a time-shared core's kernel times carry its neighbours');
 //   a kind no run used keeps `base`'s price; `fits`, when given, receives
 //   each category's residual;
 // - 1/β_intra and 1/β_inter, non-negative, to the communication time of each
@@ -191,7 +195,8 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& a, const std::v
 
 // For each model and rank count of the runs (two runs or more): the
 // measured-fastest run and its place (1 = first) in the order of `predicted`
-// (one prediction per run, in the runs' order).
+// (one prediction per run, in the runs' order); and what following the
+// prediction costs: the measured time of its first choice over the best.
 struct RankingCheck {
   std::string model;
   int ranks = 0;
@@ -199,6 +204,7 @@ struct RankingCheck {
   std::vector<int> grid;
   int predicted_place = 0;
   int runs = 0;
+  double regret = 0;  // the measured epoch of the predicted-fastest run over the measured-fastest's, less 1
 };
 std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted);
 

@@ -38,9 +38,13 @@ inline bool computes(Kernel k) { return k != Kernel::to_host && k != Kernel::to_
 struct Work {
   double amount = 0;  // in the kind's unit
   std::int64_t calls = 0;
+  // Sparse kinds (spmm, spmm_edges, sddmm, edge): the nonzeros the calls
+  // visited, whatever their width (each reads its index and value once).
+  double nonzeros = 0;
   Work& operator+=(const Work& o) {
     amount += o.amount;
     calls += o.calls;
+    nonzeros += o.nonzeros;
     return *this;
   }
   bool operator==(const Work&) const = default;

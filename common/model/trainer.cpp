@@ -450,7 +450,8 @@ RankReport Trainer::rank_report(const TimedSums& timed, int timed_epochs) const 
     rr.model[c] = model[c];
     for (int k = 0; k < kNumKernels; ++k) {
       const Work& w = timed.work[c][k];
-      rr.work[c][k] = {w.amount / te, static_cast<std::int64_t>(std::llround(static_cast<double>(w.calls) / te))};
+      rr.work[c][k] = {w.amount / te, static_cast<std::int64_t>(std::llround(static_cast<double>(w.calls) / te)),
+                       w.nonzeros / te};
     }
   }
   return rr;

@@ -191,6 +191,23 @@ planning::MachineProfile one_node() {
 
 }  // namespace
 
+TEST_CASE("plan: the slowest rank bounds the epoch, or the cores when ranks time-share them", "[plan][unit]") {
+  const planning::MachineProfile one = one_node();
+  std::vector<planning::RankLoad> ranks;
+  for (const double seconds : {1.0, 1.0, 1.0, 3.0}) {
+    planning::RankLoad r;
+    r.work[static_cast<int>(Kernel::spmm)] = {seconds * 1e9, 1};
+    ranks.push_back(r);
+  }
+  ranks[0].link.intra = 0.5e9;  // 0.5 s of communication on rank 0
+  CHECK(planning::slowest_rank(ranks, one).total_s() == Approx(3.0));
+  CHECK(planning::slowest_rank(ranks, one).rank == 3);
+  CHECK(planning::slowest_rank(ranks, one, 1.5).total_s() == Approx(3.0));  // 1.5 x 6 / 4 + 0.5 = 2.75
+  CHECK(planning::slowest_rank(ranks, one, 2).total_s() == Approx(3.5));    // 2 x 6 / 4 + 0.5
+  CHECK(planning::slowest_rank(ranks, one, 4).compute_s == Approx(6.0));
+  CHECK(planning::slowest_rank(ranks, one, 4).comm_s == Approx(0.5));
+}
+
 TEST_CASE("plan: strategies compared on simulate's volumes and traced work, priced per group", "[plan][unit]") {
   if (world_rank() != 0) return;
   const Dataset data = load_dataset("sbm:nodes=1200,classes=6,avg-degree=8,features=24,seed=5");
@@ -360,7 +377,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   truth.gpus_per_node = 4;
   truth.intra_bandwidth = 2e9, truth.inter_bandwidth = 5e8;
   truth.k_flops = 3e-6, truth.k_fwd = 2e-9, truth.k_bwd = 1e-9;
-  const std::array<std::pair<Kernel, planning::KernelRate>, 5> prices = {{{Kernel::spmm, {3e9, 2e-5}},
+  const std::array<std::pair<Kernel, planning::KernelRate>, 5> prices = {{{Kernel::spmm, {3e9, 2e-5, 1.5e-9}},
                                                                           {Kernel::gemm, {2e10, 0}},
                                                                           {Kernel::elementwise, {1e9, 5e-6}},
                                                                           {Kernel::loss, {4e8, 0}},
@@ -376,7 +393,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
       o.problem = {n, 20 * n, {64, 128, 8}, false};
       o.grid = g;
       o.ranks_per_node = 4;
-      o.sharing = 1 + variant++ % 3;
+      ++variant;
       const auto pr = planning::predict(o.problem, g, truth);
       const int P = g[0] * g[1] * g[2];
       for (int r = 0; r < P; ++r) {
@@ -384,17 +401,17 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
         // one, loss, optimizer; amounts and calls that vary independently across ranks and runs
         const double x = static_cast<double>(n) * (1 + 0.1 * r) / P;
         CategoryWork w{};
-        auto put = [&](Category c, Kernel k, double amount, std::int64_t calls) {
-          w[static_cast<int>(c)][static_cast<int>(k)] = {amount, calls};
+        auto put = [&](Category c, Kernel k, double amount, std::int64_t calls, double nonzeros = 0) {
+          w[static_cast<int>(c)][static_cast<int>(k)] = {amount, calls, nonzeros};
         };
-        put(Category::spmm, Kernel::spmm, 20 * x * 200, 6 + r % 2);
+        put(Category::spmm, Kernel::spmm, 20 * x * (64 + 32 * (r % 3)), 6 + r % 2, 20 * x);  // widths 64, 96, 128
         put(Category::spmm, Kernel::elementwise, x * 64, 1 + r % 3);
         put(Category::gemm, Kernel::gemm, x * 64 * 128 * (2 + r % 2), 5);
         put(Category::elementwise, Kernel::elementwise, x * 300 * (1 + variant % 2), 9 + r);
         put(Category::loss, Kernel::loss, x * 8, 1);
         put(Category::optimizer, Kernel::optimizer, 64 * 128 + 128 * 8 * (1 + r % 2), 2 + variant % 2);
         std::array<double, kNumCategories> times{};
-        for (int c = 0; c < kNumCategories; ++c) times[c] = o.sharing * planning::compute_seconds(w[c], truth);
+        for (int c = 0; c < kNumCategories; ++c) times[c] = planning::compute_seconds(w[c], truth);
         o.work.push_back(w);
         o.times.push_back(times);
         o.ranks.push_back({planning::by_kind(w), planning::plexus_link_bytes(o.problem, g, 4)});
@@ -413,6 +430,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
     INFO(to_string(k));
     CHECK(fit.rate(k).rate == Approx(r.rate).epsilon(1e-6));
     CHECK(fit.rate(k).latency_s == Approx(r.latency_s).epsilon(1e-6).margin(1e-12));
+    CHECK(fit.rate(k).nonzero_s == Approx(r.nonzero_s).epsilon(1e-6).margin(1e-15));
   }
   CHECK(fit.rate(Kernel::edge).rate == planning::machine_profile("local").rate(Kernel::edge).rate);  // not exercised
   // the profile file round-trips every kind's price
@@ -423,6 +441,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   for (int k = 0; k < kNumKernels; ++k) {
     CHECK(read.kernels[k].rate == fit.kernels[k].rate);
     CHECK(read.kernels[k].latency_s == fit.kernels[k].latency_s);
+    CHECK(read.kernels[k].nonzero_s == fit.kernels[k].nonzero_s);
   }
   REQUIRE(fits.size() == 5);
   for (const auto& f : fits) CHECK(f.mean_abs_error < 1e-6);
@@ -448,6 +467,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   CHECK(checks[0].ranks == 8);
   CHECK(checks[0].grid == std::vector<int>{});  // as run_grid, unset here
   CHECK(checks[0].predicted_place == 3);
+  CHECK(checks[0].regret == Approx(3.0 / 1 - 1));  // plan's pick, run 0, measured 3 against the best's 1
   CHECK(planning::ranking_checks(three, {2.0, 1.0, 3.0})[0].predicted_place == 1);
 
   CHECK(planning::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));

@@ -122,8 +122,8 @@ std::int64_t PlexusAttention::stored() const {
 }
 
 std::int64_t PlexusAttention::edges() const {
-  // Layer l's edge work is 8 nnz H_l passes over its own shard's nonzeros
-  // (EpochWork::edges): the heads-weighted mean of the layers' shards.
+  // Layer l's edge passes run over its own shard's nonzeros, H_l heads each
+  // (its traced work): the heads-weighted mean of the layers' shards.
   double e = 0, heads = 0;
   for (const Layer& t : layers_) {
     e += static_cast<double>(shards_[static_cast<std::size_t>(t.shard)].block->nnz) * t.heads;

@@ -92,7 +92,14 @@ assert pa["schema"] == "gcnlab.plan-strategies/1" and len(pa["strategies"]) + le
 assert [q["predicted_s"] for q in pa["strategies"]] == sorted(q["predicted_s"] for q in pa["strategies"])
 assert {q["algo"] for q in pa["strategies"]} == {"1d", "2d", "plexus-3d"}
 v = json.load(open(f"{work}/validation.json"))
-assert len(v["points"]) == 3 and all(p["strategy_model_s"] > 0 for p in v["points"]) and "plexus" in v["points"][0]
+assert v["schema"] == "gcnlab.plan-validation/2" and v["median_abs_error"] >= 0
+assert len(v["points"]) == 3 and all(p["predicted_s"] > 0 and p["predicted_compute_s"] > 0 for p in v["points"])
+assert "plexus" in v["points"][0] and "plexus" not in v["points"][2]  # Plexus's model: GCN's plexus-3d run only
+# every rank's kernels' work, per category and kind (what --validate priced)
+for r in runs.values():
+    for p in r["per_rank"]:
+        assert any(w["amount"] > 0 for w in p["work"]["spmm"].values()), p["work"]  # spmm (GAT: spmm_edges)
+        assert p["work"]["gemm"]["gemm"]["calls"] > 0 and "to_host" not in json.dumps(p["work"]), p["work"]
 # every run records its modelled bytes by link; one node: all intra, their sum the model's
 for r in runs.values():
     for p in r["per_rank"]:

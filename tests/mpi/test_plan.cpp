@@ -434,7 +434,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   }
   CHECK(fit.rate(Kernel::edge).rate == planning::machine_profile("local").rate(Kernel::edge).rate);  // not exercised
   // the profile file round-trips every kind's price
-  const std::string file = "test_plan_profile.json";
+  const std::string file = "test_plan_profile_" + std::to_string(world_rank()) + ".json";  // every rank runs this
   { std::ofstream(file) << planning::profile_json(fit); }
   const auto read = planning::machine_profile(file);
   std::remove(file.c_str());

@@ -349,7 +349,8 @@ int plan(Args& args, MpiCommunicator& world) {
       GCNLAB_CHECK(world.size() == 1, "plan {} simulates its ranks as threads: run it without mpirun",
                    algo_list ? "--algo" : fmt::format("--model {}", model.name));
       GCNLAB_CHECK(ranks <= 4096, "plan simulates at most 4096 ranks (got {})", ranks);
-      base = read_strategy_options(args, "plan");
+      // without --algo: the strategy Plexus's model describes (the registry's perf_model)
+      base = read_strategy_options(args, "plan", strategies_with(&StrategyCaps::perf_model).front());
       base.options.try_emplace("gemm-order", "direct");  // GEMM timing: the traced work does not depend on it
     }
     base.learn_features = model.learn_features;
@@ -362,11 +363,12 @@ int plan(Args& args, MpiCommunicator& world) {
       text = compare(data, *algo_list, base, model, ranks, m, out, world.rank());
       return;
     }
-    if (traced) {
+    if (traced) {  // the grids of the strategy Plexus's model describes
+      const std::string described = base.algo;
       text = fmt::format("Plexus's model (Sec. 4) prices GCN's graph convolutions only: --model {} is priced by its "
-                         "traced epoch on plexus-3d's grids\n",
-                         model.name) +
-             compare(data, "plexus-3d", base, model, ranks, m, out, world.rank());
+                         "traced epoch on {}'s grids\n",
+                         model.name, described) +
+             compare(data, described, base, model, ranks, m, out, world.rank());
       return;
     }
     const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),

@@ -13,9 +13,9 @@
 
 namespace gcnlab::cli {
 
-StrategyOptions read_strategy_options(Args& args, const char* command) {
+StrategyOptions read_strategy_options(Args& args, const char* command, const std::string& default_algo) {
   StrategyOptions sopts;
-  sopts.algo = args.value_or("--algo", "");
+  sopts.algo = args.value_or("--algo", default_algo);
   GCNLAB_CHECK(!sopts.algo.empty(), "{} needs --algo (one of: {})", command, fmt::join(strategy_names(), ", "));
   sopts.order = args.value_or("--order", "auto");
   sopts.comm_precision = args.value_or("--comm-precision", "fp32");

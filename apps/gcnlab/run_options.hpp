@@ -10,7 +10,8 @@ namespace gcnlab::cli {
 
 // The strategy options (all but --grid, which the caller reads): --algo, --order,
 // --comm-precision and every registered strategy's own.
-StrategyOptions read_strategy_options(Args& args, const char* command);
+// --algo (`default_algo` when absent; an error when that is empty) and every registered strategy's options.
+StrategyOptions read_strategy_options(Args& args, const char* command, const std::string& default_algo = "");
 // The model: --model and its hyper-parameters, the flags only one model reads refused with the others.
 ModelConfig read_model_config(Args& args);
 

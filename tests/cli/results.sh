@@ -28,6 +28,11 @@ grep -q "hidden max ms" "$WORK/logm" || fail "no hidden column in the breakdown 
 "$GCNLAB" plan --dataset "$DS" --ranks 8 --layers 2 --hidden 8 --out "$WORK/plan.json" >"$WORK/plan.txt" \
   || fail "plan"
 grep -q "^  10 " "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan does not list the 10 grids of 8 ranks"; }
+# a model Plexus's model does not describe: plexus-3d's grids priced by the traced epoch
+"$GCNLAB" plan --model sage --dataset "$DS" --ranks 4 --layers 2 --hidden 8 >"$WORK/plan-sage.txt" 2>&1 \
+  || { cat "$WORK/plan-sage.txt"; fail "plan --model sage"; }
+grep -q "priced by its traced epoch on plexus-3d's grids" "$WORK/plan-sage.txt" || fail "plan --model sage: the note"
+grep -q "^   6 plexus-3d" "$WORK/plan-sage.txt" || { cat "$WORK/plan-sage.txt"; fail "plan --model sage: 6 grids"; }
 "$GCNLAB" plan --algo 1d,2d,plexus-3d --dataset "$DS" --ranks 4 --layers 2 --hidden 8 --out "$WORK/plan-algo.json" \
   >"$WORK/plan-algo.txt" || { cat "$WORK/plan-algo.txt"; fail "plan --algo"; }
 "$GCNLAB" plan --validate "$WORK/plexus.json" "$WORK/1d.json" "$WORK/gat.json" --out "$WORK/validation.json" >"$WORK/validate.txt" \

@@ -14,15 +14,24 @@ self-loops), as most GNN users would: Âᵀ as a torch.sparse adjacency, or as
 edge_index with edge weights (message passing over edges). GCNConv multiplies
 X W first, then aggregates.
 
---framework takes a comma-separated list: the graph is read once and the
-frameworks' epochs interleaved over --rounds rounds (one line per framework
-and round). --device cuda runs on the GPU (CUDA timings synchronise before
+--model gcn,sage,gin,gat-4x32,gat-8x8-out8 trains the other models gcnlab
+trains, each with PyG's layer as gcnlab's model folder describes it:
+SAGEConv (mean, root weight, bias), GINConv (MLP Linear-ReLU-Linear, learned ε),
+GATConv (H heads of W concatenated in the hidden layers; the output layer one
+head, or O averaged with -outO). sage and gin run on adj_t (pyg-sparse: the
+pattern as a torch.sparse CSR) or edge_index; gat on edge_index only (GATConv's
+form); plain PyTorch (--framework pytorch) only gcn. The graph's pattern as
+of Âᵀ (A + I, as for gcn), no self-loops added by the layers.
+
+--framework and --model take comma-separated lists: the graph is read once and
+the (model, framework) epochs interleaved over --rounds rounds (one line per
+model, framework and round). --device cuda runs on the GPU (CUDA timings synchronise before
 reading the clock; experiments/gpu_check.sh).
 
 Prints the same `key=value` lines as `gcnlab bench`, so experiments/bench.sh
 can set them side by side:
   bench=spmm kernel=torch.sparse.mm ... f=F threads=T median_ms=...
-  bench=epoch framework=pytorch|pyg-sparse|pyg-edge-index ... median_ms=...
+  bench=epoch framework=pytorch|pyg-sparse|pyg-edge-index model=M ... median_ms=...
 
 Optional dependencies: Debian's python3-torch (apt-get install python3-torch);
 for PyG, torch_geometric 2.3.1 from PyPI in a venv over it (experiments/setup_pyg.sh).
@@ -112,6 +121,7 @@ def main():
                     help="pytorch | pyg-sparse | pyg-edge-index, or several comma-separated (interleaved)")
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --epochs timed epochs each")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--model", default="gcn", help="comma-separated: gcn, sage, gin, gat-HxW[-outO]")
     args = ap.parse_args()
     frameworks = args.framework.split(",")
     for fw in frameworks:
@@ -145,8 +155,68 @@ def main():
         bound = (6.0 / (dims[l] + dims[l + 1])) ** 0.5
         initial.append((torch.rand(dims[l], dims[l + 1]) * 2 - 1) * bound)
 
-    def make_epoch(framework):
-        """One training epoch of `framework` from the same initial weights, as a closure."""
+    def pattern_forms():
+        """The graph's pattern (rows: targets), unweighted: adj_t as a torch.sparse CSR, and edge_index."""
+        if "pattern" not in cache:
+            coo = a_t.to_sparse_coo().coalesce()
+            idx = coo.indices()
+            ones = torch.ones(idx.shape[1], device=dev)
+            adj = torch.sparse_coo_tensor(idx, ones, (n, n)).coalesce().to_sparse_csr()
+            cache["pattern"] = (adj, torch.stack([idx[1], idx[0]]))
+        return cache["pattern"]
+
+    def make_model_epoch(model, framework):
+        """One epoch of PyG's layer for sage, gin or gat-HxW[-outO] (pyg-sparse or pyg-edge-index)."""
+        from torch_geometric.nn import GATConv, GINConv, SAGEConv
+        adj, edge_index = pattern_forms()
+        graph = adj if framework == "pyg-sparse" else edge_index
+        convs = []
+        if model.startswith("gat"):
+            if framework != "pyg-edge-index":
+                return None
+            parts = model.split("-")
+            heads, width = (int(v) for v in parts[1].split("x"))
+            out_heads = int(parts[2][3:]) if len(parts) > 2 else 1
+            widths = [feats] + [width] * (args.layers - 1) + [classes]
+            for l in range(args.layers):
+                last = l + 1 == args.layers
+                convs.append(GATConv(widths[l] * (heads if l > 0 else 1), widths[l + 1], heads=out_heads if last else heads,
+                                     concat=not last, add_self_loops=False))
+            act = torch.nn.functional.elu
+        else:
+            for l in range(args.layers):
+                if model == "sage":
+                    convs.append(SAGEConv(dims[l], dims[l + 1]))
+                elif model == "gin":
+                    mlp = torch.nn.Sequential(torch.nn.Linear(dims[l], dims[l + 1]), torch.nn.ReLU(),
+                                              torch.nn.Linear(dims[l + 1], dims[l + 1]))
+                    convs.append(GINConv(mlp, train_eps=True))
+                else:
+                    sys.exit(f"bench_pytorch: unknown model '{model}' (gcn, sage, gin, gat-HxW[-outO])")
+            act = torch.relu
+        net = torch.nn.ModuleList(convs).to(dev)
+        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+
+        def epoch():
+            opt.zero_grad()
+            h = x
+            for l, conv in enumerate(net):
+                if args.dropout > 0:
+                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
+                h = conv(h, graph)
+                if l + 1 < args.layers:
+                    h = act(h)
+            loss = torch.nn.functional.cross_entropy(h[train], y[train])
+            loss.backward()
+            opt.step()
+            return loss
+
+        return epoch
+
+    def make_epoch(model, framework):
+        """One training epoch of `model` under `framework` from the same initial weights, as a closure."""
+        if model != "gcn":
+            return None if framework == "pytorch" else make_model_epoch(model, framework)
         weights = [torch.nn.Parameter(w.clone().to(dev)) for w in initial]
         layers = None
         if framework != "pytorch":
@@ -188,29 +258,36 @@ def main():
     if any(fw != "pytorch" for fw in frameworks):
         import torch_geometric
         versions["pyg"] = torch_geometric.__version__
-    def out_of_memory(fw, e):  # a framework that does not fit the device is a result, not a crash
-        print(f"bench=epoch framework={fw} device={args.device} n={n} nnz={nnz} error=out_of_memory "
-              f"detail={str(e).splitlines()[0].replace(' ', '_')[:120]}", flush=True)
-        epochs.pop(fw, None)
-        torch.cuda.empty_cache()
+    def failed(key, e):  # a framework that does not fit the device (or cannot run the form) is a result, not a crash
+        kind = "out_of_memory" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
+        print(f"bench=epoch framework={key[1]} model={key[0]} device={args.device} n={n} nnz={nnz} error={kind} "
+              f"detail={str(e).splitlines()[0].replace(' ', '_')[:160] if str(e) else ''}", flush=True)
+        epochs.pop(key, None)
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
 
-    epochs, first = {}, {}
-    for fw in frameworks:
-        try:
-            epochs[fw] = make_epoch(fw)
-            first[fw] = float(epochs[fw]().detach())  # the warm-up epoch: its loss shows the frameworks train one model
-        except torch.cuda.OutOfMemoryError as e:  # pragma: no cover - a device's limit
-            out_of_memory(fw, e)
-    for r in range(args.rounds):
-        for fw in list(epochs):
+    cache, epochs, first = {}, {}, {}
+    for model in args.model.split(","):
+        for fw in frameworks:
+            key = (model, fw)
             try:
-                times = timed(epochs[fw], 0, args.epochs, args.device)
-            except torch.cuda.OutOfMemoryError as e:  # pragma: no cover
-                out_of_memory(fw, e)
+                e = make_epoch(model, fw)
+                if e is None:
+                    continue  # a form the model has no layer for (plain PyTorch: gcn only; GATConv: edge_index)
+                epochs[key] = e
+                first[key] = float(e().detach())  # the warm-up epoch: its loss shows the frameworks train one model
+            except (torch.cuda.OutOfMemoryError, RuntimeError, NotImplementedError, ImportError) as err:
+                failed(key, err)
+    for r in range(args.rounds):
+        for key in list(epochs):
+            try:
+                times = timed(epochs[key], 0, args.epochs, args.device)
+            except (torch.cuda.OutOfMemoryError, RuntimeError) as err:  # pragma: no cover
+                failed(key, err)
                 continue
-            line("epoch", {"framework": fw, **versions, **common, "dims": "-".join(map(str, dims)),
+            line("epoch", {"framework": key[1], "model": key[0], **versions, **common, "dims": "-".join(map(str, dims)),
                            "dropout": f"{args.dropout:g}", "epochs": args.epochs, "round": r,
-                           "loss0": f"{first[fw]:.6f}"}, times)
+                           "loss0": f"{first[key]:.6f}"}, times)
 
 
 if __name__ == "__main__":

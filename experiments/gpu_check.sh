@@ -7,13 +7,19 @@
 #      rows `gpu-table | run | ranks | max rel |loss - serial| | bytes | = model |`)
 #   3. a checkpoint written on the GPU resumed on the CPU, and back
 #   4. gcnlab bench spmm on the device (GFLOP/s, GB/s)
-#   5. a GPU epoch, gcnlab serial against plain PyTorch and PyTorch Geometric's
-#      GCNConv (torch.sparse and edge_index) on the same GPU, R-MAT scale 20 and
-#      then 22 (edge factor 16, 128-128-128-32, Adam, no dropout), 10 timed
-#      epochs, three interleaved rounds: gcnlab, the Python frameworks (three
-#      rounds in one process, the graph read once), gcnlab again, gcnlab again
+#   5. a GPU epoch of every model, gcnlab serial against PyTorch Geometric's
+#      layer on the same GPU (experiments/bench_pytorch.py --model): GCN
+#      (GCNConv on torch.sparse and edge_index, and plain PyTorch), GraphSAGE
+#      (SAGEConv, adj_t and edge_index), GIN (GINConv, the same MLP, learned ε),
+#      GAT 4 heads x 32 concatenated and 8 x 8 with 8 averaged output heads
+#      (GATConv, edge_index); R-MAT scale 20 and then 22 (edge factor 16, 128
+#      features, 32 classes, 3 layers, Adam, no dropout): gcnlab (11 epochs, the
+#      median of 10 with its per-category breakdown), the Python frameworks
+#      (--rounds interleaved rounds in one process, the graph read once), gcnlab
+#      again
 #
 #   experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget SECONDS] [--scales "20 22"]
+#                            [--models "gcn sage gin gat gat8"] [--skip "ctest checkpoint"]
 #
 # GPU_CHECK_BACKEND=cpu runs the same steps on the CPU (a dry run of the script
 # on a machine without a GPU; the Python frameworks then run on the CPU too).
@@ -27,15 +33,35 @@ bundle=$root/bundle
 out=${OUT:-$root/results/gpu}
 budget=480
 scales="20 22"
+models="gcn sage gin gat gat8"
+skip=""
+rounds=3
 while [ $# -gt 0 ]; do
   case $1 in
     --bundle) bundle=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --scales) scales=$2; shift 2 ;;
-    *) echo "usage: experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget S] [--scales LIST]" >&2; exit 2 ;;
+    --models) models=$2; shift 2 ;;
+    --skip) skip=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    *) echo "usage: experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget S] [--scales LIST] [--models LIST]" \
+         "[--skip STEPS] [--rounds R]" >&2; exit 2 ;;
   esac
 done
+skipped() { case " $skip " in *" $1 "*) echo "== $1 skipped (--skip)"; return 0 ;; esac; return 1; }
+# gcnlab's options and bench_pytorch.py's model name for each model of --models
+model_args() {
+  case $1 in
+    gcn) echo "--model gcn --hidden 128" ;;
+    sage) echo "--model sage --hidden 128" ;;
+    gin) echo "--model gin --train-eps --hidden 128" ;;
+    gat) echo "--model gat --heads 4 --hidden 32" ;;
+    gat8) echo "--model gat --heads 8 --hidden 8 --output-heads 8" ;;
+    *) echo "gpu_check: unknown model '$1' (gcn sage gin gat gat8)" >&2; exit 2 ;;
+  esac
+}
+py_model() { case $1 in gat) echo gat-4x32 ;; gat8) echo gat-8x8-out8 ;; *) echo "$1" ;; esac; }
 mkdir -p "$out"
 # shellcheck disable=SC1091
 source "$bundle/env.sh"
@@ -59,6 +85,7 @@ step versions
 } > "$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 
+if ! skipped ctest; then
 step "ctest -L gpu"
 if command -v ctest >/dev/null; then
   (cd "$bundle/tests" && timeout 240 ctest -L gpu -V --timeout 230) > "$out/ctest.txt" 2>&1
@@ -69,7 +96,9 @@ echo "ctest exit $?"
 grep -E "tests passed|Passed|Failed|Skipped|\*\*\*|SKIP" "$out/ctest.txt" | grep -v "^[0-9]*: ok" | tail -15
 grep -h "gpu-table" "$out/ctest.txt" | sed 's/^[0-9]*: //' > "$out/table.txt"
 cat "$out/table.txt"
+fi
 
+if ! skipped checkpoint; then
 step "checkpoint: GPU -> CPU -> GPU"
 run() { mpiexec -n 1 gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
           --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "$@"; }
@@ -91,6 +120,7 @@ for name, first, second in (("cuda 1d -> cpu 1d", "a3.json", "a6.json"), ("cpu s
 EOF
 } > "$out/checkpoint.txt" 2>&1
 grep -E "checkpoint \||error" "$out/checkpoint.txt"
+fi
 
 for scale in $scales; do
   if [ "$scale" != "${scales%% *}" ] && [ "$(left)" -lt 200 ]; then
@@ -104,13 +134,19 @@ for scale in $scales; do
   if [ "$scale" = "${scales%% *}" ]; then
     mpiexec -n 1 gcnlab bench spmm --backend "$backend" --dataset "gcl:$gcl" --f 16,64,128 --reps 20 2>&1 | tee "$out/spmm-rmat$scale.txt" | grep "bench=spmm"
   fi
-  epoch() { mpiexec -n 1 gcnlab bench epoch --algo serial --backend "$backend" --dataset "gcl:$gcl" --layers 3 --hidden 128 \
-              --dropout 0 --epochs 11 --no-eval --threads "$threads" 2>&1 | tee -a "$log" | grep -E "bench=epoch |error"; }
-  epoch
-  python3 -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --device "$backend" --threads "$threads" --layers 3 --hidden 128 \
-    --epochs 10 --rounds 3 --spmm 128 --framework pytorch,pyg-sparse,pyg-edge-index 2>&1 | tee -a "$log" | grep -E "bench=|Error"
-  epoch
-  epoch
+  epoch() {  # gcnlab's epoch of model $1, its breakdown with it
+    echo "== gcnlab model=$1" >> "$log"
+    # shellcheck disable=SC2046
+    mpiexec -n 1 gcnlab bench epoch --algo serial --backend "$backend" --dataset "gcl:$gcl" --layers 3 $(model_args "$1") \
+      --dropout 0 --epochs 11 --no-eval --threads "$threads" 2>&1 | sed -E "s/^bench=(epoch|epoch-category) /bench=\\1 model=$1 /" |
+      tee -a "$log" | grep -E "bench=epoch model=$1 backend|error"
+  }
+  pymodels=$(for m in $models; do py_model "$m"; done | paste -sd,)
+  for m in $models; do epoch "$m"; done
+  timeout $(( $(left) > 60 ? $(left) - 30 : 30 )) python3 -W ignore "$root/experiments/bench_pytorch.py" "$gcl" \
+    --device "$backend" --threads "$threads" --layers 3 --hidden 128 --epochs 5 --rounds "$rounds" --spmm "" \
+    --framework pytorch,pyg-sparse,pyg-edge-index --model "$pymodels" 2>&1 | tee -a "$log" | grep -E "bench=|Error"
+  for m in $models; do epoch "$m"; done
 done
 step done
 rm -rf "$work"

@@ -16,7 +16,7 @@
 namespace gcnlab {
 
 namespace {
-enum Slot { kXentRows = 0 };
+enum Slot { kXentRows = 0, kColumnPartials = 1 };
 
 // What one sparse matrix keeps between SpMMs: its cuSPARSE descriptor over
 // 32-bit row offsets (narrowed once; cuSPARSE wants equal index widths) and a
@@ -255,7 +255,13 @@ void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.row
 void CudaBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
   cuda::axpy_plus(stream_, y.rows, y.cols, {a, s, x.data, x.ld, y.data, y.ld});
 }
-void CudaBackend::column_sums(ConstView x, float* out) { cuda::column_sums(stream_, x.cols, {x.data, x.ld, x.rows, out}); }
+double* CudaBackend::column_partials(std::int64_t rows, std::int64_t cols) {
+  const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(cuda::column_chunks(rows) * cols, 1));
+  return static_cast<double*>(scratch(kColumnPartials, n * sizeof(double)));
+}
+void CudaBackend::column_sums(ConstView x, float* out) {
+  cuda::column_sums(stream_, x.cols, {x.data, x.ld, x.rows, out}, column_partials(x.rows, x.cols));
+}
 void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});
 }
@@ -372,7 +378,8 @@ void CudaBackend::norm_relu_dropout_backward(ConstView dy, ConstView z, const fl
   cuda::norm_relu_dropout_backward(
       stream_, g.rows, g.cols,
       {{dy.data, dy.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, gamma, p.p > 0});
-  cuda::norm_scale_gradient(stream_, g.cols, {g.data, g.ld, z.data, z.ld, g.rows, sumsq, n, dgamma});
+  cuda::norm_scale_gradient(stream_, g.cols, {g.data, g.ld, z.data, z.ld, g.rows, sumsq, n, dgamma},
+                            column_partials(g.rows, g.cols));
   cuda::norm_row_dot(stream_, g.rows, {g.data, g.ld, z.data, z.ld, g.cols, gamma, rowdot});
 }
 void CudaBackend::norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,

@@ -105,6 +105,8 @@ class CudaBackend final : public Backend {
  private:
   // Scratch that grows to the largest request and is reused (per-row loss results).
   void* scratch(int slot, std::size_t bytes);
+  // The column reductions' per-chunk partial sums (cuda::column_chunks(rows) x cols doubles).
+  double* column_partials(std::int64_t rows, std::int64_t cols);
   // Per-row vectors of the rows a compressed block does not store.
   void fill_unstored(const Csr& a, float* v, int heads, float value);
 
@@ -114,8 +116,8 @@ class CudaBackend final : public Backend {
   cublasContext* cublas_ = nullptr;
   cusparseContext* cusparse_ = nullptr;
   std::vector<std::pair<CUevent_st*, CUevent_st*>> free_events_;
-  void* scratch_[1] = {};
-  std::size_t scratch_bytes_[1] = {};
+  void* scratch_[2] = {};
+  std::size_t scratch_bytes_[2] = {};
 };
 
 }  // namespace gcnlab

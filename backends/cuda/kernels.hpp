@@ -19,7 +19,11 @@ void copy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Copy& 
 void transpose(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Transpose& f);
 void axpy(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Axpy& f);
 void axpy_plus(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::AxpyPlus& f);
-void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f);
+// Column reductions in double (ColumnSums; NormScaleGradient's term() summed the same
+// way): fixed chunks of rows in a fixed tree, then the chunks in order (the same bits
+// on every run); `partial` holds column_chunks(rows) x cols doubles of scratch.
+std::int64_t column_chunks(std::int64_t rows);
+void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f, double* partial);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
 void pack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::PackBf16& f);
 void unpack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::UnpackBf16& f);
@@ -32,9 +36,10 @@ void elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Elu& f)
 void elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluBackward& f);
 void elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluDropout& f);
 void dropout_elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutEluBackward& f);
-// Graph attention (edge_ops.hpp): one thread per stored row of the block, but
-// spmm_edges (one thread per stored row and column, as spmm_rows) and the head
-// matrices. Written for correctness first; a warp per row is the next step.
+// Graph attention (edge_ops.hpp): a warp per stored row of the block, its lanes
+// over the row's (edge, head) elements, per-head sums in a fixed butterfly (the
+// same bits on every run); spmm_edges one thread per stored row and output column
+// (as spmm_rows), the head matrices one per element.
 void edge_scores(cudaStream_t s, std::int64_t stored, const ew::EdgeScores& f);
 void edge_row_max(cudaStream_t s, std::int64_t stored, const ew::EdgeRowMax& f);
 void edge_exp_row_sum(cudaStream_t s, std::int64_t stored, const ew::EdgeExpRowSum& f);
@@ -54,7 +59,7 @@ void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares&
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormReluDropoutAdd& f);
 void norm_relu_dropout_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols,
                                 const ew::NormReluDropoutBackward& f);
-void norm_scale_gradient(cudaStream_t s, std::int64_t cols, const ew::NormScaleGradient& f);
+void norm_scale_gradient(cudaStream_t s, std::int64_t cols, const ew::NormScaleGradient& f, double* partial);
 void norm_row_dot(cudaStream_t s, std::int64_t rows, const ew::NormRowDot& f);
 void norm_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormBackward& f);
 void adam(cudaStream_t s, std::int64_t n, const ew::Adam& f);

@@ -94,13 +94,20 @@ GCNLAB_HD float ordered_dot(const float* a, const float* b, std::int64_t stride,
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+// Each functor's per-edge math is one element method (edge k of row i, head
+// h), which its row form loops over and the CUDA backend's warp kernels
+// (backends/cuda/kernels.cu: a warp per row, its lanes over the row's edges
+// and heads) call directly.
 struct EdgeScores {
   EdgeBlock b; const float* src; const float* dst; float slope; float* e;
-  GCNLAB_HD void operator()(std::int64_t s) const {
+  GCNLAB_HD void at(std::int64_t i, std::int64_t k, int h) const {
     const int H = b.heads;
-    const float* d = dst + b.row_of(s) * H;
+    e[k * H + h] = leaky_relu(src[static_cast<std::int64_t>(b.col[k]) * H + h] + dst[i * H + h], slope);
+  }
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const std::int64_t i = b.row_of(s);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      for (int h = 0; h < H; ++h) e[k * H + h] = leaky_relu(src[static_cast<std::int64_t>(b.col[k]) * H + h] + d[h], slope);
+      for (int h = 0; h < b.heads; ++h) at(i, k, h);
   }
 };
 
@@ -119,26 +126,29 @@ struct EdgeRowMax {
 // sum must hold 0 in rows the block does not store.
 struct EdgeExpRowSum {
   EdgeBlock b; const float* max; float* e; float* sum;
+  // e_ij <- exp(e_ij - m_i), returned (the term of S_i)
+  GCNLAB_HD float at(std::int64_t i, std::int64_t k, int h) const {
+    const int H = b.heads;
+    const float v = softmax_exp(e[k * H + h] - max[i * H + h]);
+    e[k * H + h] = v;
+    return v;
+  }
   GCNLAB_HD void operator()(std::int64_t s) const {
     const int H = b.heads;
     const std::int64_t i = b.row_of(s);
     for (int h = 0; h < H; ++h) sum[i * H + h] = 0.f;
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      for (int h = 0; h < H; ++h) {
-        const float v = softmax_exp(e[k * H + h] - max[i * H + h]);
-        e[k * H + h] = v;
-        sum[i * H + h] += v;
-      }
+      for (int h = 0; h < H; ++h) sum[i * H + h] += at(i, k, h);
   }
 };
 
 struct EdgeScaleRows {
   EdgeBlock b; const float* sum; float* e;
+  GCNLAB_HD void at(std::int64_t i, std::int64_t k, int h) const { e[k * b.heads + h] /= sum[i * b.heads + h]; }
   GCNLAB_HD void operator()(std::int64_t s) const {
-    const int H = b.heads;
-    const float* d = sum + b.row_of(s) * H;
+    const std::int64_t i = b.row_of(s);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      for (int h = 0; h < H; ++h) e[k * H + h] /= d[h];
+      for (int h = 0; h < b.heads; ++h) at(i, k, h);
   }
 };
 
@@ -150,16 +160,19 @@ struct EdgeDropout {
   EdgeBlock b; const float* in; float* out;
   const std::int64_t* row_ids; const std::int64_t* col_ids;
   std::uint64_t seed, stream; float p, scale;
-  GCNLAB_HD void operator()(std::int64_t s) const {
+  GCNLAB_HD std::uint64_t key(std::int64_t i) const {
+    return rng::row_key(seed, stream, static_cast<std::uint64_t>(row_ids[i]));
+  }
+  GCNLAB_HD void at(std::uint64_t row_key, std::int64_t k, int h) const {
     const int H = b.heads;
-    const std::uint64_t key = rng::row_key(seed, stream, static_cast<std::uint64_t>(row_ids[b.row_of(s)]));
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const std::uint64_t source = static_cast<std::uint64_t>(col_ids[b.col[k]]) * static_cast<std::uint64_t>(H);
-      for (int h = 0; h < H; ++h) {
-        const float v = in[k * H + h];
-        out[k * H + h] = rng::uniform_in_row(key, source + static_cast<std::uint64_t>(h)) >= p ? v * scale : 0.f;
-      }
-    }
+    const std::uint64_t source = static_cast<std::uint64_t>(col_ids[b.col[k]]) * static_cast<std::uint64_t>(H);
+    const float v = in[k * H + h];
+    out[k * H + h] = rng::uniform_in_row(row_key, source + static_cast<std::uint64_t>(h)) >= p ? v * scale : 0.f;
+  }
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const std::uint64_t row_key = key(b.row_of(s));
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < b.heads; ++h) at(row_key, k, h);
   }
 };
 
@@ -264,23 +277,20 @@ struct SpmmEdgesSpread : EdgeSpmm {
 struct EdgeSddmm {
   EdgeBlock b; HeadSplit hs; const float* g; std::int64_t ldg; const float* z; std::int64_t ldz; std::int64_t cols;
   float* out;
-  GCNLAB_HD const float* g_row(std::int64_t s) const { return g + b.row_of(s) * ldg; }
   GCNLAB_HD const float* z_row(std::int64_t k) const { return z + static_cast<std::int64_t>(b.col[k]) * ldz; }
 };
 
 // out[k, h] = Σ_{c in head h} G_i[c] Z_j[c] over the local columns (a partial
 // dot where a rank holds part of a head's columns).
 struct Sddmm : EdgeSddmm {
+  GCNLAB_HD void at(std::int64_t i, std::int64_t k, int h) const {
+    const std::int64_t c0 = hs.first(h, cols), c1 = hs.last(h, cols);
+    out[k * b.heads + h] = ordered_dot(g + i * ldg + c0, z_row(k) + c0, 1, c1 - c0);
+  }
   GCNLAB_HD void operator()(std::int64_t s) const {
-    const int H = b.heads;
-    const float* gr = g_row(s);
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const float* zr = z_row(k);
-      for (int h = 0; h < H; ++h) {
-        const std::int64_t c0 = hs.first(h, cols), c1 = hs.last(h, cols);
-        out[k * H + h] = ordered_dot(gr + c0, zr + c0, 1, c1 - c0);
-      }
-    }
+    const std::int64_t i = b.row_of(s);
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < b.heads; ++h) at(i, k, h);
   }
 };
 
@@ -288,18 +298,21 @@ struct Sddmm : EdgeSddmm {
 // (class-major): out[k, h] = (Σ_c G_i[c] Z_j[c H + h]) / H, the SDDMM of the
 // mean (dβ of SpmmEdgesMean's product).
 struct SddmmMean : EdgeSddmm {
-  GCNLAB_HD void operator()(std::int64_t s) const {
+  GCNLAB_HD void at(std::int64_t i, std::int64_t k, int h) const {
     const int H = b.heads;
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const float *gr = g_row(s), *zr = z_row(k);
-      for (int h = 0; h < H; ++h) out[k * H + h] = ordered_dot(gr, zr + h, H, cols) / static_cast<float>(H);
-    }
+    out[k * H + h] = ordered_dot(g + i * ldg, z_row(k) + h, H, cols) / static_cast<float>(H);
+  }
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    const std::int64_t i = b.row_of(s);
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < b.heads; ++h) at(i, k, h);
   }
 };
 
 // out_i = Σ_k x[k] y[k] per head (out zeroed by the caller in rows not stored).
 struct EdgeRowDot {
   EdgeBlock b; const float* x; const float* y; float* out;
+  GCNLAB_HD float term(std::int64_t k, int h) const { return x[k * b.heads + h] * y[k * b.heads + h]; }
   GCNLAB_HD void operator()(std::int64_t s) const {
     const int H = b.heads;
     float* o = out + b.row_of(s) * H;
@@ -312,29 +325,29 @@ struct EdgeRowDot {
 // d: dα in, dê out. LeakyReLU' as PyTorch's: 1 where its input > 0, else the slope.
 struct EdgeSoftmaxBackward {
   EdgeBlock b; const float* alpha; const float* rowdot; const float* src; const float* dst; float slope; float* d;
-  GCNLAB_HD void operator()(std::int64_t s) const {
+  GCNLAB_HD void at(std::int64_t i, std::int64_t k, int h) const {
     const int H = b.heads;
+    const float pre = src[static_cast<std::int64_t>(b.col[k]) * H + h] + dst[i * H + h];
+    const float de = alpha[k * H + h] * (d[k * H + h] - rowdot[i * H + h]);
+    d[k * H + h] = pre > 0.f ? de : slope * de;
+  }
+  GCNLAB_HD void operator()(std::int64_t s) const {
     const std::int64_t i = b.row_of(s);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
-      for (int h = 0; h < H; ++h) {
-        const float pre = src[static_cast<std::int64_t>(b.col[k]) * H + h] + dst[i * H + h];
-        const float de = alpha[k * H + h] * (d[k * H + h] - rowdot[i * H + h]);
-        d[k * H + h] = pre > 0.f ? de : slope * de;
-      }
+      for (int h = 0; h < b.heads; ++h) at(i, k, h);
   }
 };
 
 // out_i = Σ_k v[perm ? perm[k] : k] per head (out zeroed by the caller in rows not stored).
 struct EdgeRowSums {
   EdgeBlock b; const float* v; const std::int64_t* perm; float* out;
+  GCNLAB_HD float term(std::int64_t k, int h) const { return v[(perm ? perm[k] : k) * b.heads + h]; }
   GCNLAB_HD void operator()(std::int64_t s) const {
     const int H = b.heads;
     float* o = out + b.row_of(s) * H;
     for (int h = 0; h < H; ++h) o[h] = 0.f;
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
-      const float* vk = v + (perm ? perm[k] : k) * H;
-      for (int h = 0; h < H; ++h) o[h] += vk[h];
-    }
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+      for (int h = 0; h < H; ++h) o[h] += term(k, h);
   }
 };
 

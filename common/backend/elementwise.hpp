@@ -210,13 +210,15 @@ struct DropoutReluBackward {
 // out[c] = Σ_i x[i, c] accumulated in double, rows in order (a bias's gradient,
 // Σ_i G_i: G's columns of a class-balanced loss nearly cancel, and a float
 // accumulator over n rows lost ~1e-5 of the result against PyTorch's cascade sum).
-// The device form: one thread per column; the CPU backend sums fixed blocks of
-// rows and then the blocks in order (the same bits at any thread count).
+// The CPU backend sums fixed blocks of rows and then the blocks in order (the
+// same bits at any thread count); the device sums fixed chunks of rows in a
+// fixed tree per block, then the chunks in order (cuda::column_reduce).
 struct ColumnSums {
   const float* x; std::int64_t ld, rows; float* out;
+  GCNLAB_HD double term(std::int64_t i, std::int64_t c) const { return x[i * ld + c]; }
   GCNLAB_HD void operator()(std::int64_t c) const {
     double acc = 0;
-    for (std::int64_t i = 0; i < rows; ++i) acc += x[i * ld + c];
+    for (std::int64_t i = 0; i < rows; ++i) acc += term(i, c);
     out[c] = static_cast<float>(acc);
   }
 };
@@ -281,7 +283,8 @@ struct NormReluDropoutBackward {
 struct NormScaleGradient {
   const float* g; std::int64_t ldg; const float* z; std::int64_t ldz, rows; const float* sumsq; NormParams n;
   float* out;
-  GCNLAB_HD void operator()(std::int64_t j) const {
+  GCNLAB_HD double term(std::int64_t i, std::int64_t j) const { return g[i * ldg + j] * z[i * ldz + j] * inv_rms(sumsq[i], n); }
+  GCNLAB_HD void operator()(std::int64_t j) const {  // the CPU's form; the device sums term() as ColumnSums
     float s = 0.f;
     for (std::int64_t i = 0; i < rows; ++i) s += g[i * ldg + j] * z[i * ldz + j] * inv_rms(sumsq[i], n);
     out[j] = s;

@@ -202,6 +202,101 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
   }
 }
 
+TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty rows, reruns bitwise", "[gpu]") {
+  // The warp kernels' fast path (H | 32: each lane holds one head, per-head sums in a
+  // butterfly),
+  // on a pattern with a hub row of 5000 edges (a warp's lanes loop ~600 times), rows
+  // of 1 and 31-33 edges (a warp's width ± 1 elements at 1 head-lane group), and empty
+  // rows, full and compressed storage. Every output against the CPU, then a second
+  // device run bitwise equal to the first.
+  auto cpu = make_backend("cpu", {1, 0});
+  auto gpu = make_backend("cuda", {1, 0});
+  const std::int64_t rows = 300, n = 5003;
+  std::mt19937 gen(11);
+  std::vector<Coo> e;
+  for (std::int64_t j = 0; j < 5000; ++j) e.push_back({7, j, 0.f});  // the hub
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (i == 7 || i % 5 == 0) continue;  // every fifth row empty
+    const int degree = i % 11 == 1 ? 1 : static_cast<int>(31 + i % 3);  // 1, or 31, 32, 33
+    for (int k = 0; k < degree; ++k) e.push_back({i, static_cast<std::int64_t>(gen() % n), 0.f});
+  }
+  std::vector<Coo> few;
+  for (const Coo& c : e)
+    if (c.row % 3 == 1) few.push_back(c);  // compressed rows, the hub among them
+  struct Shape { int heads; ew::HeadSplit hs; std::int64_t zc, oc; };
+  // Concatenated 4 x 32, 8 x 8, a rank's columns [32, 96) of 4 x 32 (heads 0 and 3 not
+  // local: their SDDMM is 0); 8 averaged heads of 8.
+  const std::vector<Shape> shapes = {{4, ew::HeadSplit{0, 32, 0}, 128, 128},
+                                     {8, ew::HeadSplit{0, 8, 0}, 64, 64},
+                                     {4, ew::HeadSplit{32, 32, 0}, 64, 64},
+                                     {8, ew::HeadSplit{0, 8, 8}, 64, 8}};
+  for (const std::vector<Coo>* pattern : {&e, &few}) {
+    const HostCsr h = csr_from_coo(rows, n, *pattern, true);
+    std::vector<std::int64_t> perm;
+    const HostCsr th = transpose_pattern(h, perm);
+    for (const Shape& sh : shapes) {
+      const int H = sh.heads;
+      const auto src = random_vector(n * H, 1), dst = random_vector(rows * H, 2);
+      const auto z = random_vector(n * sh.zc, 3), g = random_vector(rows * sh.oc, 4);
+      std::vector<float> out[3][7];
+      Backend* order[3] = {cpu.get(), gpu.get(), gpu.get()};
+      for (int k = 0; k < 3; ++k) {
+        Backend* be = order[k];
+        const Csr a = upload(*be, h, RowStorage::sparse_if_smaller), t = upload(*be, th, RowStorage::sparse_if_smaller);
+        const auto dperm = make_buffer<std::int64_t>(*be, perm);
+        std::vector<std::int64_t> ids(static_cast<std::size_t>(std::max(rows, n)));
+        for (std::size_t q = 0; q < ids.size(); ++q) ids[q] = static_cast<std::int64_t>(q);
+        const auto dids = make_buffer<std::int64_t>(*be, ids);
+        Dense ds = make_dense(*be, n, H, src), dd = make_dense(*be, rows, H, dst);
+        Dense dz = make_dense(*be, n, sh.zc, z), dg = make_dense(*be, rows, sh.oc, g), y(*be, rows, sh.oc),
+              yt(*be, n, sh.zc);
+        Buffer<float> alpha(*be, static_cast<std::size_t>(h.nnz() * H)), beta(*be, alpha.size()), d(*be, alpha.size()),
+            m(*be, static_cast<std::size_t>(rows * H)), s(*be, m.size()), sums(*be, static_cast<std::size_t>(n * H));
+        be->edge_scores(a, H, ds.data(), dd.data(), 0.2f, alpha.data());
+        be->edge_row_max(a, H, alpha.data(), m.data());
+        be->edge_exp_row_sum(a, H, m.data(), alpha.data(), s.data());
+        be->edge_scale_rows(a, H, s.data(), alpha.data());
+        be->edge_dropout(a, H, alpha.data(), beta.data(), dids.data(), dids.data(), {5, 1, 0.3f});
+        be->spmm_edges(a, H, sh.hs, beta.data(), nullptr, dz, y);
+        be->spmm_edges(t, H, sh.hs, beta.data(), dperm.data(), dg, yt);
+        be->sddmm(a, H, sh.hs, dg, dz, d.data());
+        be->edge_row_dot(a, H, alpha.data(), d.data(), m.data());
+        be->edge_softmax_backward(a, H, alpha.data(), m.data(), ds.data(), dd.data(), 0.2f, d.data());
+        be->edge_row_sums(t, H, d.data(), dperm.data(), sums.data());
+        out[k][0] = alpha.download(), out[k][1] = beta.download(), out[k][2] = y.download();
+        out[k][3] = yt.download(), out[k][4] = d.download(), out[k][5] = m.download(), out[k][6] = sums.download();
+      }
+      for (int q = 0; q < 7; ++q) {
+        INFO("pattern " << (pattern == &e ? "full" : "compressed") << " heads " << H << " output " << q);
+        require_close(out[0][q], out[1][q], 1e-4f);
+        CHECK(out[1][q] == out[2][q]);  // bitwise
+      }
+    }
+  }
+}
+
+TEST_CASE("CUDA column sums: chunked, in double, against the CPU, reruns bitwise", "[gpu]") {
+  // A bias's gradient over 1, 2047-2049 (one chunk ± 1) and 70 001 rows, 1, 37 and 130 columns;
+  // RMSNorm's dγ through the same reduction.
+  auto cpu = make_backend("cpu", {1, 0});
+  auto gpu = make_backend("cuda", {1, 0});
+  for (std::int64_t rows : {1, 2047, 2048, 2049, 70001})
+    for (std::int64_t cols : {1, 37, 130}) {
+      const auto x = random_vector(rows * cols, 5);
+      std::vector<float> out[3];
+      Backend* order[3] = {cpu.get(), gpu.get(), gpu.get()};
+      for (int k = 0; k < 3; ++k) {
+        Dense dx = make_dense(*order[k], rows, cols, x);
+        Buffer<float> o(*order[k], static_cast<std::size_t>(cols));
+        order[k]->column_sums(dx, o.data());
+        out[k] = o.download();
+      }
+      INFO(rows << " x " << cols);
+      require_close(out[0], out[1], 1e-5f * static_cast<float>(std::sqrt(static_cast<double>(rows))));
+      CHECK(out[1] == out[2]);
+    }
+}
+
 TEST_CASE("every registered strategy on the CUDA backend matches serial on the CPU", "[gpu][equivalence]") {
   // Every strategy on its grid of the job's ranks (one rank per GPU), a directed and an
   // undirected graph, fp32 and, where the strategy has it, bf16 communication (NCCL's
@@ -251,6 +346,11 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
          s.model.layers = 2;
        }},
       {"--learn-features", [](test::RunSpec& s) { s.model.learn_features = true; }},
+      {"--model sage", [](test::RunSpec& s) { s.model.name = "sage"; }},
+      {"--model gin --train-eps", [](test::RunSpec& s) {
+         s.model.name = "gin";
+         s.model.train_eps = true;
+       }},
       {"--model gat --heads 4", [](test::RunSpec& s) {
          s.model.name = "gat";
          s.model.heads = 4;
@@ -277,7 +377,8 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
       if (grids.empty()) continue;
       const bool minibatch = serial.train.batch_size > 0;
       if ((algo == "plexus-3d" && minibatch) || (algo == "scalegnn-4d" && serial.model.learn_features)) continue;
-      if (algo == "scalegnn-4d" && serial.model.name == "gat") continue;  // full-graph only (ModelDemands)
+      if (algo == "scalegnn-4d" && serial.model.name != "gcn" && serial.model.name != "scalegnn")
+        continue;  // sage, gin and gat: full-graph only (ModelDemands)
       test::RunSpec spec = serial;
       spec.algo = algo;
       spec.grid = grids.front();
@@ -313,6 +414,24 @@ TEST_CASE("two identical runs on the CUDA backend give the same bits", "[gpu][de
   // kernels and NCCL's reductions give the same bits on a rerun, the overlapped
   // blocked aggregation and the prefetched mini-batches included.
   const Dataset data = load_dataset(kDirected);
+  for (const std::string model : {"sage", "gin", "gat"}) {  // every model's kernels, serial
+    test::RunSpec spec = spec_for("serial");
+    spec.backend = "cuda";
+    spec.model.name = model;
+    spec.model.heads = 4;
+    spec.model.train_eps = model == "gin";
+    INFO(model);
+    const RunResult a = test::run(MPI_COMM_WORLD, spec, data), b = test::run(MPI_COMM_WORLD, spec, data);
+    // No host round trip inside an epoch: the backend interface copies nothing to the host
+    // (the loss's sums come back inside softmax_xent, one copy of its per-block sums).
+    for (const RankReport& rank : a.ranks)
+      for (const KernelWork& category : rank.work) CHECK(category[static_cast<int>(Kernel::to_host)].calls == 0);
+    const bool same = a.final_weights == b.final_weights;
+    if (test::world_rank() == 0)
+      std::printf("gpu-table | serial --model %s rerun | %d | bitwise %s |\n", model.c_str(), test::world_size(),
+                  same ? "equal" : "DIFFERENT");
+    test::require_bitwise_equal(a, b);
+  }
   for (const std::string algo : {"serial", "1d", "2d", "plexus-3d", "scalegnn-4d"}) {
     const auto grids = test::job_grids(algo, test::world_size());
     if (grids.empty()) continue;

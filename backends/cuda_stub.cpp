@@ -12,6 +12,10 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend&, const MpiCommunic
   fail("NCCL: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
 }
 
+std::shared_ptr<Stager> make_cuda_stager(Backend&, bool) {
+  fail("--gpu-comm mpi: this gcnlab was built without CUDA (configure with -DGCNLAB_CUDA=ON)");
+}
+
 std::function<std::unique_ptr<Ledger::Stopwatch>()> cuda_stopwatch(Backend&) { return {}; }
 
 std::shared_ptr<Ledger::Marker> nvtx_marker() { return nullptr; }

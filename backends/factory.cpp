@@ -2,6 +2,8 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 
+#include <mpi-ext.h>  // Open MPI's MPIX_CUDA_AWARE_SUPPORT (absent macros elsewhere: staged)
+
 namespace gcnlab {
 
 namespace {
@@ -33,9 +35,24 @@ void attach_ledger(Backend& backend, Ledger& ledger) {
   }
 }
 
-std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world) {
-  if (backend.name() == "cuda") return make_nccl_communicator(device(backend), world);
-  return nullptr;
+std::unique_ptr<Communicator> make_device_communicator(Backend& backend, const MpiCommunicator& world,
+                                                       const std::string& gpu_comm) {
+  GCNLAB_CHECK(gpu_comm == "nccl" || gpu_comm == "mpi", "unknown --gpu-comm '{}' (expected nccl or mpi)", gpu_comm);
+  if (gpu_comm == "nccl") return backend.name() == "cuda" ? make_nccl_communicator(device(backend), world) : nullptr;
+  std::shared_ptr<Stager> stager = backend.name() == "cuda"
+                                       ? make_cuda_stager(device(backend), mpi_device_transport() == "cuda-aware")
+                                       : std::make_shared<HostStager>();
+  MPI_Comm dup;
+  GCNLAB_MPI(MPI_Comm_dup(world.native(), &dup));
+  return std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(dup, world.ledger(), true),
+                                              std::move(stager));
+}
+
+std::string mpi_device_transport() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  if (MPIX_Query_cuda_support() == 1) return "cuda-aware";
+#endif
+  return "staged";
 }
 
 }  // namespace gcnlab

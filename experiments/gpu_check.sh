@@ -5,9 +5,12 @@
 #   2. ctest -L gpu in the bundle (every CUDA kernel against the CPU backend,
 #      every strategy on the device against serial on the CPU, with the table
 #      rows `gpu-table | run | ranks | max rel |loss - serial| | bytes | = model |`)
-#   3. a checkpoint written on the GPU resumed on the CPU, and back
-#   4. gcnlab bench spmm on the device (GFLOP/s, GB/s)
-#   5. a GPU epoch of every model, gcnlab serial against PyTorch Geometric's
+#   3. a checkpoint written on the GPU resumed on the CPU, and back; one written by 4 GPU
+#      ranks (--gpu-comm mpi) resumed on 2 CPU ranks
+#   4. every multi-rank strategy at 4 ranks over --gpu-comm mpi (ranks share the GPU where
+#      the node has fewer), beside the CPU backend's run: loss, epoch time, wire bytes
+#   5. gcnlab bench spmm on the device (GFLOP/s, GB/s)
+#   6. a GPU epoch of every model, gcnlab serial against PyTorch Geometric's
 #      layer on the same GPU (experiments/bench_pytorch.py --model): GCN
 #      (GCNConv on torch.sparse and edge_index, and plain PyTorch), GraphSAGE
 #      (SAGEConv, adj_t and edge_index), GIN (GINConv, the same MLP, learned ε),
@@ -19,7 +22,7 @@
 #      again
 #
 #   experiments/gpu_check.sh [--bundle DIR] [--out DIR] [--budget SECONDS] [--scales "20 22"]
-#                            [--models "gcn sage gin gat gat8"] [--skip "ctest checkpoint"]
+#                            [--models "gcn sage gin gat gat8"] [--skip "ctest checkpoint multirank"]
 #
 # GPU_CHECK_BACKEND=cpu runs the same steps on the CPU (a dry run of the script
 # on a machine without a GPU; the Python frameworks then run on the CPU too).
@@ -108,18 +111,52 @@ run() { mpiexec -n 1 gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree
   run --algo 1d --backend cpu --epochs 6 --resume "$work/ck1" --out "$work/a6.json" &&
   run --algo serial --backend cpu --epochs 3 --checkpoint "$work/ck2" --checkpoint-every 3 --out "$work/b3.json" &&
   run --algo plexus-3d --backend "$backend" --epochs 6 --resume "$work/ck2" --out "$work/b6.json" &&
+  gpu_comm=(); [ "$backend" = cuda ] && gpu_comm=(--gpu-comm mpi)  # 4 ranks may share the node's GPUs
+  run4() { mpiexec -n "$1" gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
+             --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "${@:2}"; }
+  run4 4 --algo 1d --backend "$backend" "${gpu_comm[@]}" --epochs 3 --checkpoint "$work/ck3" --checkpoint-every 3 \
+    --out "$work/c3.json" &&
+  run4 2 --algo 1d --backend cpu --epochs 6 --resume "$work/ck3" --out "$work/c6.json" &&
   python3 - "$work" <<'EOF'
 import json, sys
 w = sys.argv[1]
 loss = lambda f: {e["epoch"]: e["loss"] for e in json.load(open(f"{w}/{f}"))["epochs"]}
 ref = loss("ref.json")
-for name, first, second in (("cuda 1d -> cpu 1d", "a3.json", "a6.json"), ("cpu serial -> cuda plexus-3d", "b3.json", "b6.json")):
+for name, first, second in (("cuda 1d -> cpu 1d", "a3.json", "a6.json"), ("cpu serial -> cuda plexus-3d", "b3.json", "b6.json"),
+                            ("cuda 1d, 4 ranks (--gpu-comm mpi) -> cpu 1d, 2 ranks", "c3.json", "c6.json")):
     got = {**loss(first), **loss(second)}
     worst = max(abs(got[e] - ref[e]) / abs(ref[e]) for e in ref)
     print(f"checkpoint | {name} | epochs {sorted(got)} | max rel |loss - uninterrupted cpu serial| {worst:.2e} | {'ok' if worst < 1e-4 else 'FAIL'}")
 EOF
 } > "$out/checkpoint.txt" 2>&1
 grep -E "checkpoint \||error" "$out/checkpoint.txt"
+fi
+
+if ! skipped multirank; then
+step "4 ranks on the node's GPUs over --gpu-comm mpi"
+# Every multi-rank strategy's epoch at 4 ranks with the MPI transport (ranks share the GPUs where
+# the node has fewer than 4), beside the CPU backend's run: the last loss, the median epoch, the
+# wire bytes of the last epoch, and which transport ran.
+{
+  gcnlab prepare --dataset "rmat:scale=16,edge-factor=16,features=128,classes=32,seed=1" --out "$work/rmat16.gcl" | tail -1
+  for algo in 1d 1d-ring 1.5d sa-1d sa-1.5d 2d split-3d mggcn-1d plexus-3d; do
+    for b in "$backend --gpu-comm mpi" cpu; do
+      [ "$backend" = cpu ] && [ "$b" != cpu ] && continue  # the dry run: --gpu-comm needs cuda
+      # shellcheck disable=SC2086
+      mpiexec -n 4 gcnlab train --algo "$algo" --backend $b --dataset "gcl:$work/rmat16.gcl" --layers 3 --hidden 128 \
+        --dropout 0 --epochs 4 --no-eval --threads $((threads / 4 > 0 ? threads / 4 : 1)) --out "$work/mr.json" \
+        >"$work/mr.log" 2>&1 || { echo "multirank | $algo | $b | FAILED: $(grep -m1 error "$work/mr.log")"; continue; }
+      python3 - "$work/mr.json" "$algo" "$b" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"multirank | {sys.argv[2]} | {sys.argv[3]} | loss {r['summary']['final_loss']:.6f} | "
+      f"epoch {r['summary']['epoch_time_median_s'] * 1e3:.1f} ms | wire {sum(r['epochs'][-1]['wire_bytes'].values()):.0f} B | "
+      f"transport {r['provenance'].get('gpu_comm', '-')}")
+EOF
+    done
+  done
+} > "$out/multirank.txt" 2>&1
+grep -E "multirank \||error" "$out/multirank.txt"
 fi
 
 for scale in $scales; do

@@ -113,6 +113,9 @@ Options run_options() {
       {"--partitioner", "NAME|FILE", "block | block-nnz | random | metis | metis-nnz | volume, or a partition file "
                                      "(one part id per vertex); default block (mggcn-1d: random)"},
       {"--backend", "NAME", "default cpu", {"cpu", "cuda"}},
+      {"--gpu-comm", "NAME", "--backend cuda's transport: nccl (default; one rank per GPU) or mpi (device buffers "
+                             "staged through pinned host buffers, or handed to a CUDA-aware MPI; ranks may share a "
+                             "GPU)", {"nccl", "mpi"}},
       {"--steps-per-epoch", "S", "mini-batch steps per epoch (default: ceil(N / (B D)))"},
       {"--eval-every", "K", "a full-graph evaluation every K mini-batch steps besides each epoch's end (0: none)"},
       {"--prefetch", "MODE", "draw and cut the next step's sample on a helper thread while this step trains "

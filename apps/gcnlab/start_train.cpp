@@ -115,7 +115,7 @@ void admit_before_loading(const TrainRun& run, const TrainArgs& a, int ranks) {
 // The backend of the run (rank-local: a CUDA rank picks its device).
 void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
   RunInfo& info = run.info;
-  run.backend = make_backend(info.backend, {info.threads, a.local_rank, a.ranks_on_node});
+  run.backend = make_backend(info.backend, {info.threads, a.local_rank, a.ranks_on_node, a.gpu_comm == "mpi"});
   for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
   attach_ledger(*run.backend, world.ledger());
 }
@@ -123,7 +123,7 @@ void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
 // The backend's communicator, the strategy (its communicators split from the
 // world: collective) and the trainer of a run on `data`.
 void build_strategy(TrainRun& run, MpiCommunicator& world, const TrainArgs& a, const Dataset& data) {
-  run.device_world = make_device_communicator(*run.backend, world);
+  run.device_world = make_device_communicator(*run.backend, world, a.gpu_comm);
   Communicator& comm = run.comm(world);
   run.strategy = make_strategy(run.strategy_options, {comm, *run.backend});
   // A prepared dataset keeps the layout it was prepared with (checked in graph_for).

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "algorithms/registry.hpp"
+#include "backends/factory.hpp"
 #include "apps/gcnlab/placement.hpp"
 #include "apps/gcnlab/run_options.hpp"
 #include "common/comm/process_grid.hpp"
@@ -47,6 +48,11 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
   sopts.seed = model.seed;
   a.partitioner = args.value("--partitioner");
   info.backend = args.value_or("--backend", "cpu");
+  if (const auto gpu_comm = args.value("--gpu-comm")) {
+    GCNLAB_CHECK(info.backend == "cuda", "--gpu-comm {} needs --backend cuda (the CPU backend's ranks talk over MPI)",
+                 *gpu_comm);
+    a.gpu_comm = *gpu_comm;
+  }
   const auto [local_rank, ranks_on_node] = node;
   a.local_rank = local_rank;
   a.ranks_on_node = ranks_on_node;
@@ -56,6 +62,8 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
                                               ranks_on_node);
   info.threads = threads.threads;
   info.provenance = provenance(world, ranks_on_node, threads, cpu_placement());
+  if (info.backend == "cuda")
+    info.provenance["gpu_comm"] = a.gpu_comm == "nccl" ? "nccl" : "mpi (" + mpi_device_transport() + ")";
   tc.ranks_per_node = ranks_on_node;
   const auto memory_limit = args.value("--memory-limit");
   if (memory_limit) {

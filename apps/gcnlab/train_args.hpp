@@ -15,6 +15,7 @@ struct TrainArgs {
   bool auto_grid = false;  // --grid auto
   std::optional<std::string> partitioner, weights_in, resume_from;
   int local_rank = 0, ranks_on_node = 1;  // on the node
+  std::string gpu_comm = "nccl";           // --gpu-comm (--backend cuda)
   int stop_signal = 0, stop_grace = 60;  // --stop-signal (0: SIGTERM and SIGUSR1 only), --stop-grace
 };
 

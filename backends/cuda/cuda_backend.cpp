@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -39,6 +40,16 @@ struct SpmmPlan {
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) { return std::make_unique<CudaBackend>(opts); }
 
+bool is_device_pointer(const void* p) {
+  if (!p) return false;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error of an unregistered host pointer
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice;
+}
+
 CudaBackend::CudaBackend(const BackendOptions& opts) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
@@ -46,11 +57,18 @@ CudaBackend::CudaBackend(const BackendOptions& opts) {
                rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
   // One rank per GPU: NCCL refuses two ranks on one device ("Duplicate GPU detected"), so more
   // ranks on a node than devices is an error on every rank of that node, before any NCCL call.
-  GCNLAB_CHECK(opts.ranks_on_node <= count,
+  // The MPI transport (--gpu-comm mpi) lets ranks share a device.
+  GCNLAB_CHECK(opts.share_devices || opts.ranks_on_node <= count,
                "--backend cuda: {} ranks on this node and {} CUDA device{}: run one rank per GPU "
-               "(at most {} ranks per node, e.g. mpiexec -n {} or srun --ntasks-per-node={} --gpus-per-task=1)",
+               "(at most {} ranks per node, e.g. mpiexec -n {} or srun --ntasks-per-node={} --gpus-per-task=1), "
+               "or let ranks share a GPU with --gpu-comm mpi",
                opts.ranks_on_node, count, count == 1 ? "" : "s", count, count, count);
-  device_ = opts.local_rank;
+  if (opts.share_devices && opts.ranks_on_node > count && opts.local_rank == 0)
+    std::fprintf(stderr,
+                 "gcnlab: note: --gpu-comm mpi: %d ranks on this node share %d CUDA device%s (device = local rank "
+                 "mod devices): times are not a GPU-count scaling\n",
+                 opts.ranks_on_node, count, count == 1 ? "" : "s");
+  device_ = opts.local_rank % count;
   GCNLAB_CUDA_CALL(cudaSetDevice(device_));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));

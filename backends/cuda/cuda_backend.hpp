@@ -18,6 +18,9 @@ struct cusparseContext;
 
 namespace gcnlab {
 
+// Whether `p` is device memory (host memory, registered or not, is not).
+bool is_device_pointer(const void* p);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendOptions& opts);

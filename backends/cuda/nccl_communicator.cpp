@@ -63,15 +63,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) const 
   return std::make_unique<NcclCommunicator>(std::make_unique<MpiCommunicator>(child, ledger(), true), backend_);
 }
 
-bool NcclCommunicator::on_device(const void* p) const {
-  if (!p) return false;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky error of an unregistered host pointer
-    return false;
-  }
-  return attr.type == cudaMemoryTypeDevice;
-}
+bool NcclCommunicator::on_device(const void* p) const { return is_device_pointer(p); }
 
 // Host buffers take the MPI path through MpiCommunicator's do_* hooks (the
 // public calls would account the bytes a second time).

@@ -157,11 +157,13 @@ inline ew::EdgeBlock edge_block(const Csr& a, int heads) {
 
 // Threads a rank's kernels may use (OpenMP and BLAS); the rank's index on its
 // node and the ranks on that node (the CUDA backend gives local rank k device
-// k and refuses more ranks than devices: NCCL runs one rank per GPU).
+// k and refuses more ranks than devices: NCCL runs one rank per GPU; with
+// share_devices, --gpu-comm mpi, local rank k takes device k mod devices).
 struct BackendOptions {
   int threads = 1;
   int local_rank = 0;
   int ranks_on_node = 1;
+  bool share_devices = false;
 };
 
 }  // namespace gcnlab

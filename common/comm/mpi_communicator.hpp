@@ -14,6 +14,7 @@ void check_mpi(int rc, const char* what);
 #define GCNLAB_MPI(call) ::gcnlab::check_mpi((call), #call)
 
 class NcclCommunicator;
+class StagedCommunicator;
 
 class MpiCommunicator final : public Communicator {
  public:
@@ -28,7 +29,8 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) const override;
 
  protected:
-  friend class NcclCommunicator;  // host buffers of an NCCL communicator go over MPI
+  friend class NcclCommunicator;    // host buffers of an NCCL communicator go over MPI
+  friend class StagedCommunicator;  // device buffers staged through host memory (--gpu-comm mpi)
   void do_broadcast(void* buf, std::size_t count, DType t, int root) override;
   void do_allreduce(void* buf, std::size_t count, DType t, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t count, DType t) override;

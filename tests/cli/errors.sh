@@ -64,6 +64,8 @@ for np in 1 4; do
   expect_error $np "unknown dataset kind" "${T[@]}" --dataset foo:bar
   expect_error $np "unknown command 'trian'" trian
   expect_error $np "built without CUDA" "${T[@]}" --backend cuda
+  expect_error $np "--gpu-comm mpi needs --backend cuda" "${T[@]}" --gpu-comm mpi
+  expect_error $np "--gpu-comm: ucx not in {nccl,mpi}" "${T[@]}" --backend cuda --gpu-comm ucx
 done
 expect_error 4 "--grid P with P = 4" train --algo 1d --grid 3
 expect_error 4 "grid" train --algo 1d --grid 2x0

@@ -1,14 +1,21 @@
-// Main of the GPU tests (label `gpu`): without a usable CUDA device, or with
-// more ranks on the node than devices (one rank per GPU: the backend refuses
-// the run), the whole binary reports SKIP with the reason and exits 77, which
-// ctest shows as skipped; otherwise it runs the Catch session on every rank and
-// fails if any rank failed.
+// Main of the GPU tests (label `gpu`): without a usable CUDA device the whole
+// binary reports SKIP with the reason and exits 77, which ctest shows as
+// skipped; otherwise it runs the Catch session on every rank and fails if any
+// rank failed. With more ranks on a node than devices (NCCL runs one rank per
+// GPU) the strategies run over the MPI transport (--gpu-comm mpi), ranks
+// sharing the devices, and say so on rank 0.
+#include <string>
+
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
 #include <cstdio>
+
+namespace gcnlab::test {
+std::string job_gpu_comm = "nccl";  // the transport of the job's strategy runs (tests/gpu/test_cuda.cpp)
+}
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -21,18 +28,21 @@ int main(int argc, char** argv) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_size(node, &on_node);
   MPI_Comm_free(&node);
-  int fewer = rc != cudaSuccess || count < on_node;  // the same answer on every rank
-  MPI_Allreduce(MPI_IN_PLACE, &fewer, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (fewer) {
-    if (rank == 0) {
-      if (rc != cudaSuccess || count == 0)
-        std::printf("SKIP: no usable CUDA device (%s)\n", rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
-      else
-        std::printf("SKIP: %d ranks on this node and %d CUDA device%s: one rank per GPU\n", on_node, count,
-                    count == 1 ? "" : "s");
-    }
+  int none = rc != cudaSuccess || count == 0, shared = count < on_node;  // the same answers on every rank
+  MPI_Allreduce(MPI_IN_PLACE, &none, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (none) {
+    if (rank == 0)
+      std::printf("SKIP: no usable CUDA device (%s)\n", rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
     MPI_Finalize();
     return 77;
+  }
+  if (shared) {
+    gcnlab::test::job_gpu_comm = "mpi";
+    if (rank == 0)
+      std::printf("gpu-tests: %d ranks on a node with %d CUDA device%s: the strategies run over --gpu-comm mpi "
+                  "(ranks share a GPU; the NCCL transport's multi-rank checks need a GPU per rank)\n",
+                  on_node, count, count == 1 ? "" : "s");
   }
   Catch::Session session;
   int result = session.applyCommandLine(argc, argv);

@@ -20,6 +20,10 @@
 using namespace gcnlab;
 using gcnlab::test::random_vector;
 
+namespace gcnlab::test {
+extern std::string job_gpu_comm;  // nccl, or mpi where the job's ranks share a GPU (gpu_main.cpp)
+}
+
 namespace {
 
 // One row of the device table (rank 0 prints it; `ctest -V -L gpu` and the test's own
@@ -316,6 +320,7 @@ TEST_CASE("every registered strategy on the CUDA backend matches serial on the C
         test::RunSpec spec = spec_for(s.name);
         spec.grid = grids.front();
         spec.backend = "cuda";
+        spec.gpu_comm = test::job_gpu_comm;
         spec.comm_precision = precision;
         if (!s.caps.full_graph) spec.train.batch_size = data.nodes();
         const RunResult r = test::run(MPI_COMM_WORLD, spec, data);
@@ -383,6 +388,7 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
       spec.algo = algo;
       spec.grid = grids.front();
       spec.backend = "cuda";
+      spec.gpu_comm = test::job_gpu_comm;
       if (algo == "scalegnn-4d" && !minibatch) spec.train.batch_size = data.nodes();
       if (algo == "plexus-3d" && serial.model.name == "scalegnn")
         spec.options["permutation"] = "none";  // its residuals are resharded in one vertex ordering
@@ -399,6 +405,7 @@ TEST_CASE("the model's and the trainer's options on the CUDA backend match the C
     test::RunSpec spec = spec_for("plexus-3d");
     spec.grid = test::job_grids("plexus-3d", test::world_size()).front();
     spec.backend = "cuda";
+    spec.gpu_comm = test::job_gpu_comm;
     spec.options["agg-blocks"] = blocks;  // 3: the blocks' all-reduces on the communication stream
     const std::string run = fmt::format("plexus-3d {} --agg-blocks {}", format_grid(spec.grid), blocks);
     INFO(run);
@@ -417,6 +424,7 @@ TEST_CASE("two identical runs on the CUDA backend give the same bits", "[gpu][de
   for (const std::string model : {"sage", "gin", "gat"}) {  // every model's kernels, serial
     test::RunSpec spec = spec_for("serial");
     spec.backend = "cuda";
+    spec.gpu_comm = test::job_gpu_comm;
     spec.model.name = model;
     spec.model.heads = 4;
     spec.model.train_eps = model == "gin";
@@ -438,6 +446,7 @@ TEST_CASE("two identical runs on the CUDA backend give the same bits", "[gpu][de
     test::RunSpec spec = spec_for(algo);
     spec.grid = grids.back();
     spec.backend = "cuda";
+    spec.gpu_comm = test::job_gpu_comm;
     if (algo == "plexus-3d") spec.options["agg-blocks"] = "3";
     if (algo == "scalegnn-4d") spec.train.batch_size = 300;
     INFO(algo);

@@ -23,10 +23,10 @@ Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
     MPI_Comm_size(node, &on_node);
     MPI_Comm_free(&node);
   }
-  backend_ = make_backend(spec.backend, {spec.threads, local, on_node});
+  backend_ = make_backend(spec.backend, {spec.threads, local, on_node, spec.gpu_comm == "mpi"});
   backend_->misalign_for_testing(spec.misalign);
   attach_ledger(*backend_, ledger_);
-  device_comm_ = make_device_communicator(*backend_, *comm_);
+  device_comm_ = make_device_communicator(*backend_, *comm_, spec.gpu_comm);
   Communicator& c = device_comm_ ? *device_comm_ : *comm_;
   strategy_ = make_strategy(strategy_options(spec), {c, *backend_});
   model_ = make_model(spec.model.name);

@@ -27,6 +27,9 @@ struct RunSpec {
   int dp_groups = 1;  // serial --batch-size: the oracle of D data-parallel groups
   std::string partitioner = "block";
   std::string backend = "cpu";
+  // --gpu-comm: "mpi" runs the strategies over the staged MPI transport (on the CPU
+  // backend with memcpy for the device copies; on the CUDA backend ranks may share a GPU).
+  std::string gpu_comm = "nccl";
   int threads = 1;         // per rank (--threads)
   bool misalign = false;   // every backend buffer off its usual alignment (Allocator::misalign_for_testing)
   ModelConfig model;

@@ -103,8 +103,11 @@ fi
 
 if ! skipped checkpoint; then
 step "checkpoint: GPU -> CPU -> GPU"
-run() { mpiexec -n 1 gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
-          --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "$@"; }
+run_on() {  # run_on RANKS ARGS...
+  mpiexec -n "$1" gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
+    --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "${@:2}"
+}
+run() { run_on 1 "$@"; }
 {
   run --algo serial --epochs 6 --out "$work/ref.json" &&
   run --algo 1d --backend "$backend" --epochs 3 --checkpoint "$work/ck1" --checkpoint-every 3 --out "$work/a3.json" &&
@@ -112,11 +115,9 @@ run() { mpiexec -n 1 gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree
   run --algo serial --backend cpu --epochs 3 --checkpoint "$work/ck2" --checkpoint-every 3 --out "$work/b3.json" &&
   run --algo plexus-3d --backend "$backend" --epochs 6 --resume "$work/ck2" --out "$work/b6.json" &&
   gpu_comm=(); [ "$backend" = cuda ] && gpu_comm=(--gpu-comm mpi)  # 4 ranks may share the node's GPUs
-  run4() { mpiexec -n "$1" gcnlab train --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" \
-             --hidden 13 --dropout 0.5 --weight-decay 5e-4 --threads 1 "${@:2}"; }
-  run4 4 --algo 1d --backend "$backend" "${gpu_comm[@]}" --epochs 3 --checkpoint "$work/ck3" --checkpoint-every 3 \
+  run_on 4 --algo 1d --backend "$backend" "${gpu_comm[@]}" --epochs 3 --checkpoint "$work/ck3" --checkpoint-every 3 \
     --out "$work/c3.json" &&
-  run4 2 --algo 1d --backend cpu --epochs 6 --resume "$work/ck3" --out "$work/c6.json" &&
+  run_on 2 --algo 1d --backend cpu --epochs 6 --resume "$work/ck3" --out "$work/c6.json" &&
   python3 - "$work" <<'EOF'
 import json, sys
 w = sys.argv[1]

@@ -141,17 +141,29 @@ __device__ void row_elements(const ew::EdgeBlock& b, std::int64_t s, int lane, E
   }
 }
 
-__device__ float head_sum(float v, int heads) {
-  for (int o = kWarp / 2; o >= heads; o /= 2) v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
-}
-__device__ float head_max(float v, int heads) {
-  for (int o = kWarp / 2; o >= heads; o /= 2) {
-    const float w = __shfl_xor_sync(kFullMask, v, o);
-    v = w > v ? w : v;
+// A per-row, per-head reduction: each lane folds its elements' terms into `init` with `op`,
+// then `op` over a butterfly of the lanes of one head; lanes < H write out[i H + lane].
+// Other H: the functor's row form on one lane.
+template <class F, class Term, class Op>
+__device__ void reduce_row(const F& f, std::int64_t s, int lane, float init, Term term, Op op, float* out) {
+  const int H = f.b.heads;
+  if (!lanes_hold_heads(H)) {
+    if (lane == 0) f(s);
+    return;
   }
-  return v;
+  const std::int64_t i = f.b.row_of(s);
+  float acc = init;
+  row_elements(f.b, s, lane, [&](std::int64_t k, int h) { acc = op(acc, term(i, k, h)); });
+  for (int o = kWarp / 2; o >= H; o /= 2) acc = op(acc, __shfl_xor_sync(kFullMask, acc, o));
+  if (lane < H) out[i * H + lane] = acc;
 }
+
+struct Sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return b > a ? b : a; }  // inline (fmaxf: a libm call)
+};
 
 // f.at(i, k, h) on every element of the row: scores, scaling, the softmax's backward, the SDDMMs.
 template <class F>
@@ -176,46 +188,22 @@ template <class F>
 struct RowSumsByWarp {
   F f;
   __device__ void operator()(std::int64_t s, int lane) const {
-    const int H = f.b.heads;
-    if (!lanes_hold_heads(H)) {
-      if (lane == 0) f(s);
-      return;
-    }
-    float acc = 0.f;
-    row_elements(f.b, s, lane, [&](std::int64_t k, int h) { acc += f.term(k, h); });
-    acc = head_sum(acc, H);
-    if (lane < H) f.out[f.b.row_of(s) * H + lane] = acc;
+    reduce_row(f, s, lane, 0.f, [&](std::int64_t, std::int64_t k, int h) { return f.term(k, h); }, Sum{}, f.out);
   }
 };
 
 struct RowMaxByWarp {
   ew::EdgeRowMax f;
   __device__ void operator()(std::int64_t s, int lane) const {
-    const int H = f.b.heads;
-    if (!lanes_hold_heads(H)) {
-      if (lane == 0) f(s);
-      return;
-    }
-    float m = -INFINITY;
-    row_elements(f.b, s, lane, [&](std::int64_t k, int h) { m = f.e[k * H + h] > m ? f.e[k * H + h] : m; });
-    m = head_max(m, H);
-    if (lane < H) f.max[f.b.row_of(s) * H + lane] = m;
+    reduce_row(f, s, lane, -INFINITY, [&](std::int64_t, std::int64_t k, int h) { return f.e[k * f.b.heads + h]; },
+               Max{}, f.max);
   }
 };
 
-struct ExpRowSumByWarp {
+struct ExpRowSumByWarp {  // writes e_ij = exp(e_ij - m_i) as it sums them
   ew::EdgeExpRowSum f;
   __device__ void operator()(std::int64_t s, int lane) const {
-    const int H = f.b.heads;
-    if (!lanes_hold_heads(H)) {
-      if (lane == 0) f(s);
-      return;
-    }
-    const std::int64_t i = f.b.row_of(s);
-    float acc = 0.f;
-    row_elements(f.b, s, lane, [&](std::int64_t k, int h) { acc += f.at(i, k, h); });
-    acc = head_sum(acc, H);
-    if (lane < H) f.sum[i * H + lane] = acc;
+    reduce_row(f, s, lane, 0.f, [&](std::int64_t i, std::int64_t k, int h) { return f.at(i, k, h); }, Sum{}, f.sum);
   }
 };
 

@@ -8,7 +8,9 @@
 // a strategy up on real data, then traces its training step — the same calls,
 // on the same layouts, in the same product orders — without computing it. No
 // step's control flow reads a value its kernels computed, so the shapes are
-// all the count needs. Memory and host transfers always pass through.
+// all the count needs. Allocations and copies to the host pass through; an
+// upload is counted and not run, so a traced rank writes none of its buffers
+// (their pages never become resident: simulate holds thousands of ranks).
 
 #include <memory>
 

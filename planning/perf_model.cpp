@@ -42,6 +42,7 @@ MachineProfile perlmutter() {
              "sqrt(NNZ*D) as printed, ms converted to s); intra-node NVLink 3 300 GB/s, HBM2 1555 GB/s (SpMM "
              "roofline 1555e9/4 nonzero-columns/s) and 19.5 TFLOP/s FP32 from the A100 datasheet";
   m.gpus_per_node = 4;
+  m.device_memory = 40e9;  // A100 40 GB (Perlmutter's GPU nodes)
   m.intra_bandwidth = 300e9;
   m.inter_bandwidth = 4 * 25e9;
   m.k_flops = 7.8e-4 * 1e-3;
@@ -140,6 +141,7 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     m.gpus_per_node = json_get<int>(j.at("gpus_per_node"));
     m.intra_bandwidth = j.at("intra_bandwidth").get<double>();
     m.inter_bandwidth = j.at("inter_bandwidth").get<double>();
+    m.device_memory = j.value("device_memory", 0.0);
     m.k_flops = j.at("k_flops").get<double>();
     m.k_fwd = j.at("k_fwd").get<double>();
     m.k_bwd = j.at("k_bwd").get<double>();
@@ -153,8 +155,9 @@ MachineProfile machine_profile(const std::string& name_or_file) {
       GCNLAB_CHECK(m.rate(*k).rate >= 0 && m.rate(*k).latency_s >= 0,
                    "machine profile '{}': kernel '{}' has a negative rate or latency", name_or_file, kind);
     }
-    GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0,
-                 "machine profile '{}': gpus_per_node and bandwidths must be positive", name_or_file);
+    GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0 && m.device_memory >= 0,
+                 "machine profile '{}': gpus_per_node and bandwidths must be positive, device_memory >= 0",
+                 name_or_file);
     return m;
   } catch (const nlohmann::json::exception& e) {
     fail("machine profile '{}' is not a valid profile ({})", name_or_file, e.what());
@@ -172,6 +175,7 @@ std::string profile_json(const MachineProfile& m) {
                             {"gpus_per_node", m.gpus_per_node},
                             {"intra_bandwidth", m.intra_bandwidth},
                             {"inter_bandwidth", m.inter_bandwidth},
+                            {"device_memory", m.device_memory},
                             {"k_flops", m.k_flops},
                             {"k_fwd", m.k_fwd},
                             {"k_bwd", m.k_bwd},

@@ -56,6 +56,9 @@ struct MachineProfile {
   int gpus_per_node = 4;
   double intra_bandwidth = 0;  // bytes/s per rank inside a node
   double inter_bandwidth = 0;  // bytes/s per node between nodes
+  // Bytes a rank's device holds (0: not known, not checked): plan refuses a grid whose largest rank's
+  // analytic need (Trainer::memory_need) exceeds it.
+  double device_memory = 0;
   // Eq. 4.4: seconds per unit of its three terms; per_gpu_flops: the terms use
   // √(NNZ·D/G) (fits of this code), else √(NNZ·D) as printed (the paper's fit).
   double k_flops = 0, k_fwd = 0, k_bwd = 0;

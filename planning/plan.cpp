@@ -2,6 +2,8 @@
 
 #include "models/registry.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -39,7 +41,7 @@ StrategyPrediction price(const Simulation& sim, const std::string& algo, const M
     }
     out.wire_bytes_max = std::max(out.wire_bytes_max, wire);
     out.inter_bytes_max = std::max(out.inter_bytes_max, inter);
-    out.memory_max = std::max(out.memory_max, x.memory.total());
+    if (x.memory.total() > out.memory_max) out.memory_max = x.memory.total(), out.memory_rank = me;
   }
   const RankTime t = slowest_rank(loads, m);
   out.compute_s = t.compute_s, out.comm_s = t.comm_s, out.slowest_rank = t.rank;
@@ -66,11 +68,21 @@ std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const st
       std::optional<Simulation> sim;
       try {
         sim = simulate(data, o, model, ranks);
+        malloc_trim(0);  // the simulated ranks' freed heap back to the system (glibc's arenas keep it otherwise)
       } catch (const Error& e) {
         if (refused) refused->push_back(fmt::format("{} {}: {}", algo, fmt::join(grid, "x"), e.what()));
         continue;
       }
-      out.push_back(price(*sim, algo, m));  // a profile that cannot price the work is the user's error, not a refusal
+      StrategyPrediction q = price(*sim, algo, m);  // a profile that cannot price the work is the user's error
+      if (m.device_memory > 0 && q.memory_max > m.device_memory) {
+        constexpr double MiB = 1 << 20;
+        if (refused)
+          refused->push_back(fmt::format("{} {}: rank {} needs {:.1f} MiB (analytic), more than {}'s {:.1f} MiB a device",
+                                         algo, fmt::join(grid, "x"), q.memory_rank, q.memory_max / MiB, m.name,
+                                         m.device_memory / MiB));
+        continue;
+      }
+      out.push_back(std::move(q));
     }
   }
   std::stable_sort(out.begin(), out.end(),

@@ -36,12 +36,14 @@ struct StrategyPrediction {
   double inter_bytes_max = 0;        // ... of them crossing nodes (unweighted)
   double nnz_imbalance = 1;          // max / mean nonzeros per rank
   double memory_max = 0;             // analytic backend bytes of the largest rank
+  int memory_rank = 0;               // which rank that is
   double total_s() const { return compute_s + comm_s; }
 };
 
 // Every grid of every strategy in `algos` at `ranks` ranks, fastest first.
 // Grids a strategy refuses (too few rows, replication that does not divide,
-// ...) are left out; `refused` collects one line for each.
+// ...) and grids whose largest rank needs more than the machine's
+// device_memory are left out; `refused` collects one line for each.
 std::vector<StrategyPrediction> compare_strategies(const Dataset& data, const std::vector<std::string>& algos,
                                                    const StrategyOptions& base, const ModelConfig& model, int ranks,
                                                    const MachineProfile& m, std::vector<std::string>* refused = nullptr);

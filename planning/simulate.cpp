@@ -19,13 +19,23 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
   Simulation sim;
   sim.ranks.resize(static_cast<std::size_t>(ranks));
   RunGraph graph;  // prepared once, by rank 0, for every rank (read-only)
-  // Every rank's buffers are allocated at once: each gets its share of this machine's memory, and a
-  // simulation that would not fit ends in the trainer's admission error instead of the OOM killer.
+  // Traced from setup on: no kernel, fill or upload runs, so a simulated rank writes only its graph
+  // blocks and index arrays; its buffers are allocated and never touched (their pages never become
+  // resident). So no per-rank budget applies here: each rank's analytic need is what it would hold on
+  // the target, which plan checks against the machine profile's device memory. What the ranks' graph
+  // blocks hold here is watched instead: a simulation that would exhaust this host's memory (P ranks
+  // each holding a replicated graph) ends in one line, not in the OOM killer.
   TrainConfig train;
-  if (const auto free = host_memory_available()) {
-    train.memory_budget = free->bytes / ranks;
-    train.memory_budget_source = fmt::format("{} / {} simulated ranks, all held at once", free->source, ranks);
-  }
+  const auto start = host_memory_available();
+  const double floor = start ? std::min(2048.0 * (1 << 20), 0.1 * start->bytes) : 0;
+  const Watchdog memory = [&]() -> std::optional<std::string> {
+    const auto now = start ? host_memory_available() : std::nullopt;
+    if (!now || now->bytes >= floor) return std::nullopt;
+    return fmt::format(
+        "simulating {} ranks stopped: their graph blocks took {:.1f} of the {:.1f} GiB this host had ({}); use "
+        "fewer ranks, a smaller graph or a strategy that replicates less of it",
+        ranks, (start->bytes - now->bytes) / (1 << 30), start->bytes / (1 << 30), start->source);
+  };
   run_ranks(ranks, [&](ThreadCommunicator& world) {
     const auto counted = make_backend("cpu", {1, 0});
     CountingBackend& backend = *counted;
@@ -39,10 +49,10 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
       graph = graph_for(data, *strategy, method, model.seed);
     }
     world.barrier();
+    backend.trace(true);
     trainer.setup(data, *graph.graph);
     SimulatedRank& mine = sim.ranks[static_cast<std::size_t>(world.rank())];
     // One training epoch traced: every kernel counted, none run, no collective moving data.
-    backend.trace(true);
     world.move_data(false);
     mine.work = trainer.epoch_work();
     mine.coords = strategy->coords();
@@ -57,7 +67,7 @@ Simulation simulate(const Dataset& data, const StrategyOptions& options, const M
       sim.permutation = strategy->permutation();
     }
     world.barrier();  // the graph stays alive until every rank has read its blocks
-  });
+  }, memory);
   sim.partition = graph.partition;
   return sim;
 }

@@ -287,7 +287,7 @@ std::string compare(const Dataset& data, const std::string& algo_list, const Str
                                {"nnz_max_over_mean", q.nnz_imbalance},
                                {"memory_need_max", q.memory_max}});
   }
-  if (!refused.empty()) text += fmt::format("{} grid(s) refused by their strategy (listed in the JSON)\n", refused.size());
+  if (!refused.empty()) text += fmt::format("{} grid(s) refused by their strategy or the device memory (listed in the JSON)\n", refused.size());
   if (out && rank == 0) write_file_atomically(*out, j.dump(1) + "\n");
   return text;
 }

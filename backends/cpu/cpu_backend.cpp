@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -51,16 +52,32 @@ std::vector<std::pair<std::string, std::string>> CpuBackend::versions() const {
   return {{"blas", openblas_get_config()}, {"openmp", std::to_string(_OPENMP)}};
 }
 
+// Buffers of 2 MiB and more are mappings of their own, aligned to and advised for huge pages, and
+// unmapped when freed: advised through malloc, the huge-page flag would outlive the buffer on heap
+// memory that malloc hands out again, and every small allocation later placed there would fault in
+// 2 MiB (simulate's thousands of ranks grew 8x so, grid after grid).
 void* CpuBackend::do_allocate(std::size_t bytes) {
-  const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
-  const std::size_t rounded = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, rounded);
-  GCNLAB_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
-  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // advisory; failure is harmless
+  if (bytes < kHugePage) {
+    void* p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    GCNLAB_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
+    return p;
+  }
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* m = mmap(nullptr, rounded + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  GCNLAB_CHECK(m != MAP_FAILED, "out of host memory allocating {} bytes", bytes);
+  // keep the 2 MiB-aligned part, hand back the rest
+  char* base = static_cast<char*>(m);
+  char* p = base + (kHugePage - reinterpret_cast<std::uintptr_t>(base) % kHugePage) % kHugePage;
+  if (p > base) munmap(base, static_cast<std::size_t>(p - base));
+  if (const std::size_t tail = kHugePage - static_cast<std::size_t>(p - base); tail > 0) munmap(p + rounded, tail);
+  madvise(p, rounded, MADV_HUGEPAGE);  // advisory; failure is harmless
   return p;
 }
 
-void CpuBackend::do_deallocate(void* p, std::size_t) { std::free(p); }
+void CpuBackend::do_deallocate(void* p, std::size_t bytes) {
+  if (bytes < kHugePage) return std::free(p);
+  munmap(p, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+}
 
 void CpuBackend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);

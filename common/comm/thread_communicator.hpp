@@ -9,10 +9,13 @@
 //
 // A rank that throws aborts the run: the others leave their next (or current)
 // rendezvous with an error instead of waiting forever, and run_ranks rethrows
-// the first error.
+// the first error. A rank that fails inside a collective (after its opening
+// rendezvous) still waits there until its peers have read its buffers.
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "common/comm/communicator.hpp"
 
@@ -31,9 +34,10 @@ class ThreadCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) const override;
 
   // Whether the run's collectives move data (on at the start). Off, every call
-  // still meets its group and records its bytes but copies and reduces nothing:
-  // a traced step (planning/simulate.hpp) runs at thousands of ranks without
-  // touching the buffers it would fill. Collective over the world group.
+  // records its bytes and neither meets its group nor copies or reduces: a
+  // traced step (planning/simulate.hpp) runs at thousands of ranks without
+  // touching the buffers it would fill or waiting on the others. (A barrier
+  // and split still meet.) Collective over the world group.
   void move_data(bool on);
 
  protected:
@@ -54,8 +58,13 @@ class ThreadCommunicator final : public Communicator {
   int rank_;
 };
 
+// Asked every 20 ms while the ranks run: an error message ends the run (as a
+// rank's error would; every allocation fails until the ranks have ended, so
+// ranks between two rendezvous stop too), nothing lets it go on.
+using Watchdog = std::function<std::optional<std::string>()>;
+
 // Runs body(rank's communicator) on `ranks` threads, each with a ledger of its
 // own, and returns when all have finished; rethrows the first error.
-void run_ranks(int ranks, const std::function<void(ThreadCommunicator&)>& body);
+void run_ranks(int ranks, const std::function<void(ThreadCommunicator&)>& body, const Watchdog& watchdog = {});
 
 }  // namespace gcnlab

@@ -63,8 +63,15 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
     const ParameterSpec& p = q.spec;
     if (p.init == ParameterSpec::Init::glorot) {
       const auto [rows, cols] = global_shape(p, arch_);
-      q.value.upload(glorot_block(config_.seed, p.stream, p.fan_in > 0 ? p.fan_in : rows,
-                                  p.fan_out > 0 ? p.fan_out : cols, block_of(p, strategy_, arch_)));
+      // Drawn and uploaded a few rows at a time, as the features below.
+      const Block b = block_of(p, strategy_, arch_);
+      const std::int64_t step = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::int64_t>(1, b.cols));
+      for (std::int64_t r0 = 0; r0 < b.rows; r0 += step) {
+        const Block part = {b.row0 + r0, std::min(step, b.rows - r0), b.col0, b.cols};
+        const std::vector<float> w = glorot_block(config_.seed, p.stream, p.fan_in > 0 ? p.fan_in : rows,
+                                                  p.fan_out > 0 ? p.fan_out : cols, part);
+        backend_.copy_to_device(q.value.data() + r0 * b.cols, w.data(), w.size() * sizeof(float));
+      }
     } else {
       backend_.fill(q.value, p.init == ParameterSpec::Init::ones       ? 1.f
                              : p.init == ParameterSpec::Init::constant ? p.constant
@@ -77,8 +84,9 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   first_epoch_ = completed_epochs_ = 0;
 
   // Vertex data for this rank only: feature columns of layout(0), labels of
-  // layout(L). Features go up in chunks of rows, so the host copy stays small.
-  constexpr std::size_t kChunk = 1 << 14;
+  // layout(L). Features go up in chunks of rows, so the host copy stays under
+  // 1 MiB (simulate's thousands of ranks set up at once).
+  const std::size_t kChunk = std::max<std::size_t>(1, (std::size_t{1} << 18) / std::max<std::size_t>(1, in.cols));
   std::vector<float> h0;
   for (std::size_t r0 = 0; r0 < in.vertices.size(); r0 += kChunk) {
     const std::span<const std::int64_t> rows(in.vertices.data() + r0, std::min(kChunk, in.vertices.size() - r0));

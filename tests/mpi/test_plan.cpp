@@ -252,6 +252,26 @@ TEST_CASE("plan: strategies compared on simulate's volumes and traced work, pric
       CHECK(planning::compute_seconds(planning::by_kind(r.work), one) + mine <= q.total_s() * (1 + 1e-12));
     }
   }
+  // A device that holds only some grids' largest rank: plan refuses the others, naming that rank's need.
+  {
+    std::vector<double> needs;
+    for (const auto& q : ranked) needs.push_back(q.memory_max);
+    std::sort(needs.begin(), needs.end());
+    REQUIRE(needs.front() < needs.back());
+    planning::MachineProfile small = one;
+    small.device_memory = needs[needs.size() / 2];
+    std::vector<std::string> too_big;
+    const auto fits =
+        planning::compare_strategies(data, {"1d", "1.5d", "2d", "split-3d", "plexus-3d"}, base, model, 8, small, &too_big);
+    const auto over = static_cast<std::size_t>(
+        std::count_if(needs.begin(), needs.end(), [&](double x) { return x > small.device_memory; }));
+    CHECK(fits.size() == ranked.size() - over);
+    CHECK(too_big.size() == refused.size() + over);
+    for (const auto& q : fits) CHECK(q.memory_max <= small.device_memory);
+    CHECK(std::count_if(too_big.begin(), too_big.end(), [](const std::string& line) {
+            return line.find("MiB (analytic), more than") != std::string::npos;
+          }) == static_cast<long>(over));
+  }
   // Two ranks per node and a slower link between nodes: communication can only get dearer.
   planning::MachineProfile nodes = one;
   nodes.gpus_per_node = 2;

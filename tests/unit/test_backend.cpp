@@ -677,16 +677,20 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
   CHECK(at(Category::other, Kernel::elementwise) == Work{15, 1});
   CHECK(ledger.take_work(Phase::epoch) == CategoryWork{});  // taken
 
-  // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3.
+  // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3; an upload is counted and not run either.
+  Dense ata = make_dense(*be, 4, 4, std::vector<float>(16, 0.f));
+  ledger.take_work(Phase::epoch);
   be->trace(true);
   be->fill(c, 5.f);
-  Dense ata = make_dense(*be, 4, 4, std::vector<float>(16, 0.f));
   be->gemm(Op::T, Op::N, 1.f, a, a, 0.f, ata);
+  const std::vector<float> ones(16, 1.f);
+  be->copy_to_device(ata.data(), ones.data(), ones.size() * sizeof(float));
   std::vector<float> host(15);
-  be->copy_to_host(host.data(), c.data(), host.size() * sizeof(float));  // transfers still run
+  be->copy_to_host(host.data(), c.data(), host.size() * sizeof(float));  // copies to the host still run
   CHECK(host == std::vector<float>(15, 3.f));
   CHECK(ata.download() == std::vector<float>(16, 0.f));
   const CategoryWork traced = ledger.take_work(Phase::epoch);
   CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::gemm)] == Work{4 * 4 * 3, 1});
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_device)] == Work{64, 1});
   CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_host)] == Work{60 + 64, 2});  // c and ata
 }

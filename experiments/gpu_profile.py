@@ -10,7 +10,7 @@ per-call latency per kernel kind (NNLS) on top of a base profile of the device's
 prices the kinds those runs do not exercise and the links (one GPU: no bandwidth is measured).
 
 usage: experiments/gpu_profile.py RESULTS_DIR BASE.json OUT.json [--gcnlab build/gcnlab] [--scales 20,22]
-(each scale's trace holds its graph and features here: R-MAT 22's needs more than 24 GiB)
+(each scale's trace holds its graph here: R-MAT 22's takes ~80 s and 11 GB)
 """
 import argparse
 import collections

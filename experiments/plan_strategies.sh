@@ -8,15 +8,17 @@
 #   3. predicts every run with it (gcnlab plan --validate: per-run error, median and worst, and
 #      per model and rank count whether the measured-fastest strategy and grid is in the top two;
 #      4 and 8 ranks share the 2 cores: the model multiplies compute by the recorded ranks per core);
-#   4. ranks every grid of every strategy for gat, sage and gin at 512 ranks of R-MAT 16 with the
-#      perlmutter profile (plan --algo all).
+#   4. ranks every grid of every strategy for gat, sage and gin at 512 ranks of R-MAT 14 with the
+#      perlmutter profile (plan --algo all, each model's defaults: GAT 8 heads x 128; ~6 min each, up to
+#      12 GB for split-3d's replicated grids), and tabulates each strategy's best grid
+#      (experiments/plan_table.py: docs/planning.md's tables).
 # usage: experiments/plan_strategies.sh [OUT_DIR]   (default results/plan-strategies)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-results/plan-strategies}
 gcnlab=${GCNLAB:-$here/build/gcnlab}
 dataset=${DATASET:-sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1}
-large=${LARGE:-rmat:scale=16,edge-factor=16,features=128,classes=32,seed=1}
+large=${LARGE:-rmat:scale=14,edge-factor=16,features=128,classes=32,seed=1}
 epochs=${EPOCHS:-4}
 models=${MODELS:-gcn sage gin gat}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
@@ -59,7 +61,7 @@ done
 "$gcnlab" plan --validate "$out"/runs/p*.json --machine "$out/profile.json" --out "$out/validation.json" |
   tee "$out/validation.txt"
 for model in gat sage gin; do
-  # shellcheck disable=SC2046
-  "$gcnlab" plan --algo all --dataset "$large" --ranks 512 --machine perlmutter $(model_flags "$model") \
-    --out "$out/perlmutter-512-$model.json" | tee "$out/perlmutter-512-$model.txt"
+  "$gcnlab" plan --algo all --dataset "$large" --ranks 512 --machine perlmutter --model "$model" \
+    --out "$out/perlmutter-512-$model.json" > "$out/perlmutter-512-$model.txt"
 done
+python3 "$here/experiments/plan_table.py" "$out"/perlmutter-512-{gat,sage,gin}.json | tee "$out/perlmutter-512.md"

@@ -11,6 +11,9 @@
 //   gemm   the three products of a layer of width f -> f: T W, Xᵀ U, U Wᵀ
 //   epoch  a full training epoch under any strategy (the train options), per
 //          category from the ledger
+//   collective  every collective the strategies call, over the run's transport
+//          (--backend cpu: MPI on host buffers; cuda: --gpu-comm nccl or mpi),
+//          on the backend's buffers of each --sizes, the slowest rank timed
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +22,10 @@
 
 #include <fmt/format.h>
 
+#include "apps/gcnlab/placement.hpp"
 #include "apps/gcnlab/train_run.hpp"
+#include "backends/factory.hpp"
+#include "common/core/host_memory.hpp"
 #include "common/core/threads.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "common/data/dataset.hpp"
@@ -307,15 +313,123 @@ void bench_epoch(Args& args, MpiCommunicator& world) {
   std::fflush(stdout);
 }
 
+// collective: each collective of --sizes bytes (the nccl-tests convention: the whole buffer — all-reduce's
+// and broadcast's operand, all-gather's output, reduce-scatter's input, all-to-all's send buffer, S/P to
+// each rank) on the backend's memory, over the transport a run would use. Each repetition starts at a
+// barrier; its time is the slowest rank's (the backend synchronised), and bytes are the ledger's wire
+// bytes of the busiest rank (docs/design.md's convention): busbw = those bytes / time.
+void bench_collective(Args& args, MpiCommunicator& world) {
+  std::string backend_name;
+  std::optional<std::string> gpu_comm;
+  std::vector<double> sizes;
+  int warmup = 0, reps = 0;
+  std::unique_ptr<CountingBackend> backend;
+  std::unique_ptr<Communicator> device_world;
+  collectively(world, [&] {  // every rank parses the same arguments
+    backend_name = args.value_or("--backend", "cpu");
+    gpu_comm = args.value("--gpu-comm");
+    GCNLAB_CHECK(backend_name == "cuda" || gpu_comm != "nccl", "--gpu-comm nccl needs --backend cuda");
+    const std::string list = args.value_or("--sizes", "4K,256K,4M,32M");
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      sizes.push_back(parse_bytes(list.substr(at, comma - at), "--sizes"));
+      GCNLAB_CHECK(sizes.back() >= 1, "--sizes takes sizes of at least 1 byte (got '{}')", list);
+      at = comma + 1;
+    }
+    warmup = static_cast<int>(args.integer("--warmup", 2, 0));
+    reps = static_cast<int>(args.integer("--reps", 10, 1));
+    args.finish();
+  });
+  const auto [local_rank, ranks_on_node] = node_position(world);
+  collectively(world, [&] {
+    backend = make_backend(backend_name, {1, local_rank, ranks_on_node, gpu_comm == "mpi"});
+    // --backend cpu --gpu-comm mpi: the staged transport with memcpy for the device's copies (what it costs
+    // over plain MPI on the host, and the code path the CPU tests check)
+    if (gpu_comm || backend_name == "cuda")
+      device_world = make_device_communicator(*backend, world, gpu_comm.value_or("nccl"));
+  });
+  Communicator& comm = device_world ? *device_world : static_cast<Communicator&>(world);
+  // one token, as every key=value of the line: mpi, nccl, mpi-staged, mpi-cuda-aware, mpi-staged-memcpy
+  const std::string transport = !device_world ? "mpi"
+                                : gpu_comm.value_or("nccl") == "nccl"
+                                    ? "nccl"
+                                    : backend_name == "cuda" ? "mpi-" + mpi_device_transport() : "mpi-staged-memcpy";
+  const int p = comm.size(), me = comm.rank();
+  const auto P = static_cast<std::int64_t>(p);
+  for (const double bytes : sizes) {
+    const std::int64_t piece = std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes) / 4 / P);  // floats per rank
+    const std::int64_t whole = piece * P;
+    const Buffer<float> in = make_buffer<float>(*backend, std::vector<float>(static_cast<std::size_t>(whole), 1.f));
+    Buffer<float> out(*backend, static_cast<std::size_t>(whole));
+    const std::vector<std::int64_t> counts(static_cast<std::size_t>(p), piece);
+    std::vector<std::int64_t> displs(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = r * piece;
+    const std::span<const float> all(in.data(), static_cast<std::size_t>(whole));
+    const std::span<float> into(out.data(), static_cast<std::size_t>(whole));
+    const std::span<const float> mine = all.first(static_cast<std::size_t>(piece));
+    const std::span<float> mine_out = into.first(static_cast<std::size_t>(piece));
+    struct Op {
+      const char* name;
+      Category category;
+      std::function<void()> run;
+    };
+    const std::vector<Op> ops = {
+        {"allreduce", Category::allreduce, [&] { comm.allreduce(into, ReduceOp::sum, Category::allreduce); }},
+        {"allgather", Category::allgather, [&] { comm.allgather(mine, into, Category::allgather); }},
+        {"reduce_scatter", Category::reduce_scatter, [&] { comm.reduce_scatter(all, mine_out, Category::reduce_scatter); }},
+        {"alltoall", Category::alltoall,
+         [&] {
+           comm.alltoallv(all, std::span<const std::int64_t>(counts), std::span<const std::int64_t>(displs), into,
+                          std::span<const std::int64_t>(counts), std::span<const std::int64_t>(displs),
+                          Category::alltoall);
+         }},
+        {"broadcast", Category::bcast_dense, [&] { comm.broadcast(into, 0, Category::bcast_dense); }},
+    };
+    // interleaved (op 0, op 1, ..., op 0, ...): the machine's noise falls on all of them alike
+    std::vector<std::vector<double>> times(ops.size());
+    std::vector<double> wire(ops.size(), 0);
+    for (int r = 0; r < warmup + reps; ++r)
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const double before = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes;
+        world.barrier();
+        backend->sync();
+        const auto t0 = std::chrono::steady_clock::now();
+        ops[i].run();
+        backend->sync();
+        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double moved = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes - before;
+        world.allreduce(std::span<double>(&t, 1), ReduceOp::max, Category::allreduce);
+        world.allreduce(std::span<double>(&moved, 1), ReduceOp::max, Category::allreduce);
+        if (r >= warmup) times[i].push_back(t), wire[i] = moved;
+      }
+    if (me != 0) continue;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Stats st = stats_of(times[i]);
+      // gbs: the busiest rank's wire bytes per second (bus bandwidth); algbw_gbs: the buffer's
+      fmt::print("bench=collective op={} backend={} transport={} ranks={} bytes={} wire_bytes={:.0f} "
+                 "algbw_gbs={:.3f} {}\n",
+                 ops[i].name, backend_name, transport, p, 4 * whole, wire[i],
+                 4.0 * static_cast<double>(whole) / st.median * 1e-9,
+                 timing(st, 0.0, wire[i], fmt::format("{} of {} bytes", ops[i].name, 4 * whole)));
+    }
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int bench(const std::string& kind, Args& args, MpiCommunicator& world) {
   collectively(world, [&] {
-    GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch",
-                 "bench needs one of spmm, gemm, elementwise, epoch first (got '{}'; see gcnlab --help)", kind);
+    GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch" || kind == "collective",
+                 "bench needs one of spmm, gemm, elementwise, epoch, collective first (got '{}'; see gcnlab --help)",
+                 kind);
   });
   if (kind == "epoch") {
     bench_epoch(args, world);
+    return 0;
+  }
+  if (kind == "collective") {
+    bench_collective(args, world);
     return 0;
   }
   collectively(world, [&] {

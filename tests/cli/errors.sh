@@ -66,6 +66,10 @@ for np in 1 4; do
   expect_error $np "built without CUDA" "${T[@]}" --backend cuda
   expect_error $np "--gpu-comm mpi needs --backend cuda" "${T[@]}" --gpu-comm mpi
   expect_error $np "--gpu-comm: ucx not in {nccl,mpi}" "${T[@]}" --backend cuda --gpu-comm ucx
+  expect_error $np "--gpu-comm nccl needs --backend cuda" bench collective --gpu-comm nccl
+  expect_error $np "--sizes '1X' is not a size" bench collective --sizes 4K,1X
+  expect_error $np "--sizes takes sizes of at least 1 byte" bench collective --sizes 0
+  expect_error $np "built without CUDA" bench collective --backend cuda
 done
 expect_error 4 "--grid P with P = 4" train --algo 1d --grid 3
 expect_error 4 "grid" train --algo 1d --grid 2x0

@@ -263,4 +263,25 @@ assert table.count("| sbm |") == 12 and table.count("| bf16 |") == 2, table
 assert table.count("| sbm | scalegnn |") == 5, table
 PY
 [[ $? -eq 0 ]] || fail "scalegnn_tta.sh results"
+# --- plan_table.py: each strategy's best grid of a plan, its halves adding up to the epoch
+"$GCNLAB" plan --algo 1d,2d,plexus-3d --model sage --hidden 8 --ranks 4 --machine perlmutter \
+  --dataset sbm:nodes=400,classes=4,avg-degree=6,features=8,seed=1 --out "$WORK/plan4.json" >/dev/null 2>&1 \
+  || fail "gcnlab plan --algo for plan_table.py"
+"$PYTHON" "$GCNLAB_SOURCE_DIR/experiments/plan_table.py" "$WORK/plan4.json" >"$WORK/plan4.md" || fail "plan_table.py"
+"$PYTHON" - "$WORK/plan4.json" "$WORK/plan4.md" <<'PY' || fail "plan_table.py's table"
+import json, sys
+plan, md = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+rows = [l for l in md.splitlines() if l.startswith("| `")]
+assert len(rows) == 3, md
+epochs = []
+for r in rows:
+    algo, grid, epoch, compute, comm = [c.strip(" `") for c in r.split("|")[1:6]]
+    best = min((s for s in plan["strategies"] if s["algo"] == algo), key=lambda s: s["predicted_s"])
+    assert grid == "x".join(map(str, best["grid"])), (r, best)
+    epoch, compute, comm = float(epoch), float(compute), float(comm)
+    assert abs(epoch - 1e3 * best["predicted_s"]) <= 1e-3 * epoch and abs(compute + comm - epoch) <= 2e-3 * epoch, r
+    epochs.append(epoch)
+assert epochs == sorted(epochs), md
+assert f"{len(plan['strategies'])} grids ranked" in md, md
+PY
 finish

@@ -5,7 +5,8 @@
 // memory: hundreds of threads in the middle of extracting their graph blocks
 // then fail at their next allocation and unwind, instead of growing on until
 // the OOM killer ends the process without a word. The replaced operator
-// new/delete (allocation_guard.cpp) are malloc and free otherwise.
+// new/delete (allocation_guard.cpp) are malloc and free otherwise. Under
+// AddressSanitizer they are not replaced, and the switch does nothing.
 
 namespace gcnlab {
 

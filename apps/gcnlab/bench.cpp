@@ -106,10 +106,7 @@ std::string timing(const Stats& s, double flops, double bytes, const std::string
 // "16,64,128"
 std::vector<std::int64_t> parse_widths(const std::string& text) {
   std::vector<std::int64_t> f;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
+  for (const std::string& item : split_commas(text)) {
     std::size_t used = 0;
     long long v = 0;
     try {
@@ -119,7 +116,6 @@ std::vector<std::int64_t> parse_widths(const std::string& text) {
     }
     GCNLAB_CHECK(used == item.size() && !item.empty() && v >= 1, "--f takes widths >= 1 like 16,64,128 (got '{}')", text);
     f.push_back(v);
-    at = comma + 1;
   }
   return f;
 }
@@ -330,11 +326,9 @@ void bench_collective(Args& args, MpiCommunicator& world) {
     gpu_comm = args.value("--gpu-comm");
     GCNLAB_CHECK(backend_name == "cuda" || gpu_comm != "nccl", "--gpu-comm nccl needs --backend cuda");
     const std::string list = args.value_or("--sizes", "4K,256K,4M,32M");
-    for (std::size_t at = 0; at <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      sizes.push_back(parse_bytes(list.substr(at, comma - at), "--sizes"));
+    for (const std::string& item : split_commas(list)) {
+      sizes.push_back(parse_bytes(item, "--sizes"));
       GCNLAB_CHECK(sizes.back() >= 1, "--sizes takes sizes of at least 1 byte (got '{}')", list);
-      at = comma + 1;
     }
     warmup = static_cast<int>(args.integer("--warmup", 2, 0));
     reps = static_cast<int>(args.integer("--reps", 10, 1));

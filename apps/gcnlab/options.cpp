@@ -35,6 +35,16 @@ std::string option_name(const std::string& word) { return word.substr(0, word.fi
 
 }  // namespace
 
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    items.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return items;
+}
+
 std::vector<std::string> with_config(const CommandSpec& spec, std::vector<std::string> args) {
   std::optional<std::string> path;
   for (std::size_t i = 0; i < args.size(); ++i) {

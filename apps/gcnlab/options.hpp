@@ -55,6 +55,9 @@ std::string usage();
 // that a re-run never overwrites them. Without --config: `args` unchanged.
 std::vector<std::string> with_config(const CommandSpec& spec, std::vector<std::string> args);
 
+// "a,b,,c" -> {"a", "b", "", "c"}: an option's comma-separated list, empty items kept (for the caller to refuse).
+std::vector<std::string> split_commas(const std::string& list);
+
 class Args {
  public:
   // Parses `args` (without the program and command names) against `spec`;

@@ -242,16 +242,8 @@ std::string validate(const std::vector<Observation>& runs, const std::string& ma
 std::string compare(const Dataset& data, const std::string& algo_list, const StrategyOptions& base,
                     const ModelConfig& model, int ranks, const planning::MachineProfile& m,
                     const std::optional<std::string>& out, int rank) {
-  std::vector<std::string> algos;
-  if (algo_list == "all") {
-    algos = strategies_with(&StrategyCaps::plan);
-  } else {
-    for (std::size_t at = 0; at <= algo_list.size();) {
-      const std::size_t comma = std::min(algo_list.find(',', at), algo_list.size());
-      algos.push_back(algo_list.substr(at, comma - at));
-      at = comma + 1;
-    }
-  }
+  const std::vector<std::string> algos =
+      algo_list == "all" ? strategies_with(&StrategyCaps::plan) : split_commas(algo_list);
   std::vector<std::string> refused;
   const auto ranked = planning::compare_strategies(data, algos, base, model, ranks, m, &refused);
   GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks is accepted by {} on {} vertices:\n  {}", ranks,

@@ -294,11 +294,27 @@ void CpuBackend::norm_backward(ConstView z, const float* sumsq, const float* gam
 // rows a compressed block does not store are filled first.
 namespace {
 
+// The row loop for a head count the compiler knows (KH > 0: the functors'
+// per-edge loops over b.heads become fixed-width vector code), or any (0).
+template <int KH, class F>
+void stored_rows(std::int64_t rows, const F& f) {
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::int64_t s = 0; s < rows; ++s) {
+    if (KH > 0 && f.b.heads != KH) __builtin_unreachable();
+    f(s);
+  }
+}
+
 template <class F>
 void for_each_stored_row(const Csr& a, const F& f) {
   const std::int64_t rows = a.stored_rows();
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::int64_t s = 0; s < rows; ++s) f(s);
+  switch (f.b.heads) {
+    case 1: return stored_rows<1>(rows, f);
+    case 2: return stored_rows<2>(rows, f);
+    case 4: return stored_rows<4>(rows, f);
+    case 8: return stored_rows<8>(rows, f);
+    default: return stored_rows<0>(rows, f);
+  }
 }
 
 void fill_unstored(const Csr& a, float* v, std::int64_t width, float value) {
@@ -339,7 +355,7 @@ void CpuBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const flo
   const ew::EdgeBlock b = edge_block(a, heads);
   if (hs.mean == 0) {
     GCNLAB_ASSERT(x.cols == y.cols);
-    for_each_stored_row(a, ew::SpmmEdges{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
+    cpu::spmm_edge_values(a, heads, hs, v, perm, x, y);  // ew::SpmmEdges's bits, register-blocked
   } else if (x.cols == y.cols * hs.mean) {  // Z -> the heads' mean
     for_each_stored_row(a, ew::SpmmEdgesMean{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
   } else {  // G -> every head's share

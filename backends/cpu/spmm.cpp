@@ -4,7 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "common/core/error.hpp"
@@ -150,15 +152,12 @@ void remainder(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap
     for (std::int64_t r = next_gap; r < gap1; ++r) finish(y + r * ldy, zero, zero);
 }
 
+// segment<1> .. segment<kMaxVecs>, indexed by vectors - 1.
 using SegmentFn = void (*)(const Rows&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, const float*,
                            std::int64_t, float*, std::int64_t, float);
-#ifdef __AVX512F__
-constexpr SegmentFn kSegments[] = {segment<1>, segment<2>, segment<3>, segment<4>,
-                                   segment<5>, segment<6>, segment<7>, segment<8>};
-#else
-constexpr SegmentFn kSegments[] = {segment<1>, segment<2>, segment<3>, segment<4>};
-#endif
-static_assert(sizeof kSegments / sizeof kSegments[0] == kMaxVecs);
+template <int... V>
+constexpr std::array<SegmentFn, kMaxVecs> segments(std::integer_sequence<int, V...>) { return {segment<V + 1>...}; }
+constexpr auto kSegments = segments(std::make_integer_sequence<int, kMaxVecs>{});
 
 // Chunk boundaries in stored rows: equal shares of (nonzeros + stored rows).
 std::vector<std::int64_t> balanced_chunks(const Rows& a, int chunks) {
@@ -179,7 +178,114 @@ std::vector<std::int64_t> balanced_chunks(const Rows& a, int chunks) {
   return b;
 }
 
+// --- Per-edge, per-head values (spmm_edge_values)
+
+typedef std::int32_t IVec __attribute__((vector_size(kLanes * sizeof(std::int32_t))));
+
+// The heads of one vector's lanes: each lane's, and their range [first, last]
+// (concatenated heads: contiguous).
+struct LaneHeads {
+  int first = 0, last = 0;
+  IVec lane{};
+};
+
+struct EdgeRows {
+  Rows rows;
+  int heads;
+  const float* v;
+  const std::int64_t* perm;
+  const float* values(std::int64_t k) const { return v + (perm ? perm[k] : k) * heads; }
+};
+
+// Edge k's value for each lane's head: one broadcast where the vector lies in
+// one head, a select per further head where it spans several.
+inline Vec lane_values(const LaneHeads& l, const float* vk) {
+  Vec w = Vec{} + vk[l.first];
+  for (int h = l.first + 1; h <= l.last; ++h) w = l.lane == h ? Vec{} + vk[h] : w;
+  return w;
+}
+
+// Y[i, j0 : j0 + kLanes V) of the stored rows [s0, s1): one chain per value, the
+// row's edges in storage order (ew::SpmmEdges's order), held in registers.
+template <int V>
+void edge_segment(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const LaneHeads* heads, const float* x,
+                  std::int64_t ldx, float* y, std::int64_t ldy) {
+  const Rows& r = a.rows;
+  const std::int64_t k_last = r.nnz - 1;
+  for (std::int64_t s = s0; s < s1; ++s) {
+    Vec acc[V];
+    for (int q = 0; q < V; ++q) acc[q] = Vec{};
+    for (std::int64_t k = r.rowptr[s]; k < r.rowptr[s + 1]; ++k) {
+      const float* ahead = x + static_cast<std::int64_t>(r.col[std::min(k + kPrefetch, k_last)]) * ldx;
+      for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(ahead + j);  // one per 64-byte line
+      const float* xr = x + static_cast<std::int64_t>(r.col[k]) * ldx;
+      const float* vk = a.values(k);
+      for (int q = 0; q < V; ++q) acc[q] += lane_values(heads[q], vk) * load(xr + q * kLanes);
+    }
+    float* yi = y + r.out_row(s) * ldy;
+    for (int q = 0; q < V; ++q) store(yi + q * kLanes, acc[q]);
+  }
+}
+
+// Columns [j0, j0 + w) with w < kLanes, column j in head head[j]: a plain loop, in the same order.
+void edge_remainder(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const int* head, int w, const float* x,
+                    std::int64_t ldx, float* y, std::int64_t ldy) {
+  const Rows& r = a.rows;
+  for (std::int64_t s = s0; s < s1; ++s) {
+    float acc[kLanes] = {};
+    for (std::int64_t k = r.rowptr[s]; k < r.rowptr[s + 1]; ++k) {
+      const float* xr = x + static_cast<std::int64_t>(r.col[k]) * ldx;
+      const float* vk = a.values(k);
+      for (int j = 0; j < w; ++j) acc[j] += vk[head[j]] * xr[j];
+    }
+    float* yi = y + r.out_row(s) * ldy;
+    for (int j = 0; j < w; ++j) yi[j] = acc[j];
+  }
+}
+
+using EdgeSegmentFn = void (*)(const EdgeRows&, std::int64_t, std::int64_t, const LaneHeads*, const float*,
+                               std::int64_t, float*, std::int64_t);
+template <int... V>
+constexpr std::array<EdgeSegmentFn, kMaxVecs> edge_segments(std::integer_sequence<int, V...>) {
+  return {edge_segment<V + 1>...};
+}
+constexpr auto kEdgeSegments = edge_segments(std::make_integer_sequence<int, kMaxVecs>{});
+
 }  // namespace
+
+void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
+                      ConstView x, View y) {
+  GCNLAB_ASSERT(hs.mean == 0 && a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
+  const std::int64_t f = y.cols;
+  const EdgeRows rows{{a.rowptr.data(), a.col.data(), nullptr, a.compressed ? a.row_ids.data() : nullptr,
+                       a.stored_rows(), a.rows, a.nnz},
+                      heads, v, perm};
+  if (f == 0 || rows.rows.stored == 0) return;
+  const std::int64_t vecs = f / kLanes;
+  const int tail = static_cast<int>(f % kLanes);
+  std::vector<LaneHeads> lanes(static_cast<std::size_t>(vecs));
+  for (std::int64_t q = 0; q < vecs; ++q) {
+    LaneHeads& l = lanes[static_cast<std::size_t>(q)];
+    for (int j = 0; j < kLanes; ++j) l.lane[j] = hs.head(q * kLanes + j);
+    l.first = l.lane[0];
+    l.last = l.lane[kLanes - 1];
+  }
+  int tail_head[kLanes] = {};
+  for (int j = 0; j < tail; ++j) tail_head[j] = hs.head(vecs * kLanes + j);
+  const int threads = omp_get_max_threads();
+  const int chunks = rows.rows.nnz + rows.rows.stored < 4096 ? 1 : 8 * threads;
+  const std::vector<std::int64_t> bounds = balanced_chunks(rows.rows, chunks);
+
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
+  for (int c = 0; c < chunks; ++c) {
+    const std::int64_t s0 = bounds[c], s1 = bounds[c + 1];
+    for (std::int64_t q = 0; q < vecs; q += kMaxVecs) {
+      const auto n = static_cast<int>(std::min<std::int64_t>(kMaxVecs, vecs - q));
+      kEdgeSegments[n - 1](rows, s0, s1, lanes.data() + q, x.data + q * kLanes, x.ld, y.data + q * kLanes, y.ld);
+    }
+    if (tail > 0) edge_remainder(rows, s0, s1, tail_head, tail, x.data + vecs * kLanes, x.ld, y.data + vecs * kLanes, y.ld);
+  }
+}
 
 void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress) {
   GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);

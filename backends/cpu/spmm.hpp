@@ -22,12 +22,23 @@
 
 #include <functional>
 
+#include "common/backend/edge_ops.hpp"
 #include "common/matrix/csr.hpp"
 #include "common/matrix/dense.hpp"
 
 namespace gcnlab::cpu {
 
 void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress = {});
+
+// Graph attention's aggregation with per-edge, per-head values (concatenated
+// heads, hs.mean = 0): Y = V X, y_i[c] = Σ_k v[e(k), head(c)] x_{col k}[c]
+// with e(k) = perm ? perm[k] : k. The same row ranges, register segments and
+// prefetch as spmm; each value is one chain over the row's edges in storage
+// order, the bits of ew::SpmmEdges's row form on every ISA. A vector whose
+// lanes span several heads takes each lane's head value by a select. Rows a
+// compressed block does not store are left to the caller.
+void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
+                      ConstView x, View y);
 
 // The plain row loop (OpenMP over rows, a vectorised axpy per nonzero): what
 // the kernel is checked against in the tests and timed against in `gcnlab bench`.

@@ -560,6 +560,40 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
   }
 }
 
+TEST_CASE("the CPU's register-blocked attention SpMM has the row form's bits", "[backend][attention]") {
+  // cpu::spmm_edge_values against ew::SpmmEdges's row loop (the order both
+  // state), forward and through the transpose's permutation: heads aligned
+  // with the SIMD vectors (32 columns), vectors spanning several heads (5),
+  // a single head wider than one register segment (300: two tiles and a
+  // tail); a hub row of every column, empty rows, compressed rows.
+  auto be = cpu_backend();
+  for (auto [H, width, col0] : {std::tuple{4, 32, 0}, std::tuple{7, 5, 3}, std::tuple{1, 300, 0}})
+    for (auto [rows, n, density] : {std::tuple{40, 2000, 0.01}, std::tuple{3000, 40, 0.0005}}) {
+      const ew::HeadSplit hs{col0, width};
+      const std::int64_t cols = H * width - col0;
+      const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + H));  // row 1: every column
+      std::vector<std::int64_t> perm;
+      const HostCsr th = transpose_pattern(h, perm);
+      const auto v = random_vector(h.nnz() * H, 11);
+      const auto dv = make_buffer<float>(*be, v);
+      const auto dperm = make_buffer<std::int64_t>(*be, perm);
+      for (const bool transposed : {false, true}) {
+        const HostCsr& hp = transposed ? th : h;
+        const Csr a = upload(*be, hp, RowStorage::sparse_if_smaller);
+        const auto x = random_vector(hp.cols * cols, 12);
+        Dense dx = make_dense(*be, hp.cols, cols, x), y(*be, hp.rows, cols);
+        be->spmm_edges(a, H, hs, dv.data(), transposed ? dperm.data() : nullptr, dx, y);
+        std::vector<float> want(static_cast<std::size_t>(hp.rows * cols), 0.f);
+        const ew::SpmmEdges row_form{
+            {edge_block(a, H), dv.data(), transposed ? dperm.data() : nullptr, hs, dx.data(), cols, want.data(), cols,
+             cols}};
+        for (std::int64_t s = 0; s < a.stored_rows(); ++s) row_form(s);
+        const auto got = y.download();
+        REQUIRE(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+}
+
 TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and its SDDMM against dense loops",
           "[backend][attention]") {
   // Architecture::head_mean: Z is class-major (column c·H + h), the output is

@@ -125,6 +125,12 @@ void CountingBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, cons
 void CountingBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   if (count_sparse(Kernel::sddmm, a, g.cols)) inner_->sddmm(a, heads, hs, g, z, out);
 }
+void CountingBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads,
+                                       ew::HeadSplit hs, const float* v, ConstView g, ConstView z, View y,
+                                       float* dots) {
+  const bool spmm = count_sparse(Kernel::spmm_edges, t, g.cols);  // the work of both products, as the two calls'
+  if (count_sparse(Kernel::sddmm, a, g.cols) && spmm) inner_->spmm_sddmm_edges(a, t, perm, heads, hs, v, g, z, y, dots);
+}
 void CountingBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   if (count_sparse(Kernel::edge, a, heads)) inner_->edge_row_dot(a, heads, x, y, out);
 }

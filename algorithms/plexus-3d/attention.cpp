@@ -102,7 +102,7 @@ PlexusAttention::PlexusAttention(Backend& backend, Ledger& ledger, const Process
     t.dst = Buffer<float>(backend, static_cast<std::size_t>(b.rows_out.count * t.heads));
     z_floats = elide_ ? z_floats : std::max(z_floats, b.rows_in.count * t.z_width());
     g_floats = std::max(g_floats, b.rows_out.count * t.width);
-    partial = std::max({partial, b.rows_out.count * t.width, b.rows_in.count * std::max<std::int64_t>(t.z_width(), t.heads)});
+    partial = std::max({partial, b.rows_out.count * t.width, b.rows_in.count * (t.z_width() + t.heads)});
     row_floats = std::max({row_floats, b.x_rows.count * t.heads, b.rows_out.count * t.heads});
     if (elide_) z_.push_back(Buffer<float>(backend, static_cast<std::size_t>(b.rows_in.count * t.z_width())));
     layers_.push_back(std::move(t));
@@ -173,36 +173,32 @@ void PlexusAttention::forward(int l, const Attention& a) {
   shards_[static_cast<std::size_t>(t.shard)].edges.forward(l, {src, dst, a.dropout});
 }
 
-void PlexusAttention::aggregate(int l, Direction d, ConstView in, View out) {
+void PlexusAttention::aggregate(int l, ConstView z, View out) {
   Layer& t = layers_[static_cast<std::size_t>(l)];
-  RowAttention& edges = shards_[static_cast<std::size_t>(t.shard)].edges;
-  if (d == Direction::forward) {
-    const View z = gathered_z(l), partial = rows_of(partial_, target_rows(t), t.width);
-    t.sources->gather(in, z);
-    edges.aggregate(l, d, z, partial);
-    t.targets->scatter_sum(partial, out);
-    return;
-  }
-  GCNLAB_ASSERT(g_of_ == in.data);  // Primitives: attention_backward gathered this G
-  const View partial = rows_of(partial_, sources_rows(t), t.z_width());
-  edges.aggregate(l, d, rows_of(g_, target_rows(t), t.width), partial);
-  t.sources->scatter_sum(partial, out);
+  const View all = gathered_z(l), partial = rows_of(partial_, target_rows(t), t.width);
+  t.sources->gather(z, all);
+  shards_[static_cast<std::size_t>(t.shard)].edges.aggregate(l, all, partial);
+  t.targets->scatter_sum(partial, out);
 }
 
-void PlexusAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
+void PlexusAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) {
   Layer& t = layers_[static_cast<std::size_t>(l)];
   const View g_all = rows_of(g_, target_rows(t), t.width), z_all = gathered_z(l);
   t.targets->gather(g, g_all);
-  g_of_ = g.data;
   if (!elide_) t.sources->gather(z, z_all);  // the forward's gather of this layer was overwritten by later layers'
-  const View ds_part = rows_of(partial_, sources_rows(t), t.heads), dd_rows = rows_of(rows_, target_rows(t), t.heads);
+  // the shard's shares of βᵀ G and ds (its sources' rows), side by side in partial_
+  const std::int64_t rows = sources_rows(t), f = t.z_width();
+  GCNLAB_ASSERT(static_cast<std::size_t>(rows * (f + t.heads)) <= partial_.size());
+  const View dz_part{partial_.data(), rows, f, f}, ds_part{partial_.data() + rows * f, rows, t.heads, t.heads};
+  const View dd_rows = rows_of(rows_, target_rows(t), t.heads);
   shards_[static_cast<std::size_t>(t.shard)].edges.backward(
       l, {rows_of(t.src, sources_rows(t), t.heads), rows_of(t.dst, target_rows(t), t.heads), a.dropout}, g_all, z_all,
-      ds_part, dd_rows);
+      dz_part, ds_part, dd_rows);
   t.sources->scatter_sum(ds_part, ds);
   t.from_targets->run(*plane_, *backend_, dd_rows, dd, false, staging_);
   allreduce(over(1), ds);  // sums over F_b's partial dots (the backward is linear in dβ)
   allreduce(over(1), dd);
+  t.sources->scatter_sum(dz_part, dz);
 }
 
 void PlexusAttention::forward_bytes(int l, ByteModel& m) const {
@@ -214,14 +210,10 @@ void PlexusAttention::forward_bytes(int l, ByteModel& m) const {
   reduce_rows_bytes(t, m);  // the row max and sum
 }
 
-void PlexusAttention::aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
-  const Layer& t = layers_[static_cast<std::size_t>(l)];
-  if (d == Direction::forward) {  // cols: Z's (the output's times the heads it averages)
-    t.sources->gather_bytes(cols, m);
-    t.targets->scatter_sum_bytes(cols / t.averaged, m);
-  } else {  // cols: G's
-    t.sources->scatter_sum_bytes(cols * t.averaged, m);
-  }
+void PlexusAttention::aggregate_bytes(int l, std::int64_t cols, ByteModel& m) const {
+  const Layer& t = layers_[static_cast<std::size_t>(l)];  // cols: Z's (the output's times the heads it averages)
+  t.sources->gather_bytes(cols, m);
+  t.targets->scatter_sum_bytes(cols / t.averaged, m);
 }
 
 void PlexusAttention::backward_bytes(int l, ByteModel& m) const {
@@ -233,6 +225,7 @@ void PlexusAttention::backward_bytes(int l, ByteModel& m) const {
   if (plane_->size() > 1) m.add(Category::alltoall, *plane_, t.from_targets->wire_bytes());
   allreduce_over_b_bytes(own_rows(t) * t.heads, m);  // ds
   allreduce_over_b_bytes(own_rows(t) * t.heads, m);  // dd
+  t.sources->scatter_sum_bytes(t.z_width(), m);      // βᵀ G
 }
 
 }  // namespace gcnlab

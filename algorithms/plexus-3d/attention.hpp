@@ -20,12 +20,12 @@
 //                  R_k, its targets); the row max and sum ALL-REDUCED over a
 //   aggregate fwd  Z ALL-GATHERED over c; β Z on the shard is partial over a: REDUCE-SCATTERED over a
 //                  (R_k -> R_{k,i})
-//   attention bwd  G ALL-GATHERED over a (R_{k,i} -> R_k; kept for the aggregate's backward, which
-//                  follows with the same G); dβ = G_i · Z_j on the Z of the forward (`elide`; else
-//                  ALL-GATHERED again), partial over b; D_i and dd ALL-REDUCED over a; ds
-//                  REDUCE-SCATTERED over c (R_i -> R_{i,k}); dd RESHARDED back (R_k -> R_{i,k}); the
-//                  softmax's backward is linear in dβ, so only ds and dd are ALL-REDUCED over b
-//   aggregate bwd  βᵀ G on the shard is partial over c: REDUCE-SCATTERED over c
+//   attention bwd  G ALL-GATHERED over a (R_{k,i} -> R_k); βᵀ G and dβ = G_i · Z_j in one pass on
+//                  the Z of the forward (`elide`; else ALL-GATHERED again), dβ partial over b; D_i
+//                  and dd ALL-REDUCED over a; ds REDUCE-SCATTERED over c (R_i -> R_{i,k}); dd
+//                  RESHARDED back (R_k -> R_{i,k}); the softmax's backward is linear in dβ, so only
+//                  ds and dd are ALL-REDUCED over b; βᵀ G on the shard is partial over c:
+//                  REDUCE-SCATTERED over c
 //
 // Per rank and attention layer (H heads, F = |F_j|, n_x = |R_{i,k}|, n_a = |R_i|,
 // n_c = |R_k|, n_o = |R_{k,i}|, grid X x Y x Z along (a, b, c); F_z = F, or H F
@@ -63,10 +63,10 @@ class PlexusAttention final : public EdgeAttention {
                   const std::vector<int>& orderings, bool elide);
 
   void forward(int l, const Attention& a) override;
-  void aggregate(int l, Direction d, ConstView in, View out) override;
-  void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override;
+  void aggregate(int l, ConstView z, View out) override;
+  void backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) override;
   void forward_bytes(int l, ByteModel& m) const override;
-  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void aggregate_bytes(int l, std::int64_t cols, ByteModel& m) const override;
   void backward_bytes(int l, ByteModel& m) const override;
   // Per layer, the nonzeros its edge softmax passes over (the heads-weighted
   // mean of the layers' shards); stored(): those of both shards.
@@ -110,9 +110,8 @@ class PlexusAttention final : public EdgeAttention {
   std::vector<Shard> shards_;
   std::vector<Layer> layers_;
   std::vector<Buffer<float>> z_;  // the gathered Z (c's R_i x F) of each layer (elide), else one for all
-  Buffer<float> g_;               // the gathered G (R_k x F), from the backward to the aggregate's backward
-  const float* g_of_ = nullptr;   // the G it was gathered from
-  Buffer<float> partial_;         // a shard's partial sums before their reduce-scatter
+  Buffer<float> g_;               // the gathered G (R_k x F)
+  Buffer<float> partial_;         // a shard's partial sums before their reduce-scatter (βᵀ G and ds side by side)
   Buffer<float> rows_;            // the completed s or d (R_{i,k} x H); dd on the targets (R_k x H)
   Dense staging_;                 // the reshards' messages
 };

@@ -45,12 +45,12 @@ class SerialStrategy final : public Strategy {
   void sum_over_rows(int, View) override {}
   void reshard(int from, int to, ConstView x, View y, bool accumulate) override;
   void attention(int l, const Attention& a) override { attention_.forward(l, a); }
-  void aggregate_attention(int l, Direction d, ConstView in, View out) override { attention_.aggregate(l, d, in, out); }
-  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override {
-    attention_.backward(l, a, g, z, ds, dd);
+  void aggregate_attention(int l, ConstView z, View out) override { attention_.aggregate(l, z, out); }
+  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) override {
+    attention_.backward(l, a, g, z, dz, ds, dd);
   }
   void attention_bytes(int, ByteModel&) const override {}
-  void aggregate_attention_bytes(int, Direction, std::int64_t, ByteModel&) const override {}
+  void aggregate_attention_bytes(int, std::int64_t, ByteModel&) const override {}
   void attention_backward_bytes(int, ByteModel&) const override {}
 
  private:

@@ -371,6 +371,19 @@ void CpuBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, C
   else for_each_stored_row(a, ew::Sddmm{{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
 }
 
+void CpuBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads, ew::HeadSplit hs,
+                                  const float* v, ConstView g, ConstView z, View y, float* dots) {
+  GCNLAB_ASSERT(t.rows == a.cols && t.cols == a.rows && t.nnz == a.nnz && y.rows == t.rows && z.rows == t.rows);
+  if (hs.mean) {  // averaged heads: the two row loops
+    spmm_edges(t, heads, hs, v, perm, g, y);
+    sddmm(a, heads, hs, g, z, dots);
+    return;
+  }
+  GCNLAB_ASSERT(y.cols == g.cols && z.cols == g.cols);
+  if (t.compressed) fill(y, 0.f);
+  cpu::spmm_edge_values(t, heads, hs, v, perm, g, y, {z, dots});
+}
+
 void CpuBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   fill_unstored(a, out, heads, 0.f);
   for_each_stored_row(a, ew::EdgeRowDot{edge_block(a, heads), x, y, out});
@@ -381,9 +394,28 @@ void CpuBackend::edge_softmax_backward(const Csr& a, int heads, const float* alp
   for_each_stored_row(a, ew::EdgeSoftmaxBackward{edge_block(a, heads), alpha, rowdot, src, dst, slope, d});
 }
 
+namespace {
+// A row functor whose edge values are read through perm (a transposed block):
+// random accesses into the edge tensor that no hardware prefetcher predicts,
+// so the next stored row's are fetched before this row is summed.
+template <class F>
+struct FetchNextRow {
+  F f;
+  std::int64_t rows;
+  ew::EdgeBlock b = f.b;
+  void operator()(std::int64_t s) const {
+    if (s + 1 < rows)
+      for (std::int64_t k = b.begin(s + 1); k < b.end(s + 1); ++k) __builtin_prefetch(f.v + f.perm[k] * b.heads);
+    f(s);
+  }
+};
+}  // namespace
+
 void CpuBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  for_each_stored_row(a, ew::EdgeRowSums{edge_block(a, heads), v, perm, out});
+  const ew::EdgeRowSums sums{edge_block(a, heads), v, perm, out};
+  if (perm) for_each_stored_row(a, FetchNextRow<ew::EdgeRowSums>{sums, a.stored_rows()});
+  else for_each_stored_row(a, sums);
 }
 
 void CpuBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {

@@ -62,6 +62,8 @@ class CpuBackend final : public Backend {
   void spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm, ConstView x,
                   View y) override;
   void sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) override;
+  void spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads, ew::HeadSplit hs,
+                        const float* v, ConstView g, ConstView z, View y, float* dots) override;
   void edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) override;
   void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot, const float* src,
                              const float* dst, float slope, float* d) override;

@@ -189,78 +189,161 @@ struct LaneHeads {
   IVec lane{};
 };
 
+// ew::ordered_dot in vectors: its kDotLanes partial sums as one vector of 8,
+// and its closing sum ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) by
+// shuffles, of four dots at once — the same operations in the same order,
+// so the same bits.
+static_assert(ew::kDotLanes == 8);
+typedef float Lanes __attribute__((vector_size(8 * sizeof(float))));
+typedef std::int32_t LaneIndex __attribute__((vector_size(8 * sizeof(std::int32_t))));
+
+// The lanes of Σ_t a[t] b[t] for t < n, n a multiple of 8.
+inline Lanes dot_lanes(const float* a, const float* b, std::int64_t n) {
+  Lanes acc{};
+  for (std::int64_t t = 0; t < n; t += 8) {
+    Lanes x, y;
+    std::memcpy(&x, a + t, sizeof x);
+    std::memcpy(&y, b + t, sizeof y);
+    acc += x * y;
+  }
+  return acc;
+}
+inline float close_lanes(Lanes a) { return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])); }
+inline void close_lanes(Lanes a, Lanes b, Lanes c, Lanes d, float* out) {
+  const LaneIndex even{0, 2, 8, 10, 4, 6, 12, 14}, odd{1, 3, 9, 11, 5, 7, 13, 15};
+  // [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7], and c, d's
+  const Lanes ab = __builtin_shuffle(a, b, even) + __builtin_shuffle(a, b, odd);
+  const Lanes cd = __builtin_shuffle(c, d, even) + __builtin_shuffle(c, d, odd);
+  // [(a0+a1)+(a2+a3), b.., c.., d.., (a4+a5)+(a6+a7), b.., c.., d..]
+  const Lanes s = __builtin_shuffle(ab, cd, even) + __builtin_shuffle(ab, cd, odd);
+  for (int h = 0; h < 4; ++h) out[h] = s[h] + s[h + 4];
+}
+
 struct EdgeRows {
   Rows rows;
   int heads;
   const float* v;
   const std::int64_t* perm;
-  const float* values(std::int64_t k) const { return v + (perm ? perm[k] : k) * heads; }
+  std::int64_t edge(std::int64_t k) const { return perm ? perm[k] : k; }
+  const float* values(std::int64_t k) const { return v + edge(k) * heads; }
+  // The fused SDDMM (EdgeDots; null: none): head h's local columns [bounds[2h], bounds[2h + 1]).
+  const float* z = nullptr;
+  std::int64_t ldz = 0;
+  float* dots = nullptr;
+  const std::int64_t* bounds = nullptr;
+  bool by_lanes = false;  // every head's local width a multiple of ew::kDotLanes
+  // Through perm, edge k's values (and its dots, to be written) are a random
+  // access into the edge tensor: fetched ahead, as the x rows are.
+  void prefetch(std::int64_t k, bool with_dots) const {
+    const std::int64_t e = perm[k] * heads;
+    __builtin_prefetch(v + e);
+    if (with_dots) __builtin_prefetch(dots + e, 1);
+  }
+  // Edge k's dots with the x row xr (from local column 0) and the row's z row zr.
+  void dot(std::int64_t k, const float* xr, const float* zr) const {
+    float* out = dots + edge(k) * heads;
+    const auto lanes = [&](int h) { return dot_lanes(xr + bounds[2 * h], zr + bounds[2 * h], bounds[2 * h + 1] - bounds[2 * h]); };
+    if (!by_lanes) {
+      for (int h = 0; h < heads; ++h)
+        out[h] = ew::ordered_dot(xr + bounds[2 * h], zr + bounds[2 * h], 1, bounds[2 * h + 1] - bounds[2 * h]);
+      return;
+    }
+    int h = 0;
+    for (; h + 4 <= heads; h += 4) close_lanes(lanes(h), lanes(h + 1), lanes(h + 2), lanes(h + 3), out + h);
+    for (; h < heads; ++h) out[h] = close_lanes(lanes(h));
+  }
 };
 
 // Edge k's value for each lane's head: one broadcast where the vector lies in
-// one head, a select per further head where it spans several.
+// one head, a select per further head where it spans several (Spans).
+template <bool Spans>
 inline Vec lane_values(const LaneHeads& l, const float* vk) {
   Vec w = Vec{} + vk[l.first];
-  for (int h = l.first + 1; h <= l.last; ++h) w = l.lane == h ? Vec{} + vk[h] : w;
+  if (Spans)
+    for (int h = l.first + 1; h <= l.last; ++h) w = l.lane == h ? Vec{} + vk[h] : w;
   return w;
 }
 
 // Y[i, j0 : j0 + kLanes V) of the stored rows [s0, s1): one chain per value, the
 // row's edges in storage order (ew::SpmmEdges's order), held in registers.
-template <int V>
+// `dots`: this pass also makes the fused SDDMM's dots (x at local column 0).
+// Spans: some vector's lanes lie in several heads.
+template <int V, bool Spans>
 void edge_segment(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const LaneHeads* heads, const float* x,
-                  std::int64_t ldx, float* y, std::int64_t ldy) {
+                  std::int64_t ldx, float* y, std::int64_t ldy, bool dots) {
   const Rows& r = a.rows;
   const std::int64_t k_last = r.nnz - 1;
   for (std::int64_t s = s0; s < s1; ++s) {
     Vec acc[V];
     for (int q = 0; q < V; ++q) acc[q] = Vec{};
+    const std::int64_t i = r.out_row(s);
     for (std::int64_t k = r.rowptr[s]; k < r.rowptr[s + 1]; ++k) {
       const float* ahead = x + static_cast<std::int64_t>(r.col[std::min(k + kPrefetch, k_last)]) * ldx;
       for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(ahead + j);  // one per 64-byte line
+      if (a.perm) a.prefetch(std::min(k + kPrefetch, k_last), dots);  // the edge's values (and dots) lie anywhere
       const float* xr = x + static_cast<std::int64_t>(r.col[k]) * ldx;
       const float* vk = a.values(k);
-      for (int q = 0; q < V; ++q) acc[q] += lane_values(heads[q], vk) * load(xr + q * kLanes);
+      for (int q = 0; q < V; ++q) acc[q] += lane_values<Spans>(heads[q], vk) * load(xr + q * kLanes);
+      if (dots) a.dot(k, xr, a.z + i * a.ldz);
     }
-    float* yi = y + r.out_row(s) * ldy;
+    float* yi = y + i * ldy;
     for (int q = 0; q < V; ++q) store(yi + q * kLanes, acc[q]);
   }
 }
 
-// Columns [j0, j0 + w) with w < kLanes, column j in head head[j]: a plain loop, in the same order.
+// Columns [j0, j0 + w) with w < kLanes, column j in head head[j]: a plain loop,
+// in the same order (`dots`, x_row: as edge_segment's).
 void edge_remainder(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const int* head, int w, const float* x,
-                    std::int64_t ldx, float* y, std::int64_t ldy) {
+                    const float* x_row, std::int64_t ldx, float* y, std::int64_t ldy, bool dots) {
   const Rows& r = a.rows;
   for (std::int64_t s = s0; s < s1; ++s) {
     float acc[kLanes] = {};
+    const std::int64_t i = r.out_row(s);
     for (std::int64_t k = r.rowptr[s]; k < r.rowptr[s + 1]; ++k) {
-      const float* xr = x + static_cast<std::int64_t>(r.col[k]) * ldx;
+      const std::int64_t at = static_cast<std::int64_t>(r.col[k]) * ldx;
       const float* vk = a.values(k);
-      for (int j = 0; j < w; ++j) acc[j] += vk[head[j]] * xr[j];
+      for (int j = 0; j < w; ++j) acc[j] += vk[head[j]] * x[at + j];
+      if (dots) a.dot(k, x_row + at, a.z + i * a.ldz);
     }
-    float* yi = y + r.out_row(s) * ldy;
+    float* yi = y + i * ldy;
     for (int j = 0; j < w; ++j) yi[j] = acc[j];
   }
 }
 
 using EdgeSegmentFn = void (*)(const EdgeRows&, std::int64_t, std::int64_t, const LaneHeads*, const float*,
-                               std::int64_t, float*, std::int64_t);
-template <int... V>
+                               std::int64_t, float*, std::int64_t, bool);
+template <bool Spans, int... V>
 constexpr std::array<EdgeSegmentFn, kMaxVecs> edge_segments(std::integer_sequence<int, V...>) {
-  return {edge_segment<V + 1>...};
+  return {edge_segment<V + 1, Spans>...};
 }
-constexpr auto kEdgeSegments = edge_segments(std::make_integer_sequence<int, kMaxVecs>{});
+// [spans][vectors - 1]
+constexpr std::array<EdgeSegmentFn, kMaxVecs> kEdgeSegments[] = {
+    edge_segments<false>(std::make_integer_sequence<int, kMaxVecs>{}),
+    edge_segments<true>(std::make_integer_sequence<int, kMaxVecs>{})};
 
 }  // namespace
 
 void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
-                      ConstView x, View y) {
+                      ConstView x, View y, EdgeDots dots) {
   GCNLAB_ASSERT(hs.mean == 0 && a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   const std::int64_t f = y.cols;
-  const EdgeRows rows{{a.rowptr.data(), a.col.data(), nullptr, a.compressed ? a.row_ids.data() : nullptr,
-                       a.stored_rows(), a.rows, a.nnz},
-                      heads, v, perm};
-  if (f == 0 || rows.rows.stored == 0) return;
+  EdgeRows rows{{a.rowptr.data(), a.col.data(), nullptr, a.compressed ? a.row_ids.data() : nullptr,
+                 a.stored_rows(), a.rows, a.nnz},
+                heads, v, perm};
+  std::vector<std::int64_t> head_cols;
+  if (dots.out) {
+    GCNLAB_ASSERT(dots.z.rows == a.rows && dots.z.cols == f);
+    rows.by_lanes = true;
+    for (int h = 0; h < heads; ++h) {
+      head_cols.insert(head_cols.end(), {hs.first(h, f), hs.last(h, f)});
+      rows.by_lanes = rows.by_lanes && (hs.last(h, f) - hs.first(h, f)) % ew::kDotLanes == 0;
+    }
+    rows.z = dots.z.data;
+    rows.ldz = dots.z.ld;
+    rows.dots = dots.out;
+    rows.bounds = head_cols.data();
+  }
+  if (rows.rows.stored == 0) return;
   const std::int64_t vecs = f / kLanes;
   const int tail = static_cast<int>(f % kLanes);
   std::vector<LaneHeads> lanes(static_cast<std::size_t>(vecs));
@@ -270,6 +353,7 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
     l.first = l.lane[0];
     l.last = l.lane[kLanes - 1];
   }
+  const bool spans = std::any_of(lanes.begin(), lanes.end(), [](const LaneHeads& l) { return l.first != l.last; });
   int tail_head[kLanes] = {};
   for (int j = 0; j < tail; ++j) tail_head[j] = hs.head(vecs * kLanes + j);
   const int threads = omp_get_max_threads();
@@ -279,11 +363,15 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
 #pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
   for (int c = 0; c < chunks; ++c) {
     const std::int64_t s0 = bounds[c], s1 = bounds[c + 1];
+    // the dots on the first pass over the rows: the first segment's, or the remainder's if it is the only one
     for (std::int64_t q = 0; q < vecs; q += kMaxVecs) {
       const auto n = static_cast<int>(std::min<std::int64_t>(kMaxVecs, vecs - q));
-      kEdgeSegments[n - 1](rows, s0, s1, lanes.data() + q, x.data + q * kLanes, x.ld, y.data + q * kLanes, y.ld);
+      kEdgeSegments[spans][n - 1](rows, s0, s1, lanes.data() + q, x.data + q * kLanes, x.ld, y.data + q * kLanes, y.ld,
+                           rows.dots && q == 0);
     }
-    if (tail > 0) edge_remainder(rows, s0, s1, tail_head, tail, x.data + vecs * kLanes, x.ld, y.data + vecs * kLanes, y.ld);
+    if (tail > 0 || (rows.dots && vecs == 0))
+      edge_remainder(rows, s0, s1, tail_head, tail, x.data + vecs * kLanes, x.data, x.ld, y.data + vecs * kLanes, y.ld,
+                     rows.dots && vecs == 0);
   }
 }
 

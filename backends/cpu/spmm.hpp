@@ -37,8 +37,16 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
 // order, the bits of ew::SpmmEdges's row form on every ISA. A vector whose
 // lanes span several heads takes each lane's head value by a select. Rows a
 // compressed block does not store are left to the caller.
+// With `dots` (Backend::spmm_sddmm_edges, a the transposed block): also the
+// SDDMM dots[e(k), h] = x_{col k} · z_i over head h's columns, z_i the row's
+// own row of z, as ew::Sddmm computes them (ew::ordered_dot: the same bits),
+// from the x row the product has just read.
+struct EdgeDots {
+  ConstView z;
+  float* out = nullptr;
+};
 void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
-                      ConstView x, View y);
+                      ConstView x, View y, EdgeDots dots = {});
 
 // The plain row loop (OpenMP over rows, a vectorised axpy per nonzero): what
 // the kernel is checked against in the tests and timed against in `gcnlab bench`.

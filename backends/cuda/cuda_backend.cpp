@@ -354,6 +354,12 @@ void CudaBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const fl
     cuda::spmm_edges_spread(stream_, a.stored_rows(), y.cols, {{b, v, perm, hs, x.data, x.ld, y.data, y.ld, x.cols}});
   }
 }
+void CudaBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads, ew::HeadSplit hs,
+                                   const float* v, ConstView g, ConstView z, View y, float* dots) {
+  spmm_edges(t, heads, hs, v, perm, g, y);  // two warp kernels (kernels.cu), one stream
+  sddmm(a, heads, hs, g, z, dots);
+}
+
 void CudaBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   GCNLAB_ASSERT(z.cols == g.cols * (hs.mean ? hs.mean : 1) && g.rows == a.rows && z.rows == a.cols);
   const ew::EdgeBlock b = edge_block(a, heads);

@@ -129,6 +129,15 @@ class Backend : public Allocator {
                           ConstView x, View y) = 0;
   // out[k] = g_i · z_j per head over the local columns (g: a.rows rows, z: a.cols rows).
   virtual void sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) = 0;
+  // The attention backward's two products over the same edges in one call
+  // (FusedMM's fusion of an SDDMM with an SpMM, Rahman et al. IPDPS'21):
+  //   y = spmm_edges(t, heads, hs, v, perm, g)   βᵀG over a's transpose t (t's edge k is a's perm[k])
+  //   dots = sddmm(a, heads, hs, g, z)            dβ, in a's edge order
+  // with those calls' results. The CPU walks t once for both where the heads
+  // are concatenated: each edge's G row, read for βᵀG, also makes its dots
+  // with the row's Z (the SDDMM's gathers of Z are gone).
+  virtual void spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads, ew::HeadSplit hs,
+                                const float* v, ConstView g, ConstView z, View y, float* dots) = 0;
   virtual void edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) = 0;
   // d = α (d - rowdot_i) LeakyReLU'(src_j + dst_i)
   virtual void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,

@@ -53,7 +53,7 @@ GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Gra
   src_.resize(static_cast<std::size_t>(L));
   z_.resize(elide_ ? static_cast<std::size_t>(L) : 1);
   if (splits_features()) dst_.resize(static_cast<std::size_t>(L));
-  std::int64_t partial_width = 0, heads = 0;  // partial_'s width: the widest local F or H
+  std::int64_t partial_width = 0, heads = 0;  // partial_'s width: the widest local F + H
   for (int l = 0; l < L; ++l) {
     const auto at = static_cast<std::size_t>(l);
     heads_.push_back(a.heads_of(l));
@@ -61,7 +61,7 @@ GatheredAttention::GatheredAttention(Backend& backend, Ledger& ledger, const Gra
     widths_.push_back((features.cols.empty() ? a.dims[at + 1] : features.cols[at]) * averaged_.back());
     if (heads_.back() == 0) continue;
     const std::int64_t H = heads_.back();
-    partial_width = std::max({partial_width, widths_.back(), H});
+    partial_width = std::max(partial_width, widths_.back() + H);
     heads = std::max(heads, H);
     src_[at] = Buffer<float>(backend, static_cast<std::size_t>(c * H));
     if (splits_features()) dst_[at] = Buffer<float>(backend, static_cast<std::size_t>(rows_count_ * H));
@@ -124,29 +124,26 @@ void GatheredAttention::forward(int l, const Attention& a) {
   rows_.forward(l, {src, dst(l, a), a.dropout});
 }
 
-void GatheredAttention::aggregate(int l, Direction d, ConstView in, View out) {
-  if (d == Direction::forward) {
-    const View z = gathered_z(l);
-    exchange_->gather(in, z);
-    rows_.aggregate(l, d, z, out);
-    if (exchange_->splits_rows()) exchange_->reduce_rows(out, ReduceOp::sum);
-    return;
-  }
-  const View partial{partial_.data(), exchange_->columns(), out.cols, out.cols};
-  rows_.aggregate(l, d, in, partial);  // βᵀ G over this rank's targets, for each column
-  exchange_->scatter_sum(partial, out);
+void GatheredAttention::aggregate(int l, ConstView z, View out) {
+  const View all = gathered_z(l);
+  exchange_->gather(z, all);
+  rows_.aggregate(l, all, out);
+  if (exchange_->splits_rows()) exchange_->reduce_rows(out, ReduceOp::sum);
 }
 
-void GatheredAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
+void GatheredAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) {
   const int H = heads_[static_cast<std::size_t>(l)];
-  const View z_all = gathered_z(l), partial{partial_.data(), exchange_->columns(), H, H};
+  const std::int64_t c = exchange_->columns(), f = dz.cols;
+  // this rank's targets' shares of βᵀ G and of ds, for each column
+  const View z_all = gathered_z(l), dz_part{partial_.data(), c, f, f}, ds_part{partial_.data() + c * f, c, H, H};
   if (!elide_) exchange_->gather(z, z_all);  // the forward's gather of this layer was overwritten by later layers'
-  rows_.backward(l, {gathered_src(l), dst(l, a), a.dropout}, g, z_all, partial, dd);
-  exchange_->scatter_sum(partial, ds);
+  rows_.backward(l, {gathered_src(l), dst(l, a), a.dropout}, g, z_all, dz_part, ds_part, dd);
+  exchange_->scatter_sum(ds_part, ds);
   if (splits_features()) {  // sums over F_j's partial dots (the backward is linear in dβ)
     complete(ds, ds.data);
     complete(dd, dd.data);
   }
+  exchange_->scatter_sum(dz_part, dz);
 }
 
 void GatheredAttention::forward_bytes(int l, ByteModel& m) const {
@@ -156,14 +153,10 @@ void GatheredAttention::forward_bytes(int l, ByteModel& m) const {
   if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(H, m), exchange_->reduce_rows_bytes(H, m);  // max, sum
 }
 
-void GatheredAttention::aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
-  const int mean = averaged_[static_cast<std::size_t>(l)];  // Z is `mean` times the output's width
-  if (d == Direction::forward) {                            // cols: Z's
-    exchange_->gather_bytes(cols, m);
-    if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(cols / mean, m);
-  } else {  // cols: G's
-    exchange_->scatter_sum_bytes(cols * mean, m);
-  }
+void GatheredAttention::aggregate_bytes(int l, std::int64_t cols, ByteModel& m) const {
+  const int mean = averaged_[static_cast<std::size_t>(l)];  // cols: Z's, `mean` times the output's width
+  exchange_->gather_bytes(cols, m);
+  if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(cols / mean, m);
 }
 
 void GatheredAttention::backward_bytes(int l, ByteModel& m) const {
@@ -172,6 +165,7 @@ void GatheredAttention::backward_bytes(int l, ByteModel& m) const {
   if (exchange_->splits_rows()) exchange_->reduce_rows_bytes(H, m), exchange_->reduce_rows_bytes(H, m);  // D, dd
   exchange_->scatter_sum_bytes(H, m);
   if (splits_features()) complete_bytes(H, m), complete_bytes(H, m);  // ds, dd
+  exchange_->scatter_sum_bytes(widths_[static_cast<std::size_t>(l)], m);  // βᵀ G, Z's width
 }
 
 }  // namespace gcnlab

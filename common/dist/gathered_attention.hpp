@@ -81,10 +81,10 @@ class GatheredAttention final : public EdgeAttention {
   static std::int64_t widest(const Architecture& a);
 
   void forward(int l, const Attention& a) override;
-  void aggregate(int l, Direction d, ConstView in, View out) override;
-  void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override;
+  void aggregate(int l, ConstView z, View out) override;
+  void backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) override;
   void forward_bytes(int l, ByteModel& m) const override;
-  void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const override;
+  void aggregate_bytes(int l, std::int64_t cols, ByteModel& m) const override;
   void backward_bytes(int l, ByteModel& m) const override;
   std::int64_t edges() const override { return block_ ? block_->nnz : 0; }
   // Backend bytes: the block row, its edge tensors, the gathered buffers and the exchange's.
@@ -111,7 +111,7 @@ class GatheredAttention final : public EdgeAttention {
   RowAttention rows_;           // its edge tensors
   std::vector<Buffer<float>> src_;   // the gathered s of each attention layer, c x H
   std::vector<Buffer<float>> z_;     // the gathered Z of each attention layer (elide), else one for all
-  Buffer<float> partial_;            // this rank's share of βᵀG or ds for each column, c x widest
+  Buffer<float> partial_;            // this rank's share of βᵀG and ds for each column, c x (F + H), widest
   std::vector<Buffer<float>> dst_;   // split features: each layer's completed d (rows x H), kept for its backward
   Buffer<float> score_;              // split features: the completed s (rows x widest H) before its gather
 };

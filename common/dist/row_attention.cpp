@@ -93,14 +93,13 @@ void RowAttention::forward(int l, const Attention& a) {
     b.edge_dropout(A, t.heads, t.alpha.data(), t.beta.data(), row_ids_.data(), col_ids_.data(), a.dropout);
 }
 
-void RowAttention::aggregate(int l, Direction d, ConstView in, View out) {
+void RowAttention::aggregate(int l, ConstView z, View out) {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   auto time = ledger_->time(Category::spmm);
-  if (d == Direction::forward) backend_->spmm_edges(*block_, t.heads, t.split, t.values(), nullptr, in, out);
-  else backend_->spmm_edges(transposed_, t.heads, t.split, t.values(), perm_.data(), in, out);
+  backend_->spmm_edges(*block_, t.heads, t.split, t.values(), nullptr, z, out);
 }
 
-void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
+void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) {
   const Layer& t = layers_[static_cast<std::size_t>(l)];
   GCNLAB_ASSERT(ds.ld == t.heads && dd.ld == t.heads);
   Backend& b = *backend_;
@@ -108,7 +107,8 @@ void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z,
   float* d = work_.data();
   {
     auto time = ledger_->time(Category::sddmm);
-    b.sddmm(A, t.heads, t.split, g, z, d);  // dβ (partial dots where the heads' columns are split)
+    // βᵀ G and dβ (partial dots where the heads' columns are split)
+    b.spmm_sddmm_edges(A, transposed_, perm_.data(), t.heads, t.split, t.values(), g, z, dz, d);
   }
   {
     auto time = ledger_->time(Category::edge_softmax);

@@ -10,14 +10,16 @@
 // one work tensor of the widest layer serves every layer's backward.
 //
 //   forward   e = LeakyReLU(s_j + d_i); α = e's row softmax (max-subtracted); β = dropout(α)
-//   aggregate out_i = Σ_j β_ij Z_j (the block), out_j = Σ_i β_ij G_i (its transpose,
-//             reading β through the transpose's permutation: no atomics, the
-//             same bits on every run)
-//   backward  dβ = SDDMM(G, Z); dα = dropout'(dβ); D_i = Σ_j α_ij dα_ij;
+//   aggregate out_i = Σ_j β_ij Z_j (the block)
+//   backward  dZ_j = Σ_i β_ij G_i (the transpose, reading β through the
+//             transpose's permutation: no atomics, the same bits on every run)
+//             and dβ = SDDMM(G, Z), in one pass over the transpose
+//             (Backend::spmm_sddmm_edges); dα = dropout'(dβ); D_i = Σ_j α_ij dα_ij;
 //             dê = α (dα - D_i) LeakyReLU'; dd_i = Σ_j dê_ij; ds_j = Σ_i dê_ij (transpose)
 //
-// Timed as sddmm (the SDDMM), edge_softmax (scores, softmax, dropout and
-// their backward, the row sums) and spmm (the aggregations).
+// Timed as spmm (the forward's aggregation), sddmm (the backward's βᵀG and
+// SDDMM) and edge_softmax (scores, softmax, dropout and their backward, the
+// row sums).
 
 #include <cstdint>
 #include <functional>
@@ -48,8 +50,9 @@ class RowAttention {
                RowReduce reduce_rows = {}, std::span<const std::int64_t> col0 = {});
 
   void forward(int l, const Attention& a);
-  void aggregate(int l, Direction d, ConstView in, View out);
-  void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd);
+  void aggregate(int l, ConstView z, View out);
+  // dz, ds: the block's columns (partial sums where other ranks hold more of their rows).
+  void backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd);
   // Backend bytes of the transpose, the ids, the edge tensors and the row vectors.
   double bytes() const;
 

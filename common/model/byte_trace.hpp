@@ -28,10 +28,8 @@ class ByteTracer final : public Primitives {
   void reshard(int from, int to, ConstView, View, bool) override { s_.reshard_bytes(from, to, bytes_); }
   void sum_over_layout(int l, View values) override { s_.sum_over_layout_bytes(l, values.size(), bytes_); }
   void attention(int l, const Attention&) override { s_.attention_bytes(l, bytes_); }
-  void aggregate_attention(int l, Direction d, ConstView in, View) override {
-    s_.aggregate_attention_bytes(l, d, in.cols, bytes_);
-  }
-  void attention_backward(int l, const Attention&, ConstView, ConstView, View, View) override {
+  void aggregate_attention(int l, ConstView z, View) override { s_.aggregate_attention_bytes(l, z.cols, bytes_); }
+  void attention_backward(int l, const Attention&, ConstView, ConstView, View, View, View) override {
     s_.attention_backward_bytes(l, bytes_);
   }
 

@@ -53,21 +53,21 @@ void Strategy::attention(int l, const Attention& a) {
   if (!edge_attention()) no_attention();
   edge_attention()->forward(l, a);
 }
-void Strategy::aggregate_attention(int l, Direction d, ConstView in, View out) {
+void Strategy::aggregate_attention(int l, ConstView z, View out) {
   if (!edge_attention()) no_attention();
-  edge_attention()->aggregate(l, d, in, out);
+  edge_attention()->aggregate(l, z, out);
 }
-void Strategy::attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) {
+void Strategy::attention_backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) {
   if (!edge_attention()) no_attention();
-  edge_attention()->backward(l, a, g, z, ds, dd);
+  edge_attention()->backward(l, a, g, z, dz, ds, dd);
 }
 void Strategy::attention_bytes(int l, ByteModel& m) const {
   if (!edge_attention()) no_attention();
   edge_attention()->forward_bytes(l, m);
 }
-void Strategy::aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const {
+void Strategy::aggregate_attention_bytes(int l, std::int64_t cols, ByteModel& m) const {
   if (!edge_attention()) no_attention();
-  edge_attention()->aggregate_bytes(l, d, cols, m);
+  edge_attention()->aggregate_bytes(l, cols, m);
 }
 void Strategy::attention_backward_bytes(int l, ByteModel& m) const {
   if (!edge_attention()) no_attention();

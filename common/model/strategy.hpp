@@ -57,10 +57,10 @@ class EdgeAttention {
  public:
   virtual ~EdgeAttention() = default;
   virtual void forward(int l, const Attention& a) = 0;
-  virtual void aggregate(int l, Direction d, ConstView in, View out) = 0;
-  virtual void backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) = 0;
+  virtual void aggregate(int l, ConstView z, View out) = 0;
+  virtual void backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) = 0;
   virtual void forward_bytes(int l, ByteModel& m) const = 0;
-  virtual void aggregate_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const = 0;
+  virtual void aggregate_bytes(int l, std::int64_t cols, ByteModel& m) const = 0;
   virtual void backward_bytes(int l, ByteModel& m) const = 0;
   // Nonzeros of the edge tensors this rank keeps (the work of its edge softmax).
   virtual std::int64_t edges() const = 0;
@@ -256,19 +256,20 @@ class Primitives {
   //       dots over the ranks that split Z's columns and moves s to the sources'
   //       and d to the targets' blocks; it reduces the row max and sum over the
   //       ranks that split a row.
-  //   aggregate_attention(l, forward, Z, out): out_i = Σ_j β_ij Z_j per head,
-  //       Z in transformed_layout(l), out in layout(l+1) (as aggregate's
-  //       transform-first product); backward: out_j = Σ_i β_ij G_i, G in
-  //       layout(l+1), out in transformed_layout(l).
-  //   attention_backward(l, a, G, Z, ds, dd): dβ_ij = G_i · Z_j per head (the
-  //       SDDMM), dα = dropout'(dβ), dê_ij = α_ij (dα_ij - Σ_k α_ik dα_ik) ·
-  //       LeakyReLU'(s_j + d_i); ds_j = Σ_i dê_ij and dd_i = Σ_j dê_ij, both
-  //       complete, on transformed_layout(l)'s rows (one column per head).
-  //       A layer's aggregate_attention(l, backward, G, ·) follows its
-  //       attention_backward with the same G (plexus-3d keeps the G it gathered).
+  //   aggregate_attention(l, Z, out): out_i = Σ_j β_ij Z_j per head, Z in
+  //       transformed_layout(l), out in layout(l+1) (as aggregate's
+  //       transform-first product).
+  //   attention_backward(l, a, G, Z, dZ, ds, dd), G in layout(l+1): the
+  //       aggregation's adjoint dZ_j = Σ_i β_ij G_i (transformed_layout(l));
+  //       dβ_ij = G_i · Z_j per head (the SDDMM), dα = dropout'(dβ),
+  //       dê_ij = α_ij (dα_ij - Σ_k α_ik dα_ik) · LeakyReLU'(s_j + d_i);
+  //       ds_j = Σ_i dê_ij and dd_i = Σ_j dê_ij, both complete, on
+  //       transformed_layout(l)'s rows (one column per head). One call, because
+  //       βᵀG and the SDDMM read the same edges and G rows: the backend makes
+  //       both in one pass (Backend::spmm_sddmm_edges).
   virtual void attention(int l, const Attention& a) = 0;
-  virtual void aggregate_attention(int l, Direction d, ConstView in, View out) = 0;
-  virtual void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) = 0;
+  virtual void aggregate_attention(int l, ConstView z, View out) = 0;
+  virtual void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) = 0;
 };
 
 class Strategy : public Primitives {
@@ -328,8 +329,8 @@ class Strategy : public Primitives {
   virtual EdgeAttention* edge_attention() { return nullptr; }
   const EdgeAttention* edge_attention() const { return const_cast<Strategy*>(this)->edge_attention(); }
   void attention(int l, const Attention& a) override;
-  void aggregate_attention(int l, Direction d, ConstView in, View out) override;
-  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View ds, View dd) override;
+  void aggregate_attention(int l, ConstView z, View out) override;
+  void attention_backward(int l, const Attention& a, ConstView g, ConstView z, View dz, View ds, View dd) override;
 
   // The forward product order of each layer (after setup). Strategies that
   // compute only their paper's (ÂᵀX)W keep the default.
@@ -381,7 +382,7 @@ class Strategy : public Primitives {
   virtual void sum_over_rows_bytes(int l, std::int64_t count, ByteModel& m) const;  // count: per_column's size
   virtual void reshard_bytes(int from, int to, ByteModel& m) const;
   virtual void attention_bytes(int l, ByteModel& m) const;
-  virtual void aggregate_attention_bytes(int l, Direction d, std::int64_t cols, ByteModel& m) const;
+  virtual void aggregate_attention_bytes(int l, std::int64_t cols, ByteModel& m) const;
   virtual void attention_backward_bytes(int l, ByteModel& m) const;
   // Analytic backend bytes of this rank's graph blocks and buffers (graph + buffers terms).
   virtual MemoryNeed memory_need() const = 0;

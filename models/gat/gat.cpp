@@ -92,7 +92,7 @@ void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
     b.gemm(Op::N, Op::N, 1.f, z, s.own[kMdst], 0.f, s.own[kDst]);
   });
   p.primitives.attention(l, attention_of(p, l));
-  p.primitives.aggregate_attention(l, Direction::forward, z, s.z);
+  p.primitives.aggregate_attention(l, z, s.z);
   add_bias(p, l, s.own[kOnes]);
 }
 
@@ -100,8 +100,7 @@ void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   LayerBuffers& s = p.buf.layers[l];
   const View z = s.own[kZ], dz = s.own[kDz], ds = s.own[kDs], dd = s.own[kDd], q = s.own[kQ];
   bias_backward(p, l);
-  p.primitives.attention_backward(l, attention_of(p, l), s.g, z, ds, dd);
-  p.primitives.aggregate_attention(l, Direction::backward, s.g, dz);  // βᵀ G
+  p.primitives.attention_backward(l, attention_of(p, l), s.g, z, dz, ds, dd);  // dz = βᵀ G
   Parameter& src = p.buf.param(src_name(l));
   Parameter& dst = p.buf.param(dst_name(l));
   p.elementwise([&](Backend& b) {

@@ -16,10 +16,11 @@
 //
 // and its backward (G = dL/dout, layout(l+1)):
 //   db = Σ_i G_i (sum_over_rows)
-//   ds, dd = attention_backward(G, Z): the SDDMM dβ_ij = G_i · Z_j, the
+//   βᵀ G, ds, dd = attention_backward(G, Z): the aggregation's adjoint, the
+//            SDDMM dβ_ij = G_i · Z_j (one pass over the edges for both), the
 //            dropout's mask, the softmax's and LeakyReLU's backward, and the
 //            edge sums over each source (ds) and target (dd)
-//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (aggregate_attention backward; GEMMs)
+//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (GEMMs)
 //   da_src = Σ_j ds_j Z_j per head, da_dst likewise (GEMM, sum_over_rows)
 //   dW, dX (linear_backward)
 // Parameters: W<l> (f_l x H C, Glorot), att_src<l>, att_dst<l> (1 x H C,

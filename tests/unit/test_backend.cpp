@@ -560,14 +560,18 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
   }
 }
 
-TEST_CASE("the CPU's register-blocked attention SpMM has the row form's bits", "[backend][attention]") {
+TEST_CASE("the CPU's register-blocked attention SpMM and its fusion with the SDDMM have the row forms' bits", "[backend][attention]") {
   // cpu::spmm_edge_values against ew::SpmmEdges's row loop (the order both
-  // state), forward and through the transpose's permutation: heads aligned
+  // state), forward and through the transpose's permutation, and fused with
+  // the SDDMM against the separate calls: heads aligned
   // with the SIMD vectors (32 columns), vectors spanning several heads (5),
   // a single head wider than one register segment (300: two tiles and a
   // tail); a hub row of every column, empty rows, compressed rows.
   auto be = cpu_backend();
-  for (auto [H, width, col0] : {std::tuple{4, 32, 0}, std::tuple{7, 5, 3}, std::tuple{1, 300, 0}})
+  // the SDDMM's vector lanes (every head's local width a multiple of 8) in fours and singly: 4 x 32, 6 x 8, and
+  // 3 x 16 from inside head 0; its plain loop: 7 x 5, 1 x 300
+  for (auto [H, width, col0] : {std::tuple{4, 32, 0}, std::tuple{7, 5, 3}, std::tuple{1, 300, 0}, std::tuple{6, 8, 0},
+                                std::tuple{3, 16, 8}})
     for (auto [rows, n, density] : {std::tuple{40, 2000, 0.01}, std::tuple{3000, 40, 0.0005}}) {
       const ew::HeadSplit hs{col0, width};
       const std::int64_t cols = H * width - col0;
@@ -591,6 +595,16 @@ TEST_CASE("the CPU's register-blocked attention SpMM has the row form's bits", "
         const auto got = y.download();
         REQUIRE(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
       }
+      // the backward's fused pass: βᵀG over the transpose and the SDDMM, each with its own call's bits
+      const Csr a = upload(*be, h, RowStorage::sparse_if_smaller), t = upload(*be, th, RowStorage::sparse_if_smaller);
+      Dense dg = make_dense(*be, rows, cols, random_vector(rows * cols, 13)),
+            dz = make_dense(*be, n, cols, random_vector(n * cols, 14)), y(*be, n, cols), y_ref(*be, n, cols);
+      Buffer<float> dots(*be, static_cast<std::size_t>(h.nnz() * H)), dots_ref(*be, dots.size());
+      be->spmm_sddmm_edges(a, t, dperm.data(), H, hs, dv.data(), dg, dz, y, dots.data());
+      be->spmm_edges(t, H, hs, dv.data(), dperm.data(), dg, y_ref);
+      be->sddmm(a, H, hs, dg, dz, dots_ref.data());
+      REQUIRE(std::memcmp(y.download().data(), y_ref.download().data(), y_ref.size() * sizeof(float)) == 0);
+      REQUIRE(std::memcmp(dots.download().data(), dots_ref.download().data(), dots.size() * sizeof(float)) == 0);
     }
 }
 

@@ -24,7 +24,8 @@ plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "
                      "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8})
 
 COMPUTE = ["spmm", "gemm", "elementwise", "loss", "optimizer", "pack", "sampling", "sddmm", "edge_softmax"]
-COMMUNICATION = ["bcast_dense", "bcast_sparse", "allreduce", "allgather", "reduce_scatter", "alltoall", "p2p"]
+COMMUNICATION = ["bcast_dense", "bcast_sparse", "allreduce", "allgather", "reduce_scatter", "alltoall", "p2p",
+                 "staging"]
 CATEGORIES = COMPUTE + COMMUNICATION + ["other"]
 MIB = 1 << 20
 

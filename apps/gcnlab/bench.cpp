@@ -380,11 +380,13 @@ void bench_collective(Args& args, MpiCommunicator& world) {
         {"broadcast", Category::bcast_dense, [&] { comm.broadcast(into, 0, Category::bcast_dense); }},
     };
     // interleaved (op 0, op 1, ..., op 0, ...): the machine's noise falls on all of them alike
-    std::vector<std::vector<double>> times(ops.size());
+    std::vector<std::vector<double>> times(ops.size()), staging(ops.size());
     std::vector<double> wire(ops.size(), 0);
+    const auto staged_s = [&] { return comm.ledger().lifetime()[static_cast<int>(Category::staging)].time_s; };
     for (int r = 0; r < warmup + reps; ++r)
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const double before = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes;
+        const double staged_before = staged_s();
         world.barrier();
         backend->sync();
         const auto t0 = std::chrono::steady_clock::now();
@@ -392,18 +394,21 @@ void bench_collective(Args& args, MpiCommunicator& world) {
         backend->sync();
         double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double moved = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes - before;
+        double copying = staged_s() - staged_before;  // a staged transport's copies (Category::staging)
         world.allreduce(std::span<double>(&t, 1), ReduceOp::max, Category::allreduce);
         world.allreduce(std::span<double>(&moved, 1), ReduceOp::max, Category::allreduce);
-        if (r >= warmup) times[i].push_back(t), wire[i] = moved;
+        world.allreduce(std::span<double>(&copying, 1), ReduceOp::max, Category::allreduce);
+        if (r >= warmup) times[i].push_back(t), staging[i].push_back(copying), wire[i] = moved;
       }
     if (me != 0) continue;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Stats st = stats_of(times[i]);
       // gbs: the busiest rank's wire bytes per second (bus bandwidth); algbw_gbs: the buffer's
+      // staging_ms: the median of the slowest rank's staging copies (0 but for mpi-staged*)
       fmt::print("bench=collective op={} backend={} transport={} ranks={} bytes={} wire_bytes={:.0f} "
-                 "algbw_gbs={:.3f} {}\n",
+                 "algbw_gbs={:.3f} staging_ms={:.3f} {}\n",
                  ops[i].name, backend_name, transport, p, 4 * whole, wire[i],
-                 4.0 * static_cast<double>(whole) / st.median * 1e-9,
+                 4.0 * static_cast<double>(whole) / st.median * 1e-9, stats_of(staging[i]).median * 1e3,
                  timing(st, 0.0, wire[i], fmt::format("{} of {} bytes", ops[i].name, 4 * whole)));
     }
     std::fflush(stdout);

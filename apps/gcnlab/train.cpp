@@ -168,6 +168,9 @@ nlohmann::json report(const Communicator& world, TrainRun& run, Epochs& ran) {
                          j["memory"]["analytic_bytes_max"].get<double>() / (1 << 20),
                          j["memory"]["peak_over_analytic_max"].get<double>(),
                          j["memory"]["host_peak_bytes_max"].get<double>() / (1 << 20)));
+  if (const double staging = j["memory"]["staging_host_bytes_max"].get<double>(); staging > 0)
+    log(world, fmt::format("staging host buffers (--gpu-comm mpi) {:.1f} MiB per rank at most, pinned, within the "
+                           "process's", staging / (1 << 20)));
   return j;
 }
 

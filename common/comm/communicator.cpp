@@ -69,10 +69,19 @@ Communicator::Timed::Timed(Communicator& comm, Category c, double payload, doubl
 
 Communicator::Timed::~Timed() {
   ledger_.sync();
-  tally_.time_s = std::chrono::duration<double>(Ledger::Clock::now() - start_).count();
+  tally_.time_s = std::max(0.0, std::chrono::duration<double>(Ledger::Clock::now() - start_).count() - excluded_s_);
   ledger_.record(category_, tally_);
   ledger_.mark_end();
   comm_.timed_ = nullptr;
+}
+
+void Communicator::add_staging(double seconds, double bytes) {
+  if (timed_) timed_->exclude(seconds);
+  Tally t;
+  t.time_s = seconds;
+  t.payload_bytes = bytes;
+  t.calls = 1;
+  ledger().record(Category::staging, t);
 }
 
 bool Communicator::Pending::test() {

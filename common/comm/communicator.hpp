@@ -71,6 +71,9 @@ class Communicator {
 
   // Collective split (as MPI_Comm_split); the child records into the same ledger.
   virtual std::unique_ptr<Communicator> split(int color, int key) const = 0;
+  // The most host memory this transport and its splits held at once for
+  // staging device buffers (StagedCommunicator; 0 for the others).
+  virtual double staging_host_bytes() const { return 0; }
 
   template <class T>
   void broadcast(std::span<T> buf, int root, Category c) {
@@ -228,6 +231,10 @@ class Communicator {
   void add_padding(double bytes) {
     if (timed_) timed_->add_padding(bytes);
   }
+  // For a staged transport inside a do_* hook: `seconds` spent copying `bytes`
+  // between the call's device buffers and its host buffers, charged to
+  // Category::staging (payload: the bytes copied) instead of the call.
+  void add_staging(double seconds, double bytes);
 
  private:
   template <class F>
@@ -241,6 +248,7 @@ class Communicator {
     Timed(const Timed&) = delete;
     Timed& operator=(const Timed&) = delete;
     void add_padding(double bytes) { tally_.padding_bytes += bytes; }
+    void exclude(double seconds) { excluded_s_ += seconds; }
 
    private:
     Communicator& comm_;
@@ -248,6 +256,7 @@ class Communicator {
     Category category_;
     Tally tally_;
     Ledger::Clock::time_point start_;
+    double excluded_s_ = 0;  // add_staging's
   };
 
   Ledger* ledger_;

@@ -6,7 +6,7 @@ namespace {
 constexpr std::array<std::string_view, kNumCategories> kNames = {
     "spmm",        "gemm",         "elementwise", "loss",      "optimizer",
     "pack",        "sampling",     "sddmm",       "edge_softmax", "bcast_dense", "bcast_sparse", "allreduce",
-    "allgather",   "reduce_scatter", "alltoall",  "p2p",       "other"};
+    "allgather",   "reduce_scatter", "alltoall",  "p2p",       "staging",      "other"};
 }
 
 std::string_view to_string(Category c) { return kNames[static_cast<int>(c)]; }
@@ -18,7 +18,7 @@ std::optional<Category> category_from_string(std::string_view s) {
 }
 
 bool is_communication(Category c) {
-  return c >= Category::bcast_dense && c <= Category::p2p;
+  return c >= Category::bcast_dense && c <= Category::staging;
 }
 
 namespace {

@@ -25,6 +25,7 @@ enum class Category : int {
   sddmm, edge_softmax,  // graph attention (GAT): the SDDMM and the edge softmax with its backward
   // communication
   bcast_dense, bcast_sparse, allreduce, allgather, reduce_scatter, alltoall, p2p,
+  staging,  // a staged transport's copies between device buffers and its host buffers (--gpu-comm mpi)
   // epoch time not covered by the above
   other,
   count

@@ -33,13 +33,17 @@ char* StagingBuffer::at_least(std::size_t bytes) {
     const std::size_t grown = std::max(bytes, bytes_ + bytes_ / 2);  // amortised growth over uneven calls
     data_ = static_cast<char*>(stager_->allocate_host(grown));
     bytes_ = grown;
+    stager_->held(static_cast<std::ptrdiff_t>(grown));
     ++allocations_;
   }
   return data_;
 }
 
 void StagingBuffer::release() {
-  if (data_) stager_->free_host(data_, bytes_);
+  if (data_) {
+    stager_->free_host(data_, bytes_);
+    stager_->held(-static_cast<std::ptrdiff_t>(bytes_));
+  }
   data_ = nullptr;
   bytes_ = 0;
 }
@@ -55,11 +59,19 @@ std::unique_ptr<Communicator> StagedCommunicator::split(int color, int key) cons
   return std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(child, ledger(), true), stager_);
 }
 
+template <class F>
+void StagedCommunicator::staged(std::size_t bytes, F&& copies) {
+  if (bytes == 0) return copies();  // nothing staged (host buffers)
+  const auto start = Ledger::Clock::now();
+  copies();
+  stager_->wait();
+  add_staging(std::chrono::duration<double>(Ledger::Clock::now() - start).count(), static_cast<double>(bytes));
+}
+
 const void* StagedCommunicator::readable(const void* p, std::size_t bytes, StagingBuffer& buf) {
   if (bytes == 0 || !stager_->on_device(p)) return p;
   char* host = buf.at_least(bytes);
-  stager_->to_host(host, p, bytes);
-  stager_->wait();
+  staged(bytes, [&] { stager_->to_host(host, p, bytes); });
   return host;
 }
 
@@ -70,8 +82,7 @@ void* StagedCommunicator::writable(void* p, std::size_t bytes, StagingBuffer& bu
 
 void StagedCommunicator::finish(void* p, const void* host, std::size_t bytes) {
   if (bytes == 0 || host == p) return;
-  stager_->to_device(p, host, bytes);
-  stager_->wait();
+  staged(bytes, [&] { stager_->to_device(p, host, bytes); });
 }
 
 void StagedCommunicator::do_broadcast(void* buf, std::size_t count, DType t, int root) {
@@ -133,10 +144,8 @@ void StagedCommunicator::do_alltoallv(const void* send, const std::int64_t* send
   const std::size_t in_bytes = static_cast<std::size_t>(send_end) * e, out_bytes = static_cast<std::size_t>(recv_end) * e;
   const void* in = readable(send, in_bytes, send_);
   void* out = writable(recv, out_bytes, recv_);
-  if (out != recv && out_bytes > 0) {  // keep what no peer writes (gaps between the received blocks)
-    stager_->to_host(out, recv, out_bytes);
-    stager_->wait();
-  }
+  if (out != recv && out_bytes > 0)  // keep what no peer writes (gaps between the received blocks)
+    staged(out_bytes, [&] { stager_->to_host(out, recv, out_bytes); });
   mpi_->do_alltoallv(in, send_counts, send_displs, out, recv_counts, recv_displs, t);
   finish(recv, out, out_bytes);
 }
@@ -146,37 +155,41 @@ void StagedCommunicator::do_exchange(const std::vector<Message<const void>>& sen
   // Every staged message at its own offset of one buffer per direction, 64-byte aligned.
   const std::size_t e = dtype_size(t);
   const auto slot = [e](std::size_t count) { return (count * e + 63) / 64 * 64; };
-  std::size_t in_bytes = 0, out_bytes = 0;
+  std::size_t in_bytes = 0, out_bytes = 0, sent = 0;
   for (const auto& m : sends)
-    if (stager_->on_device(m.data)) in_bytes += slot(m.count);
+    if (stager_->on_device(m.data)) in_bytes += slot(m.count), sent += m.count * e;
   for (const auto& m : recvs)
     if (stager_->on_device(m.data)) out_bytes += slot(m.count);
   char* in = in_bytes ? send_.at_least(in_bytes) : nullptr;
   char* out = out_bytes ? recv_.at_least(out_bytes) : nullptr;
   std::vector<Message<const void>> host_sends;
   std::vector<Message<void>> host_recvs;
-  for (const auto& m : sends) {
-    if (m.count > 0 && stager_->on_device(m.data)) {
-      stager_->to_host(in, m.data, m.count * e);
-      host_sends.push_back({m.peer, in, m.count});
-      in += slot(m.count);
-    } else {
-      host_sends.push_back(m);
+  std::size_t copied = 0;
+  staged(sent, [&] {
+    for (const auto& m : sends) {
+      if (m.count > 0 && stager_->on_device(m.data)) {
+        stager_->to_host(in, m.data, m.count * e);
+        host_sends.push_back({m.peer, in, m.count});
+        in += slot(m.count);
+      } else {
+        host_sends.push_back(m);
+      }
     }
-  }
+  });
   for (const auto& m : recvs) {
     if (m.count > 0 && stager_->on_device(m.data)) {
       host_recvs.push_back({m.peer, out, m.count});
       out += slot(m.count);
+      copied += m.count * e;
     } else {
       host_recvs.push_back(m);
     }
   }
-  stager_->wait();
   mpi_->do_exchange(host_sends, host_recvs, t);
-  for (std::size_t k = 0; k < recvs.size(); ++k)
-    if (host_recvs[k].data != recvs[k].data) stager_->to_device(recvs[k].data, host_recvs[k].data, recvs[k].count * e);
-  stager_->wait();
+  staged(copied, [&] {
+    for (std::size_t k = 0; k < recvs.size(); ++k)
+      if (host_recvs[k].data != recvs[k].data) stager_->to_device(recvs[k].data, host_recvs[k].data, recvs[k].count * e);
+  });
 }
 
 }  // namespace gcnlab

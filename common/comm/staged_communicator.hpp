@@ -5,7 +5,8 @@
 // CUDA backend's transport where NCCL is not wanted or cannot run, e.g. several
 // ranks on one GPU). The bytes on the wire and the ledger's record are those of
 // the public call, exactly as for NCCL or MPI: only the do_* hooks are
-// replaced, and the staging copies' time is part of the call's.
+// replaced. The staging copies' time (with their completion) is charged to
+// Category::staging, their bytes as its payload, and not to the call.
 //
 // What moves the bytes is a Stager: the CUDA backend's copies on its stream
 // into pinned host memory (backends/cuda), or plain memcpy (HostStager), with
@@ -17,6 +18,7 @@
 // (one for what is sent, one for what is received); split() children share the
 // Stager and have their own buffers.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 
@@ -37,6 +39,18 @@ class Stager {
   virtual void to_host(void* host, const void* device, std::size_t bytes) = 0;
   virtual void to_device(void* device, const void* host, std::size_t bytes) = 0;
   virtual void wait() = 0;
+
+  // The host memory its StagingBuffers hold, now and at most (every
+  // communicator sharing this stager: a world and its splits).
+  void held(std::ptrdiff_t delta) {
+    held_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(held_) + delta);
+    peak_ = std::max(peak_, held_);
+  }
+  std::size_t held_bytes() const { return held_; }
+  std::size_t peak_bytes() const { return peak_; }
+
+ private:
+  std::size_t held_ = 0, peak_ = 0;
 };
 
 // memcpy, every pointer staged: the host stand-in of a device (tests, and
@@ -78,6 +92,7 @@ class StagedCommunicator final : public Communicator {
   int rank() const override { return mpi_->rank(); }
   int size() const override { return mpi_->size(); }
   std::unique_ptr<Communicator> split(int color, int key) const override;
+  double staging_host_bytes() const override { return static_cast<double>(stager_->peak_bytes()); }
 
   // The staging buffers' capacity in bytes and how often they were (re)allocated.
   std::size_t staging_bytes() const { return send_.capacity() + recv_.capacity(); }
@@ -104,6 +119,10 @@ class StagedCommunicator final : public Communicator {
   // The host address MPI writes `bytes` of `p` to; written back by finish().
   void* writable(void* p, std::size_t bytes, StagingBuffer& buf);
   void finish(void* p, const void* host, std::size_t bytes);
+  // Runs `copies` (to_host / to_device calls moving `bytes`) and waits for
+  // them, the time charged to Category::staging (none where bytes = 0).
+  template <class F>
+  void staged(std::size_t bytes, F&& copies);
 
   std::unique_ptr<MpiCommunicator> mpi_;
   std::shared_ptr<Stager> stager_;

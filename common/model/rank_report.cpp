@@ -16,7 +16,7 @@ struct Packed {
   int ncoords = 0;
   std::array<int, kMaxCoords> coords{};
   std::int64_t nnz_local = 0, edges_local = 0;
-  double peak_bytes = 0, host_peak_bytes = 0;
+  double peak_bytes = 0, host_peak_bytes = 0, staging_host_bytes = 0;
   MemoryNeed memory;
   CategoryTallies per_epoch{}, setup{};
   CategoryWork work{};
@@ -29,8 +29,9 @@ static_assert(std::is_trivially_copyable_v<Packed>);
 
 std::vector<RankReport> gather_reports(Communicator& world, const RankReport& mine) {
   GCNLAB_ASSERT(mine.coords.size() <= Packed::kMaxCoords);
-  Packed p{mine.rank, static_cast<int>(mine.coords.size()), {}, mine.nnz_local, mine.edges_local, mine.peak_bytes,
-           mine.host_peak_bytes, mine.memory, mine.per_epoch, mine.setup, mine.work, mine.model, mine.model_link};
+  Packed p{mine.rank,           static_cast<int>(mine.coords.size()), {}, mine.nnz_local, mine.edges_local,
+           mine.peak_bytes,     mine.host_peak_bytes, mine.staging_host_bytes, mine.memory, mine.per_epoch,
+           mine.setup,          mine.work,           mine.model,             mine.model_link};
   std::copy(mine.coords.begin(), mine.coords.end(), p.coords.begin());
   std::vector<Packed> all(static_cast<std::size_t>(world.size()));
   world.allgather(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&p), sizeof p),
@@ -39,7 +40,8 @@ std::vector<RankReport> gather_reports(Communicator& world, const RankReport& mi
   std::vector<RankReport> reports;
   for (const Packed& q : all)
     reports.push_back({q.rank, std::vector<int>(q.coords.begin(), q.coords.begin() + q.ncoords), q.nnz_local,
-                       q.edges_local, q.peak_bytes, q.host_peak_bytes, q.memory, q.per_epoch, q.setup, q.work, q.model, q.model_link});
+                       q.edges_local, q.peak_bytes, q.host_peak_bytes, q.staging_host_bytes, q.memory, q.per_epoch,
+                       q.setup, q.work, q.model, q.model_link});
   return reports;
 }
 

@@ -19,6 +19,7 @@ struct RankReport {
   std::int64_t edges_local = 0;  // nonzeros of its attention edge tensors (EdgeAttention::edges; else nnz_local)
   double peak_bytes = 0;       // backend allocations (device memory on GPUs)
   double host_peak_bytes = 0;  // the process's peak resident set (includes loading the data)
+  double staging_host_bytes = 0;  // --gpu-comm mpi: the peak of its host staging buffers (pinned; in host_peak_bytes)
   MemoryNeed memory;           // analytic backend bytes (strategy + trainer)
   CategoryTallies per_epoch{};  // averaged over the timed epochs; "other" = the rest of the epoch
   CategoryTallies setup{};      // whole setup phase

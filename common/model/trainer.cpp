@@ -444,6 +444,7 @@ RankReport Trainer::rank_report(const TimedSums& timed, int timed_epochs) const 
   rr.edges_local = edges_local();
   rr.peak_bytes = static_cast<double>(backend_.peak_bytes());
   rr.host_peak_bytes = host_peak_bytes();
+  rr.staging_host_bytes = world_.staging_host_bytes();
   rr.memory = memory_need();
   const ByteModel model = byte_model();
   rr.model_link = link_bytes(model, world_.members()[world_.rank()], train_.ranks_per_node);

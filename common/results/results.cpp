@@ -183,6 +183,7 @@ void balance_and_memory_json(const RunResult& r, json& j) {
   const Across peak = across(r, [](const RankReport& rr) { return rr.peak_bytes; });
   const Across host = across(r, [](const RankReport& rr) { return rr.host_peak_bytes; });
   const Across need = across(r, [](const RankReport& rr) { return rr.memory.total(); });
+  const Across staging = across(r, [](const RankReport& rr) { return rr.staging_host_bytes; });
   const Across ratio = across(r, [](const RankReport& rr) {
     return rr.memory.total() > 0 ? rr.peak_bytes / rr.memory.total() : 0.0;
   });
@@ -192,7 +193,8 @@ void balance_and_memory_json(const RunResult& r, json& j) {
                  {"host_peak_bytes_mean", host.mean},
                  {"analytic_bytes_max", need.max},
                  {"analytic_bytes_mean", need.mean},
-                 {"peak_over_analytic_max", ratio.max}};
+                 {"peak_over_analytic_max", ratio.max},
+                 {"staging_host_bytes_max", staging.max}};
 }
 
 }  // namespace

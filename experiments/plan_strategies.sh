@@ -12,7 +12,7 @@
 #      perlmutter profile (plan --algo all, each model's defaults: GAT 8 heads x 128; ~6 min each, up to
 #      12 GB for split-3d's replicated grids), and tabulates each strategy's best grid
 #      (experiments/plan_table.py: docs/planning.md's tables).
-# usage: experiments/plan_strategies.sh [OUT_DIR]   (default results/plan-strategies)
+# usage: experiments/plan_strategies.sh [OUT_DIR]   (default results/plan-strategies; RUNS_ONLY=1: step 1 only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-results/plan-strategies}
@@ -56,6 +56,7 @@ for p in 2 4 8; do
     done
   done
 done
+[[ -n ${RUNS_ONLY:-} ]] && exit 0  # step 1 only (e.g. to repeat it into another directory)
 
 "$gcnlab" plan --calibrate "$out"/runs/p2-*.json --name local --out "$out/profile.json" | tee "$out/calibration.txt"
 "$gcnlab" plan --validate "$out"/runs/p*.json --machine "$out/profile.json" --out "$out/validation.json" |

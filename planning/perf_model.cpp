@@ -294,15 +294,16 @@ double compute_seconds(const KernelWork& w, const MachineProfile& m) {
 
 RankTime slowest_rank(const std::vector<RankLoad>& ranks, const MachineProfile& m, double sharing) {
   RankTime worst;
-  double compute_sum = 0, comm_max = 0;
+  double compute_sum = 0, comm_sum = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankTime t{compute_seconds(ranks[r].work, m), seconds(ranks[r].link, m), static_cast<int>(r)};
     if (r == 0 || t.total_s() > worst.total_s()) worst = t;
     compute_sum += t.compute_s;
-    comm_max = std::max(comm_max, t.comm_s);
+    comm_sum += t.comm_s;
   }
-  const double cores_busy = sharing * compute_sum / static_cast<double>(std::max<std::size_t>(ranks.size(), 1));
-  if (sharing > 1 && cores_busy + comm_max > worst.total_s()) worst.compute_s = cores_busy, worst.comm_s = comm_max;
+  const double share = sharing / static_cast<double>(std::max<std::size_t>(ranks.size(), 1));
+  if (sharing > 1 && share * (compute_sum + comm_sum) > worst.total_s())
+    worst.compute_s = share * compute_sum, worst.comm_s = share * comm_sum;
   return worst;
 }
 
@@ -522,22 +523,37 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
 
 std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted) {
   GCNLAB_ASSERT(runs.size() == predicted.size());
-  std::map<std::pair<std::string, int>, std::vector<std::size_t>> groups;  // (model, ranks) -> runs
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    groups[{runs[i].problem.model, static_cast<int>(runs[i].ranks.size())}].push_back(i);
+  // Candidates in the order of their first run; repetitions of a configuration (model, ranks, strategy, grid)
+  // are one candidate, measured and predicted as their means.
+  struct Candidate {
+    std::size_t first = 0;
+    double measured = 0, predicted = 0;
+    int repetitions = 0;
+  };
+  using Configuration = std::pair<std::string, std::vector<int>>;  // strategy, grid
+  std::map<std::pair<std::string, int>, std::vector<Candidate>> groups;  // (model, ranks) -> candidates
+  std::map<std::pair<std::pair<std::string, int>, Configuration>, std::size_t> index;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::pair<std::string, int> group{runs[i].problem.model, static_cast<int>(runs[i].ranks.size())};
+    auto& candidates = groups[group];
+    const auto [at, added] = index.try_emplace({group, {runs[i].algo, runs[i].run_grid}}, candidates.size());
+    if (added) candidates.push_back({i});
+    Candidate& c = candidates[at->second];
+    c.measured += runs[i].epoch_s, c.predicted += predicted[i], ++c.repetitions;
+  }
   std::vector<RankingCheck> out;
-  for (const auto& [key, members] : groups) {
-    if (members.size() < 2) continue;
-    const std::size_t fastest = *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-      return runs[a].epoch_s < runs[b].epoch_s;
-    });
-    const std::size_t pick = *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-      return predicted[a] < predicted[b];
-    });
+  for (auto& [key, candidates] : groups) {
+    if (candidates.size() < 2) continue;
+    for (Candidate& c : candidates) c.measured /= c.repetitions, c.predicted /= c.repetitions;
+    const auto by = [](double Candidate::*field) {
+      return [field](const Candidate& a, const Candidate& b) { return a.*field < b.*field; };
+    };
+    const Candidate& fastest = *std::min_element(candidates.begin(), candidates.end(), by(&Candidate::measured));
+    const Candidate& pick = *std::min_element(candidates.begin(), candidates.end(), by(&Candidate::predicted));
     int place = 1;
-    for (const std::size_t i : members) place += predicted[i] < predicted[fastest];
-    out.push_back({key.first, key.second, runs[fastest].algo, runs[fastest].run_grid, place,
-                   static_cast<int>(members.size()), runs[pick].epoch_s / runs[fastest].epoch_s - 1});
+    for (const Candidate& c : candidates) place += c.predicted < fastest.predicted;
+    out.push_back({key.first, key.second, runs[fastest.first].algo, runs[fastest.first].run_grid, place,
+                   static_cast<int>(candidates.size()), pick.measured / fastest.measured - 1});
   }
   return out;
 }

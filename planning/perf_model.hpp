@@ -138,8 +138,10 @@ struct RankLoad {
 // epoch is the slowest rank's compute_r + comm_r (no overlap, as Plexus Sec.
 // 4.3). When ranks time-share cores — `sharing` σ = ranks per core > 1, e.g.
 // 2 for 4 one-thread ranks on 2 cores — the cores bound it instead when that
-// is longer: σ · mean_r compute_r + max_r comm_r (a waiting rank yields its
-// core, so its kernels run at full speed but the cores do every rank's work).
+// is longer: σ · mean_r (compute_r + comm_r). A waiting rank yields its core,
+// so its kernels run at full speed, but the cores do every rank's work, and
+// through shared memory a rank's communication is work too: the copies in
+// and out of the transport's segments run on the ranks' cores.
 struct RankTime {
   double compute_s = 0, comm_s = 0;
   int rank = 0;
@@ -196,17 +198,20 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
 // Eigen's alignment, so its allocator, follows it.)
 std::vector<double> nnls(const std::vector<std::vector<double>>& a, const std::vector<double>& b);
 
-// For each model and rank count of the runs (two runs or more): the
-// measured-fastest run and its place (1 = first) in the order of `predicted`
-// (one prediction per run, in the runs' order); and what following the
-// prediction costs: the measured time of its first choice over the best.
+// For each model and rank count of the runs (two configurations or more): the
+// measured-fastest strategy and grid and its place (1 = first) in the order of
+// `predicted` (one prediction per run, in the runs' order); and what following
+// the prediction costs: the measured time of its first choice over the best.
+// Repetitions of a configuration (the same model, ranks, strategy and grid)
+// count as one, at their mean measured and predicted epoch; `runs` counts
+// configurations.
 struct RankingCheck {
   std::string model;
   int ranks = 0;
   std::string algo;
   std::vector<int> grid;
   int predicted_place = 0;
-  int runs = 0;
+  int runs = 0;  // configurations
   double regret = 0;  // the measured epoch of the predicted-fastest run over the measured-fastest's, less 1
 };
 std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted);

@@ -202,8 +202,9 @@ TEST_CASE("plan: the slowest rank bounds the epoch, or the cores when ranks time
   ranks[0].link.intra = 0.5e9;  // 0.5 s of communication on rank 0
   CHECK(planning::slowest_rank(ranks, one).total_s() == Approx(3.0));
   CHECK(planning::slowest_rank(ranks, one).rank == 3);
-  CHECK(planning::slowest_rank(ranks, one, 1.5).total_s() == Approx(3.0));  // 1.5 x 6 / 4 + 0.5 = 2.75
-  CHECK(planning::slowest_rank(ranks, one, 2).total_s() == Approx(3.5));    // 2 x 6 / 4 + 0.5
+  // the cores do every rank's compute and copies: σ (6 + 0.5) / 4
+  CHECK(planning::slowest_rank(ranks, one, 1.5).total_s() == Approx(3.0));  // 1.5 x 6.5 / 4 = 2.44 < 3
+  CHECK(planning::slowest_rank(ranks, one, 2).total_s() == Approx(3.25));   // 2 x 6.5 / 4
   CHECK(planning::slowest_rank(ranks, one, 4).compute_s == Approx(6.0));
   CHECK(planning::slowest_rank(ranks, one, 4).comm_s == Approx(0.5));
 }
@@ -412,6 +413,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
       o.algo = "plexus-3d";
       o.problem = {n, 20 * n, {64, 128, 8}, false};
       o.grid = g;
+      o.run_grid = {g[0], g[1], g[2]};
       o.ranks_per_node = 4;
       ++variant;
       const auto pr = planning::predict(o.problem, g, truth);
@@ -485,10 +487,21 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   const auto checks = planning::ranking_checks(three, {1.0, 3.0, 2.0});
   REQUIRE(checks.size() == 1);
   CHECK(checks[0].ranks == 8);
-  CHECK(checks[0].grid == std::vector<int>{});  // as run_grid, unset here
+  CHECK(checks[0].grid == std::vector<int>{1, 8, 1});  // run 1's
+  CHECK(checks[0].runs == 3);
   CHECK(checks[0].predicted_place == 3);
   CHECK(checks[0].regret == Approx(3.0 / 1 - 1));  // plan's pick, run 0, measured 3 against the best's 1
   CHECK(planning::ranking_checks(three, {2.0, 1.0, 3.0})[0].predicted_place == 1);
+  // a repetition of run 1 measured at 6: one candidate at the mean, 3.5, so run 2 (2) is the fastest
+  auto four = three;
+  four.push_back(three[1]);
+  four[3].epoch_s = 6;
+  const auto merged = planning::ranking_checks(four, {1.0, 3.0, 2.0, 5.0});  // run 1's prediction: mean 4
+  REQUIRE(merged.size() == 1);
+  CHECK(merged[0].runs == 3);
+  CHECK(merged[0].grid == std::vector<int>{8, 1, 1});
+  CHECK(merged[0].predicted_place == 2);  // predicted 1, 4, 2
+  CHECK(merged[0].regret == Approx(3.0 / 2 - 1));
 
   CHECK(planning::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
   CHECK(planning::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));

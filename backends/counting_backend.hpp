@@ -101,14 +101,14 @@ class CountingBackend final : public Backend {
 
  private:
   // Counts a call; whether to run it.
-  bool count(Kernel k, double amount, double nonzeros = 0) {
-    if (ledger_) ledger_->record_work(k, amount, nonzeros);
+  bool count(Kernel k, double amount, double nonzeros = 0, double row_elements = 0) {
+    if (ledger_) ledger_->record_work(k, amount, nonzeros, row_elements);
     return !traced_;
   }
-  // A sparse kernel over a's nonzeros at `width` columns (or heads) each.
+  // A sparse kernel over a's nonzeros and rows at `width` columns (or heads) each.
   bool count_sparse(Kernel k, const Csr& a, std::int64_t width) {
-    const auto nnz = static_cast<double>(a.nnz);
-    return count(k, nnz * static_cast<double>(width), nnz);
+    const auto nnz = static_cast<double>(a.nnz), w = static_cast<double>(width);
+    return count(k, nnz * w, nnz, static_cast<double>(a.stored_rows()) * w);
   }
   std::unique_ptr<Backend> inner_;
   Ledger* ledger_ = nullptr;

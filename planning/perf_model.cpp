@@ -66,33 +66,35 @@ MachineProfile perlmutter() {
 // one node). Eq. 4.4's k: experiments/plexus_model.sh (`gcnlab plan
 // --calibrate` on the 9 plexus-3d factorisations of 2 and 4 ranks, sbm 20000
 // nodes, dims 64-128-128-8, 2026-11-22; Spearman 0.81 on the 10 of 8 ranks).
-// Bandwidth and each kernel kind's rate and per-call latency (one thread per
-// rank): experiments/plan_strategies.sh (`gcnlab plan --calibrate`, NNLS, on the
-// 36 runs of gcn, sage, gin and gat under 1d, 1.5d, 2d, sa-1d and plexus-3d on
-// every grid of 2 ranks, sbm 20000 nodes, 3 layers of 64, 2026-11-27; validated
-// on those and the 136 runs at 4 and 8 ranks: docs/planning.md).
+// Bandwidth and each kernel kind's prices (one thread per rank):
+// experiments/plan_strategies.sh (`gcnlab plan --calibrate`, NNLS, on the 144
+// runs of gcn, sage, gin and gat under 1d, 1.5d, 2d, sa-1d and plexus-3d on
+// every grid of 2 ranks, sbm 20000 nodes three times and 40000 nodes once, 3
+// layers of 64, 2026-11-28; validated on the 516 runs at 2, 4 and 8 ranks of
+// the 20000-node graph: docs/planning.md, experiments/plan-results/2026-11-28-local).
 MachineProfile local() {
   MachineProfile m;
   m.name = "local";
-  m.source = "the 2-core development machine: Eq. 4.4 k from experiments/plexus_model.sh (2026-11-22), bandwidth "
-             "and kernel rates from experiments/plan_strategies.sh (2026-11-27, 36 runs of 4 models at 2 ranks), both "
-             "on sbm 20000 nodes, one thread per rank";
+  m.source = "the 2-core development machine: Eq. 4.4 k from experiments/plexus_model.sh (2026-11-22, sbm 20000 "
+             "nodes), bandwidth and kernel prices from experiments/plan_strategies.sh (2026-11-28, 144 runs of 4 "
+             "models at 2 ranks on sbm 20000 and 40000 nodes), one thread per rank";
   m.gpus_per_node = 1024;  // one node: every group is intra-node
-  m.intra_bandwidth = 2.519e+09;
-  m.inter_bandwidth = 2.519e+09;
+  m.intra_bandwidth = 3.161e+09;
+  m.inter_bandwidth = 3.161e+09;
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
   m.k_bwd = 0;  // the 2026-11-22 least-squares fit's -5.323e-9 clamped: NNLS keeps every k >= 0
-  // (rate per second, latency per call in s, s per nonzero)
-  const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {{{Kernel::spmm, {7.222e+09, 3.531e-05, 8.488e-10}},
-                                                                   {Kernel::spmm_edges, {1.411e+09, 0, 6.616e-09}},
-                                                                   {Kernel::sddmm, {2.056e+09, 0.0002244, 1.214e-08}},
-                                                                   {Kernel::edge, {0, 0, 9.072e-09}},
-                                                                   {Kernel::gemm, {2.906e+10, 0, 0}},
-                                                                   {Kernel::elementwise, {2.249e+10, 5.861e-05, 0}},
-                                                                   {Kernel::reduction, {6.639e+08, 0, 0}},
-                                                                   {Kernel::loss, {2.704e+08, 0.000173, 0}},
-                                                                   {Kernel::optimizer, {2.231e+08, 1.357e-06, 0}}}};
+  // (rate per second, latency per call in s, s per nonzero, s per row element)
+  const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {
+      {{Kernel::spmm, {1.598e+10, 0, 1.602e-09, 4.53e-10}},
+       {Kernel::spmm_edges, {6.582e+09, 4.592e-05, 6.547e-10, 4.774e-11}},
+       {Kernel::sddmm, {3.902e+10, 2.176e-06, 1.757e-08, 6.304e-11}},
+       {Kernel::edge, {7.706e+08, 0, 0, 8.317e-10}},
+       {Kernel::gemm, {3.148e+10, 1.083e-05, 0, 0}},
+       {Kernel::elementwise, {8.468e+09, 5.023e-05, 0, 0}},
+       {Kernel::reduction, {8.112e+08, 0, 0, 0}},
+       {Kernel::loss, {2.838e+08, 0.0001546, 0, 0}},
+       {Kernel::optimizer, {1.983e+08, 5.422e-07, 0, 0}}}};
   for (const auto& [k, r] : kernels) m.kernels[static_cast<int>(k)] = r;
   return m;
 }
@@ -150,10 +152,11 @@ MachineProfile machine_profile(const std::string& name_or_file) {
     for (const auto& [kind, price] : kernels.items()) {
       const auto k = kernel_from_string(kind);
       GCNLAB_CHECK(k.has_value(), "machine profile '{}': unknown kernel kind '{}'", name_or_file, kind);
-      m.kernels[static_cast<int>(*k)] = {price.at("rate").get<double>(), price.value("latency_s", 0.0),
-                                         price.value("nonzero_s", 0.0)};
-      GCNLAB_CHECK(m.rate(*k).rate >= 0 && m.rate(*k).latency_s >= 0,
-                   "machine profile '{}': kernel '{}' has a negative rate or latency", name_or_file, kind);
+      const KernelRate r{price.at("rate").get<double>(), price.value("latency_s", 0.0), price.value("nonzero_s", 0.0),
+                         price.value("row_element_s", 0.0)};
+      GCNLAB_CHECK(r.rate >= 0 && r.latency_s >= 0 && r.nonzero_s >= 0 && r.row_element_s >= 0,
+                   "machine profile '{}': kernel '{}' has a negative price", name_or_file, kind);
+      m.kernels[static_cast<int>(*k)] = r;
     }
     GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0 && m.device_memory >= 0,
                  "machine profile '{}': gpus_per_node and bandwidths must be positive, device_memory >= 0",
@@ -167,9 +170,9 @@ MachineProfile machine_profile(const std::string& name_or_file) {
 std::string profile_json(const MachineProfile& m) {
   nlohmann::json kernels = nlohmann::json::object();
   for (int k = 0; k < kNumKernels; ++k)
-    if (m.kernels[k].rate > 0 || m.kernels[k].latency_s > 0 || m.kernels[k].nonzero_s > 0)
+    if (const KernelRate& r = m.kernels[k]; r.priced())
       kernels[std::string(to_string(static_cast<Kernel>(k)))] = {
-          {"rate", m.kernels[k].rate}, {"latency_s", m.kernels[k].latency_s}, {"nonzero_s", m.kernels[k].nonzero_s}};
+          {"rate", r.rate}, {"latency_s", r.latency_s}, {"nonzero_s", r.nonzero_s}, {"row_element_s", r.row_element_s}};
   const nlohmann::json j = {{"name", m.name},
                             {"source", m.source},
                             {"gpus_per_node", m.gpus_per_node},
@@ -282,12 +285,12 @@ double compute_seconds(const KernelWork& w, const MachineProfile& m) {
     const auto kind = static_cast<Kernel>(k);
     if (!computes(kind) || w[k].calls == 0) continue;
     const KernelRate& r = m.rate(kind);
-    GCNLAB_CHECK(r.rate > 0 || r.latency_s > 0 || r.nonzero_s > 0 || w[k].amount == 0,
+    GCNLAB_CHECK(r.priced() || w[k].amount == 0,
                  "machine profile '{}' has no rate for {} kernels, which this model's epoch runs: calibrate one with "
                  "`gcnlab plan --calibrate` on runs of a model that uses them",
                  m.name, to_string(kind));
     s += (r.rate > 0 ? w[k].amount / r.rate : 0.0) + static_cast<double>(w[k].calls) * r.latency_s +
-         w[k].nonzeros * r.nonzero_s;
+         w[k].nonzeros * r.nonzero_s + w[k].row_elements * r.row_element_s;
   }
   return s;
 }
@@ -389,30 +392,33 @@ bool compute_category(int c) {
   return !is_communication(cat) && cat != Category::other;
 }
 
-// Rates, latencies and times per nonzero per kind by NNLS over (run, rank,
-// compute category) rows: t = Σ_k (amount_k / rate_k + calls_k · latency_k + nonzeros_k · nonzero_k).
+// Rates, latencies and times per nonzero and per row element per kind by NNLS
+// over (run, rank, compute category) rows:
+//   t = Σ_k (amount_k / rate_k + calls_k · latency_k + nonzeros_k · nonzero_k + row_elements_k · row_element_k).
 void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::vector<CategoryFit>* fits) {
   const std::vector<Kernel> kinds = computing_kinds();
   const auto K = static_cast<Eigen::Index>(kinds.size());
-  std::vector<std::pair<Eigen::VectorXd, double>> rows;  // regressors (amounts, calls, nonzeros), seconds
+  constexpr Eigen::Index kTerms = 4;  // amount, calls, nonzeros, row elements
+  std::vector<std::pair<Eigen::VectorXd, double>> rows;  // regressors (each term's K columns), seconds
   std::vector<int> row_category;
   for (const Observation& r : runs)
     for (std::size_t p = 0; p < r.work.size(); ++p)
       for (int c = 0; c < kNumCategories; ++c) {
         if (!compute_category(c)) continue;
-        Eigen::VectorXd x = Eigen::VectorXd::Zero(3 * K);
+        Eigen::VectorXd x = Eigen::VectorXd::Zero(kTerms * K);
         for (Eigen::Index i = 0; i < K; ++i) {
           const Work& w = r.work[p][c][static_cast<int>(kinds[static_cast<std::size_t>(i)])];
           x(i) = w.amount;
           x(K + i) = static_cast<double>(w.calls);
           x(2 * K + i) = w.nonzeros;
+          x(3 * K + i) = w.row_elements;
         }
         if (x.sum() == 0) continue;  // no kernel ran in it
         rows.emplace_back(std::move(x), r.times[p][c]);
         row_category.push_back(c);
       }
   if (rows.empty()) return;
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), 3 * K);
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), kTerms * K);
   Eigen::VectorXd t(a.rows());
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
     a.row(i) = rows[static_cast<std::size_t>(i)].first;
@@ -428,6 +434,7 @@ void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::v
     kr.rate = c(i) > 0 ? 1 / c(i) : 0;  // 0 with a latency or a nonzero time: the width costs nothing measurable
     kr.latency_s = c(K + i);
     kr.nonzero_s = c(2 * K + i);
+    kr.row_element_s = c(3 * K + i);
   }
   if (!fits) return;
   const Eigen::VectorXd predicted = a * c;
@@ -527,7 +534,7 @@ std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, c
   // are one candidate, measured and predicted as their means.
   struct Candidate {
     std::size_t first = 0;
-    double measured = 0, predicted = 0;
+    double measured = 0, predicted = 0, squares = 0;  // sums, then the means and the sample deviation
     int repetitions = 0;
   };
   using Configuration = std::pair<std::string, std::vector<int>>;  // strategy, grid
@@ -539,21 +546,34 @@ std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, c
     const auto [at, added] = index.try_emplace({group, {runs[i].algo, runs[i].run_grid}}, candidates.size());
     if (added) candidates.push_back({i});
     Candidate& c = candidates[at->second];
-    c.measured += runs[i].epoch_s, c.predicted += predicted[i], ++c.repetitions;
+    c.measured += runs[i].epoch_s, c.predicted += predicted[i], c.squares += runs[i].epoch_s * runs[i].epoch_s;
+    ++c.repetitions;
   }
   std::vector<RankingCheck> out;
   for (auto& [key, candidates] : groups) {
     if (candidates.size() < 2) continue;
-    for (Candidate& c : candidates) c.measured /= c.repetitions, c.predicted /= c.repetitions;
+    for (Candidate& c : candidates) {
+      const double n = c.repetitions;
+      const double variance = n > 1 ? std::max(0.0, (c.squares - c.measured * c.measured / n) / (n - 1)) : 0.0;
+      c.measured /= n, c.predicted /= n, c.squares = std::sqrt(variance);
+    }
     const auto by = [](double Candidate::*field) {
       return [field](const Candidate& a, const Candidate& b) { return a.*field < b.*field; };
     };
     const Candidate& fastest = *std::min_element(candidates.begin(), candidates.end(), by(&Candidate::measured));
     const Candidate& pick = *std::min_element(candidates.begin(), candidates.end(), by(&Candidate::predicted));
-    int place = 1;
-    for (const Candidate& c : candidates) place += c.predicted < fastest.predicted;
-    out.push_back({key.first, key.second, runs[fastest.first].algo, runs[fastest.first].run_grid, place,
-                   static_cast<int>(candidates.size()), pick.measured / fastest.measured - 1});
+    const auto place = [&](const Candidate& of) {
+      int p = 1;
+      for (const Candidate& c : candidates) p += c.predicted < of.predicted;
+      return p;
+    };
+    RankingCheck check{key.first, key.second, runs[fastest.first].algo, runs[fastest.first].run_grid, place(fastest),
+                       static_cast<int>(candidates.size()), pick.measured / fastest.measured - 1};
+    check.tied_place = check.predicted_place;
+    for (const Candidate& c : candidates)
+      if (&c != &fastest && c.measured - fastest.measured <= c.squares + fastest.squares)
+        ++check.tied, check.tied_place = std::min(check.tied_place, place(c));
+    out.push_back(check);
   }
   return out;
 }

@@ -43,11 +43,14 @@ namespace gcnlab::planning {
 using plexus::Grid;
 
 // One kernel kind's price: an amount of work (in the kind's unit) over the
-// rate, plus a latency per call, plus (sparse kinds) a time per nonzero.
+// rate, plus a latency per call, plus (sparse kinds) a time per nonzero and
+// one per row element (Work::row_elements).
 struct KernelRate {
-  double rate = 0;       // units per second (0: not priced)
-  double latency_s = 0;  // seconds per call
-  double nonzero_s = 0;  // sparse kinds: seconds per nonzero visited, whatever the width (index and value)
+  double rate = 0;           // units per second (0: not priced)
+  double latency_s = 0;      // seconds per call
+  double nonzero_s = 0;      // sparse kinds: seconds per nonzero visited, whatever the width (index and value)
+  double row_element_s = 0;  // sparse kinds: seconds per row visited per column (its output or operand row)
+  bool priced() const { return rate > 0 || latency_s > 0 || nonzero_s > 0 || row_element_s > 0; }
 };
 
 struct MachineProfile {
@@ -204,7 +207,10 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& a, const std::v
 // the prediction costs: the measured time of its first choice over the best.
 // Repetitions of a configuration (the same model, ranks, strategy and grid)
 // count as one, at their mean measured and predicted epoch; `runs` counts
-// configurations.
+// configurations. Where the repetitions leave the fastest undetermined —
+// another configuration's mean exceeds its by at most the sum of the two
+// sample standard deviations — `tied` counts those others and `tied_place` is
+// the best place any of them (or the fastest) has in the prediction.
 struct RankingCheck {
   std::string model;
   int ranks = 0;
@@ -213,6 +219,8 @@ struct RankingCheck {
   int predicted_place = 0;
   int runs = 0;  // configurations
   double regret = 0;  // the measured epoch of the predicted-fastest run over the measured-fastest's, less 1
+  int tied = 0;
+  int tied_place = 0;
 };
 std::vector<RankingCheck> ranking_checks(const std::vector<Observation>& runs, const std::vector<double>& predicted);
 

@@ -71,7 +71,7 @@ void read_ranks(const nlohmann::json& per_rank, const std::string& file, Observa
         const auto k = kernel_from_string(kind);
         GCNLAB_CHECK(c && k, "'{}': unknown work entry {}.{}", file, cat, kind);
         work[static_cast<int>(*c)][static_cast<int>(*k)] = {w.at("amount").get<double>(), w.at("calls").get<std::int64_t>(),
-                                                             w.value("nonzeros", 0.0)};
+                                                             w.value("nonzeros", 0.0), w.value("row_elements", 0.0)};
       }
     std::array<double, kNumCategories> times{};
     double comm = 0, compute = 0;
@@ -162,13 +162,14 @@ std::string calibrate(const std::vector<Observation>& runs, const std::string& b
                                      &fits);
   if (rank == 0) write_file_atomically(out, planning::profile_json(m) + "\n");
   std::string text = fmt::format("profile {} from {} runs -> {}\n  bandwidth intra {:.3g} B/s, inter {:.3g} B/s, {} ranks "
-                                 "per node; Eq. 4.4 k_flops {:.4g}, k_fwd {:.4g}, k_bwd {:.4g}\n  {:<12} {:>12} {:>12} {:>12}\n",
+                                 "per node; Eq. 4.4 k_flops {:.4g}, k_fwd {:.4g}, k_bwd {:.4g}\n  {:<12} {:>12} {:>12} {:>12} {:>12}\n",
                                  name, runs.size(), out, m.intra_bandwidth, m.inter_bandwidth, m.gpus_per_node,
-                                 m.k_flops, m.k_fwd, m.k_bwd, "kernel", "rate /s", "latency us", "ns/nonzero");
+                                 m.k_flops, m.k_fwd, m.k_bwd, "kernel", "rate /s", "latency us", "ns/nonzero",
+                                 "ns/row elem");
   for (int k = 0; k < kNumKernels; ++k)
-    if (m.kernels[k].rate > 0 || m.kernels[k].latency_s > 0 || m.kernels[k].nonzero_s > 0)
-      text += fmt::format("  {:<12} {:>12.4g} {:>12.3f} {:>12.3f}\n", to_string(static_cast<Kernel>(k)),
-                          m.kernels[k].rate, m.kernels[k].latency_s * 1e6, m.kernels[k].nonzero_s * 1e9);
+    if (const planning::KernelRate& r = m.kernels[k]; r.priced())
+      text += fmt::format("  {:<12} {:>12.4g} {:>12.3f} {:>12.3f} {:>12.3f}\n", to_string(static_cast<Kernel>(k)), r.rate,
+                          r.latency_s * 1e6, r.nonzero_s * 1e9, r.row_element_s * 1e9);
   text += fmt::format("  {:<13} {:>6} {:>13} {:>13} {:>15}\n", "category", "rows", "measured ms", "fitted ms",
                       "mean |err|");
   for (const auto& f : fits)
@@ -221,12 +222,16 @@ std::string validate(const std::vector<Observation>& runs, const std::string& ma
                       {"ranking", nlohmann::json::array()}};
   for (const auto& check : planning::ranking_checks(runs, predicted)) {
     text += fmt::format("ranking {} at {} ranks: measured fastest {} {} is plan's #{} of {} -> {}; plan's first "
-                        "choice measured {:+.1f}%\n",
+                        "choice measured {:+.1f}%{}\n",
                         check.model, check.ranks, check.algo, format_grid(check.grid), check.predicted_place, check.runs,
-                        check.predicted_place <= 2 ? "in the top two" : "NOT in the top two", check.regret * 100);
+                        check.predicted_place <= 2 ? "in the top two" : "NOT in the top two", check.regret * 100,
+                        check.tied == 0 ? std::string()
+                                        : fmt::format("; {} other{} within the repetitions' spread of it, the best "
+                                                      "predicted plan's #{}",
+                                                      check.tied, check.tied == 1 ? "" : "s", check.tied_place));
     j["ranking"].push_back({{"model", check.model}, {"ranks", check.ranks}, {"algo", check.algo}, {"grid", check.grid},
                             {"predicted_place", check.predicted_place}, {"runs", check.runs},
-                            {"regret", check.regret}});
+                            {"regret", check.regret}, {"tied", check.tied}, {"tied_place", check.tied_place}});
   }
   if (!plexus_predicted.empty()) {
     const double prho = planning::spearman(plexus_predicted, plexus_measured);

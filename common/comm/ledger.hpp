@@ -127,10 +127,11 @@ class Ledger {
   }
 
   // A kernel's work, charged to the innermost open compute scope (backends/counting_backend.hpp).
-  void record_work(Kernel k, double amount, double nonzeros = 0) {
+  void record_work(Kernel k, double amount, double nonzeros = 0, double row_elements = 0) {
     Work& w = work_[static_cast<int>(phase_)][static_cast<int>(open_)][static_cast<int>(k)];
     w.amount += amount;
     w.nonzeros += nonzeros;
+    w.row_elements += row_elements;
     ++w.calls;
   }
   // Returns the work of `p` and clears it (with take(), once per epoch).

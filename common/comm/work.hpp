@@ -41,10 +41,16 @@ struct Work {
   // Sparse kinds (spmm, spmm_edges, sddmm, edge): the nonzeros the calls
   // visited, whatever their width (each reads its index and value once).
   double nonzeros = 0;
+  // Sparse kinds: the rows the calls visited times their width (columns or
+  // heads): each row's output row, or its dense operand's row, once per row.
+  // A row-split strategy's stages each visit their block's rows (1D's P
+  // broadcast stages: n · f per SpMM per rank, whatever the nonzeros).
+  double row_elements = 0;
   Work& operator+=(const Work& o) {
     amount += o.amount;
     calls += o.calls;
     nonzeros += o.nonzeros;
+    row_elements += o.row_elements;
     return *this;
   }
   bool operator==(const Work&) const = default;

@@ -205,7 +205,7 @@ json work_json(const CategoryWork& work) {
     for (int k = 0; k < kNumKernels; ++k)
       if (const Work& w = work[c][k]; w.calls > 0)
         out[std::string(to_string(static_cast<Category>(c)))][std::string(to_string(static_cast<Kernel>(k)))] = {
-            {"amount", w.amount}, {"calls", w.calls}, {"nonzeros", w.nonzeros}};
+            {"amount", w.amount}, {"calls", w.calls}, {"nonzeros", w.nonzeros}, {"row_elements", w.row_elements}};
   return out;
 }
 

@@ -398,7 +398,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   truth.gpus_per_node = 4;
   truth.intra_bandwidth = 2e9, truth.inter_bandwidth = 5e8;
   truth.k_flops = 3e-6, truth.k_fwd = 2e-9, truth.k_bwd = 1e-9;
-  const std::array<std::pair<Kernel, planning::KernelRate>, 5> prices = {{{Kernel::spmm, {3e9, 2e-5, 1.5e-9}},
+  const std::array<std::pair<Kernel, planning::KernelRate>, 5> prices = {{{Kernel::spmm, {3e9, 2e-5, 1.5e-9, 4e-10}},
                                                                           {Kernel::gemm, {2e10, 0}},
                                                                           {Kernel::elementwise, {1e9, 5e-6}},
                                                                           {Kernel::loss, {4e8, 0}},
@@ -423,10 +423,13 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
         // one, loss, optimizer; amounts and calls that vary independently across ranks and runs
         const double x = static_cast<double>(n) * (1 + 0.1 * r) / P;
         CategoryWork w{};
-        auto put = [&](Category c, Kernel k, double amount, std::int64_t calls, double nonzeros = 0) {
-          w[static_cast<int>(c)][static_cast<int>(k)] = {amount, calls, nonzeros};
+        auto put = [&](Category c, Kernel k, double amount, std::int64_t calls, double nonzeros = 0,
+                       double row_elements = 0) {
+          w[static_cast<int>(c)][static_cast<int>(k)] = {amount, calls, nonzeros, row_elements};
         };
-        put(Category::spmm, Kernel::spmm, 20 * x * (64 + 32 * (r % 3)), 6 + r % 2, 20 * x);  // widths 64, 96, 128
+        // widths 64, 96, 128; rows visited 1 to 4 times (a split into stages)
+        put(Category::spmm, Kernel::spmm, 20 * x * (64 + 32 * (r % 3)), 6 + r % 2, 20 * x,
+            x * (64 + 32 * (r % 3)) * (1 + (r + variant) % 4));
         put(Category::spmm, Kernel::elementwise, x * 64, 1 + r % 3);
         put(Category::gemm, Kernel::gemm, x * 64 * 128 * (2 + r % 2), 5);
         put(Category::elementwise, Kernel::elementwise, x * 300 * (1 + variant % 2), 9 + r);
@@ -453,6 +456,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
     CHECK(fit.rate(k).rate == Approx(r.rate).epsilon(1e-6));
     CHECK(fit.rate(k).latency_s == Approx(r.latency_s).epsilon(1e-6).margin(1e-12));
     CHECK(fit.rate(k).nonzero_s == Approx(r.nonzero_s).epsilon(1e-6).margin(1e-15));
+    CHECK(fit.rate(k).row_element_s == Approx(r.row_element_s).epsilon(1e-6).margin(1e-15));
   }
   CHECK(fit.rate(Kernel::edge).rate == planning::machine_profile("local").rate(Kernel::edge).rate);  // not exercised
   // the profile file round-trips every kind's price
@@ -464,6 +468,7 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
     CHECK(read.kernels[k].rate == fit.kernels[k].rate);
     CHECK(read.kernels[k].latency_s == fit.kernels[k].latency_s);
     CHECK(read.kernels[k].nonzero_s == fit.kernels[k].nonzero_s);
+    CHECK(read.kernels[k].row_element_s == fit.kernels[k].row_element_s);
   }
   REQUIRE(fits.size() == 5);
   for (const auto& f : fits) CHECK(f.mean_abs_error < 1e-6);
@@ -502,6 +507,12 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   CHECK(merged[0].grid == std::vector<int>{8, 1, 1});
   CHECK(merged[0].predicted_place == 2);  // predicted 1, 4, 2
   CHECK(merged[0].regret == Approx(3.0 / 2 - 1));
+  // run 1's repetitions (1 and 6, sample deviation 3.54) leave it within their spread of run 2's 2; run 0's
+  // single 3 is not (no spread)
+  CHECK(merged[0].tied == 1);
+  CHECK(merged[0].tied_place == 2);
+  CHECK(planning::ranking_checks(four, {3.0, 1.0, 2.0, 1.0})[0].tied_place == 1);  // run 1 predicted first
+  CHECK(checks[0].tied == 0);  // no repetitions: no spread
 
   CHECK(planning::spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
   CHECK(planning::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1));

@@ -725,6 +725,19 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
   CHECK(at(Category::other, Kernel::elementwise) == Work{15, 1});
   CHECK(ledger.take_work(Phase::epoch) == CategoryWork{});  // taken
 
+  // A sparse kernel: nonzeros x width, its nonzeros, and the rows it visits x width (a compressed block's
+  // stored rows only).
+  for (const RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
+    const HostCsr h = random_csr(2000, 4, 0.0005, 7);
+    const Csr s = upload(*be, h, storage);
+    REQUIRE(s.compressed == (storage == RowStorage::sparse_if_smaller));
+    Dense x = make_dense(*be, 4, 5, random_vector(20, 3)), y = make_dense(*be, 2000, 5, std::vector<float>(10000, 0.f));
+    be->spmm(s, x, y, 0.f);
+    const auto nnz = static_cast<double>(h.nnz());
+    CHECK(ledger.take_work(Phase::epoch)[static_cast<int>(Category::other)][static_cast<int>(Kernel::spmm)] ==
+          Work{nnz * 5, 1, nnz, static_cast<double>(s.stored_rows()) * 5});
+  }
+
   // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3; an upload is counted and not run either.
   Dense ata = make_dense(*be, 4, 4, std::vector<float>(16, 0.f));
   ledger.take_work(Phase::epoch);

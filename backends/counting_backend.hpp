@@ -100,15 +100,19 @@ class CountingBackend final : public Backend {
   void do_deallocate(void* p, std::size_t bytes) override { inner_->deallocate(p, bytes); }
 
  private:
-  // Counts a call; whether to run it.
-  bool count(Kernel k, double amount, double nonzeros = 0, double row_elements = 0) {
-    if (ledger_) ledger_->record_work(k, amount, nonzeros, row_elements);
-    return !traced_;
-  }
-  // A sparse kernel over a's nonzeros and rows at `width` columns (or heads) each.
-  bool count_sparse(Kernel k, const Csr& a, std::int64_t width) {
+  // Counts a call of `amount` units moving `bytes` (Work::bytes); whether to run it.
+  bool count(Kernel k, double amount, double bytes) { return record(k, {amount, 1, 0, 0, bytes}); }
+  // A sparse kernel over a's nonzeros and rows at `width` columns (or heads)
+  // each, moving `bytes` besides a's structure: its column ids and row
+  // offsets, and its values where the kernel reads them (`values`).
+  bool count_sparse(Kernel k, const Csr& a, std::int64_t width, double bytes, bool values) {
     const auto nnz = static_cast<double>(a.nnz), w = static_cast<double>(width);
-    return count(k, nnz * w, nnz, static_cast<double>(a.stored_rows()) * w);
+    return record(k, {nnz * w, 1, nnz, static_cast<double>(a.stored_rows()) * w,
+                      bytes + csr_bytes(a) - (values ? 0.0 : nnz * sizeof(float))});
+  }
+  bool record(Kernel k, const Work& call) {
+    if (ledger_) ledger_->record_work(k, call);
+    return !traced_;
   }
   std::unique_ptr<Backend> inner_;
   Ledger* ledger_ = nullptr;

@@ -11,6 +11,9 @@
 //   gemm   the three products of a layer of width f -> f: T W, Xᵀ U, U Wᵀ
 //   epoch  a full training epoch under any strategy (the train options), per
 //          category from the ledger
+//   stream the memory's speed as the backend's own kernels reach it (STREAM's
+//          Copy and a Triad without the third array: y = x, y = a x + y on
+//          --mib MiB arrays): what the epoch's per-category GB/s set beside
 //   collective  every collective the strategies call, over the run's transport
 //          (--backend cpu: MPI on host buffers; cuda: --gpu-comm nccl or mpi),
 //          on the backend's buffers of each --sizes, the slowest rank timed
@@ -19,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -275,6 +279,30 @@ void bench_elementwise(const KernelBench& k) {
   }
 }
 
+// stream: copy and axpy on two arrays of --mib MiB (McCalpin's STREAM Copy and
+// Triad, the Triad's third array being its output: 8 and 12 bytes an element),
+// with the backend's kernels on its memory, so that it is the figure the same
+// kernels and the epoch's categories are measured against.
+void bench_stream(Args& args) {
+  const std::string backend_name = args.value_or("--backend", "cpu");
+  const int threads = static_cast<int>(args.integer("--threads", 1, 1));
+  const std::int64_t mib = args.integer("--mib", 256, 1);
+  const int warmup = static_cast<int>(args.integer("--warmup", 2, 0)), reps = static_cast<int>(args.integer("--reps", 10, 1));
+  args.finish();
+  auto backend = make_backend(backend_name, {threads, 0});
+  const std::int64_t n = mib * (std::int64_t{1} << 20) / static_cast<std::int64_t>(sizeof(float));
+  const Dense x = random_dense(*backend, 1, n, 1);
+  Dense y = random_dense(*backend, 1, n, 2);
+  const std::vector<std::tuple<std::string, double, std::function<void()>>> cases{
+      {"copy", 8.0, [&] { backend->copy(x, y); }}, {"axpy", 12.0, [&] { backend->axpy(0.5f, x, y); }}};
+  for (const auto& [name, per_element, fn] : cases) {
+    const Stats s = time_reps(*backend, warmup, reps, fn);
+    fmt::print("bench=stream kernel={} backend={} mib={} threads={} {}\n", name, backend_name, mib, threads,
+               timing(s, 0.0, per_element * static_cast<double>(n), fmt::format("stream {}", name)));
+    std::fflush(stdout);
+  }
+}
+
 // epoch: the train options; one untimed epoch, then --epochs timed ones.
 void bench_epoch(Args& args, MpiCommunicator& world) {
   TrainRun run = start_train(args, world, /*default_epochs=*/6, /*stop_signals=*/false);
@@ -298,13 +326,19 @@ void bench_epoch(Args& args, MpiCommunicator& world) {
                100 * s.spread, slow, kSlowEpoch);
     fmt::print("bench=warning kind=unstable spread={:.3f} slow_epochs={}\n", s.spread, slow);
   }
-  // per category: the mean over timed epochs of the slowest rank
+  // per category: the mean over timed epochs of the slowest rank; a computing category's compulsory bytes
+  // (Work::bytes, that rank's kernels') and their speed, to set beside `bench stream`
   for (int c = 0; c < kNumCategories; ++c) {
-    double worst = 0;
-    for (const RankReport& rr : r.ranks) worst = std::max(worst, rr.per_epoch[c].time_s);
-    if (worst > 0)
-      fmt::print("bench=epoch-category {} category={} mean_ms={:.3f} share={:.3f}\n", head,
-                 to_string(static_cast<Category>(c)), worst * 1e3, worst / s.median);
+    const RankReport* worst = nullptr;
+    for (const RankReport& rr : r.ranks)
+      if (!worst || rr.per_epoch[c].time_s > worst->per_epoch[c].time_s) worst = &rr;
+    const double time_s = worst ? worst->per_epoch[c].time_s : 0.0;
+    if (time_s <= 0) continue;
+    double bytes = 0;
+    for (const Work& w : worst->work[c]) bytes += w.bytes;
+    fmt::print("bench=epoch-category {} category={} mean_ms={:.3f} share={:.3f}{}\n", head,
+               to_string(static_cast<Category>(c)), time_s * 1e3, time_s / s.median,
+               bytes > 0 ? fmt::format(" bytes={:.0f} gbs={:.3f}", bytes, bytes / time_s * 1e-9) : std::string());
   }
   std::fflush(stdout);
 }
@@ -419,8 +453,10 @@ void bench_collective(Args& args, MpiCommunicator& world) {
 
 int bench(const std::string& kind, Args& args, MpiCommunicator& world) {
   collectively(world, [&] {
-    GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch" || kind == "collective",
-                 "bench needs one of spmm, gemm, elementwise, epoch, collective first (got '{}'; see gcnlab --help)",
+    GCNLAB_CHECK(kind == "spmm" || kind == "gemm" || kind == "elementwise" || kind == "epoch" || kind == "collective" ||
+                     kind == "stream",
+                 "bench needs one of spmm, gemm, elementwise, stream, epoch, collective first (got '{}'; see gcnlab "
+                 "--help)",
                  kind);
   });
   if (kind == "epoch") {
@@ -433,6 +469,7 @@ int bench(const std::string& kind, Args& args, MpiCommunicator& world) {
   }
   collectively(world, [&] {
     GCNLAB_CHECK(world.size() == 1, "bench {} runs on one rank (the job has {})", kind, world.size());
+    if (kind == "stream") return bench_stream(args);
     const KernelBench k = parse_kernel_bench(args, kind == "spmm");
     if (kind == "spmm") bench_spmm(k);
     else if (kind == "gemm") bench_gemm(k);

@@ -215,15 +215,18 @@ std::vector<CommandSpec> make_specs() {
                            {"--partitioner", "NAME|FILE", "default: the strategy's"},
                            {"--out", "FILE.json", "the per-rank numbers"}, kQuiet},
                "", kDatasetSpecs});
-  s.push_back({"bench", "gcnlab bench spmm|gemm|elementwise|epoch|collective [options]",
-               "Kernel benchmarks (spmm, gemm, elementwise: one key=value line per measurement), training epochs "
-               "(epoch: train's options; experiments/bench.sh runs them beside plain PyTorch) or the collectives over "
-               "the run's transport (collective: --backend, --gpu-comm, --sizes; every rank of the job).",
+  s.push_back({"bench", "gcnlab bench spmm|gemm|elementwise|stream|epoch|collective [options]",
+               "Kernel benchmarks (spmm, gemm, elementwise: one key=value line per measurement), the memory's speed "
+               "through the backend's copy and axpy (stream: --mib), training epochs (epoch: train's options, each "
+               "category's compulsory bytes and GB/s; experiments/bench.sh runs them beside plain PyTorch) or the "
+               "collectives over the run's transport (collective: --backend, --gpu-comm, --sizes; every rank of the "
+               "job).",
                strategy_options() + model_options() + run_options() +
                    Options{{"--f", "16,64,128", "kernels: the dense widths"},
                            {"--shape", "whole|1d:P", "spmm: the whole Âᵀ or one 1d rank's P column blocks"},
                            {"--sizes", "4K,256K,4M,32M", "collective: the buffers' bytes (all-gather's output, "
                             "reduce-scatter's input, all-to-all's send buffer)"},
+                           {"--mib", "M", "stream: each array's MiB (default 256)"},
                            {"--reps", "R", "kernels, collective: timed repetitions (default 10)"},
                            {"--warmup", "W", "kernels, collective: untimed repetitions (default 2)"}, kQuiet},
                "", kDatasetSpecs});

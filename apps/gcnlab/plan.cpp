@@ -71,7 +71,8 @@ void read_ranks(const nlohmann::json& per_rank, const std::string& file, Observa
         const auto k = kernel_from_string(kind);
         GCNLAB_CHECK(c && k, "'{}': unknown work entry {}.{}", file, cat, kind);
         work[static_cast<int>(*c)][static_cast<int>(*k)] = {w.at("amount").get<double>(), w.at("calls").get<std::int64_t>(),
-                                                             w.value("nonzeros", 0.0), w.value("row_elements", 0.0)};
+                                                             w.value("nonzeros", 0.0), w.value("row_elements", 0.0),
+                                                             w.value("bytes", 0.0)};
       }
     std::array<double, kNumCategories> times{};
     double comm = 0, compute = 0;

@@ -127,11 +127,12 @@ class Ledger {
   }
 
   // A kernel's work, charged to the innermost open compute scope (backends/counting_backend.hpp).
-  void record_work(Kernel k, double amount, double nonzeros = 0, double row_elements = 0) {
+  void record_work(Kernel k, const Work& call) {
     Work& w = work_[static_cast<int>(phase_)][static_cast<int>(open_)][static_cast<int>(k)];
-    w.amount += amount;
-    w.nonzeros += nonzeros;
-    w.row_elements += row_elements;
+    w.amount += call.amount;
+    w.nonzeros += call.nonzeros;
+    w.row_elements += call.row_elements;
+    w.bytes += call.bytes;
     ++w.calls;
   }
   // Returns the work of `p` and clears it (with take(), once per epoch).

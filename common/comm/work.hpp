@@ -46,11 +46,16 @@ struct Work {
   // A row-split strategy's stages each visit their block's rows (1D's P
   // broadcast stages: n · f per SpMM per rank, whatever the nonzeros).
   double row_elements = 0;
+  // The bytes the calls cannot avoid moving: each operand read once and each
+  // result written once (an in-place operand twice), at its stored width —
+  // what a kernel at the memory's speed takes (`bench` divides by the time).
+  double bytes = 0;
   Work& operator+=(const Work& o) {
     amount += o.amount;
     calls += o.calls;
     nonzeros += o.nonzeros;
     row_elements += o.row_elements;
+    bytes += o.bytes;
     return *this;
   }
   bool operator==(const Work&) const = default;

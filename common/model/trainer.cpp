@@ -460,7 +460,7 @@ RankReport Trainer::rank_report(const TimedSums& timed, int timed_epochs) const 
     for (int k = 0; k < kNumKernels; ++k) {
       const Work& w = timed.work[c][k];
       rr.work[c][k] = {w.amount / te, static_cast<std::int64_t>(std::llround(static_cast<double>(w.calls) / te)),
-                       w.nonzeros / te, w.row_elements / te};
+                       w.nonzeros / te, w.row_elements / te, w.bytes / te};
     }
   }
   return rr;

@@ -205,7 +205,8 @@ json work_json(const CategoryWork& work) {
     for (int k = 0; k < kNumKernels; ++k)
       if (const Work& w = work[c][k]; w.calls > 0)
         out[std::string(to_string(static_cast<Category>(c)))][std::string(to_string(static_cast<Kernel>(k)))] = {
-            {"amount", w.amount}, {"calls", w.calls}, {"nonzeros", w.nonzeros}, {"row_elements", w.row_elements}};
+            {"amount", w.amount},       {"calls", w.calls}, {"nonzeros", w.nonzeros},
+            {"row_elements", w.row_elements}, {"bytes", w.bytes}};
   return out;
 }
 

@@ -719,10 +719,11 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
   be->relu(c, c);  // no scope open: other
   const CategoryWork w = ledger.take_work(Phase::epoch);
   auto at = [&](Category cat, Kernel k) { return w[static_cast<int>(cat)][static_cast<int>(k)]; };
-  CHECK(at(Category::gemm, Kernel::gemm) == Work{60, 1});
-  CHECK(at(Category::gemm, Kernel::elementwise) == Work{15, 1});
-  CHECK(at(Category::elementwise, Kernel::elementwise) == Work{15, 1});
-  CHECK(at(Category::other, Kernel::elementwise) == Work{15, 1});
+  // bytes: each operand read once, each result written once (in place: twice), 4 B a float
+  CHECK(at(Category::gemm, Kernel::gemm) == Work{60, 1, 0, 0, 4 * (12 + 20 + 15)});
+  CHECK(at(Category::gemm, Kernel::elementwise) == Work{15, 1, 0, 0, 4 * (15 + 2 * 15)});  // axpy: x, y in place
+  CHECK(at(Category::elementwise, Kernel::elementwise) == Work{15, 1, 0, 0, 4 * 15});      // fill
+  CHECK(at(Category::other, Kernel::elementwise) == Work{15, 1, 0, 0, 4 * (15 + 15)});     // relu
   CHECK(ledger.take_work(Phase::epoch) == CategoryWork{});  // taken
 
   // A sparse kernel: nonzeros x width, its nonzeros, and the rows it visits x width (a compressed block's
@@ -735,7 +736,7 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
     be->spmm(s, x, y, 0.f);
     const auto nnz = static_cast<double>(h.nnz());
     CHECK(ledger.take_work(Phase::epoch)[static_cast<int>(Category::other)][static_cast<int>(Kernel::spmm)] ==
-          Work{nnz * 5, 1, nnz, static_cast<double>(s.stored_rows()) * 5});
+          Work{nnz * 5, 1, nnz, static_cast<double>(s.stored_rows()) * 5, csr_bytes(s) + 4 * (20 + 10000)});
   }
 
   // Traced: counted the same, and c keeps relu(1 + 2 * 1) = 3; an upload is counted and not run either.
@@ -751,7 +752,9 @@ TEST_CASE("the counting backend charges each kernel's work to the innermost open
   CHECK(host == std::vector<float>(15, 3.f));
   CHECK(ata.download() == std::vector<float>(16, 0.f));
   const CategoryWork traced = ledger.take_work(Phase::epoch);
-  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::gemm)] == Work{4 * 4 * 3, 1});
-  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_device)] == Work{64, 1});
-  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_host)] == Work{60 + 64, 2});  // c and ata
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::gemm)] ==
+        Work{4 * 4 * 3, 1, 0, 0, 4 * (12 + 12 + 16)});
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_device)] == Work{64, 1, 0, 0, 64});
+  CHECK(traced[static_cast<int>(Category::other)][static_cast<int>(Kernel::to_host)] ==
+        Work{60 + 64, 2, 0, 0, 60 + 64});  // c and ata
 }

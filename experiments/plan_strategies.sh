@@ -5,13 +5,14 @@
 #      2-rank set once more on a graph twice as large (CALIBRATION_DATASET);
 #   2. fits a machine profile to the 2-rank runs of both sizes (gcnlab plan --calibrate: per kernel
 #      kind a rate, a per-call latency and, for the sparse kinds, a time per nonzero and per row element,
-#      by NNLS against each run's traced work; the bandwidth; Eq. 4.4's k from the plexus-3d runs of
-#      GCN), with each category's residual. Two sizes, because at one size a strategy's calls and the
+#      by NNLS against each run's traced work; the bandwidth, and each collective's own seconds per
+#      byte; Eq. 4.4's k from the plexus-3d runs of GCN), with each category's residual. Two sizes, because at one size a strategy's calls and the
 #      rows they visit grow together, and a per-call latency absorbs what the rows cost;
 #   3. predicts every run of the mid-size graph with it (gcnlab plan --validate: per-run error, median
 #      and worst, and per model and rank count whether the measured-fastest strategy and grid, over the
 #      repetitions' means, is in the top two, and which others are within the runs' spread of it;
-#      4 and 8 ranks share the 2 cores: the cores bound the epoch at σ · mean (compute + comm));
+#      4 and 8 ranks share the 2 cores: the cores bound the epoch at σ · mean (compute + comm)),
+#      tabulated per model and rank count (experiments/plan_table.py: docs/planning.md's table);
 #   4. ranks every grid of every strategy for gat, sage and gin at 512 ranks of R-MAT 14 with the
 #      perlmutter profile (plan --algo all, each model's defaults: GAT 8 heads x 128; ~6 min each, up to
 #      12 GB for split-3d's replicated grids), and tabulates each strategy's best grid
@@ -79,6 +80,7 @@ run_set "$out/runs/calibration" "$calibration_dataset" 2
   tee "$out/calibration.txt"
 "$gcnlab" plan --validate "$out"/runs/r*/p*.json --machine "$out/profile.json" --out "$out/validation.json" |
   tee "$out/validation.txt"
+python3 "$here/experiments/plan_table.py" "$out/validation.json" | tee "$out/validation.md"
 for model in gat sage gin; do
   "$gcnlab" plan --algo all --dataset "$large" --ranks 512 --machine perlmutter --model "$model" \
     --out "$out/perlmutter-512-$model.json" > "$out/perlmutter-512-$model.txt"

@@ -66,35 +66,46 @@ MachineProfile perlmutter() {
 // one node). Eq. 4.4's k: experiments/plexus_model.sh (`gcnlab plan
 // --calibrate` on the 9 plexus-3d factorisations of 2 and 4 ranks, sbm 20000
 // nodes, dims 64-128-128-8, 2026-11-22; Spearman 0.81 on the 10 of 8 ranks).
-// Bandwidth and each kernel kind's prices (one thread per rank):
-// experiments/plan_strategies.sh (`gcnlab plan --calibrate`, NNLS, on the 144
-// runs of gcn, sage, gin and gat under 1d, 1.5d, 2d, sa-1d and plexus-3d on
-// every grid of 2 ranks, sbm 20000 nodes three times and 40000 nodes once, 3
-// layers of 64, 2026-11-28; validated on the 516 runs at 2, 4 and 8 ranks of
-// the 20000-node graph: docs/planning.md, experiments/plan-results/2026-11-28-local).
+// Bandwidth, each collective's time per byte and each kernel kind's prices
+// (one thread per rank): experiments/plan_strategies.sh (`gcnlab plan
+// --calibrate`, NNLS, on the 144 runs of gcn, sage, gin and gat under 1d,
+// 1.5d, 2d, sa-1d and plexus-3d on every grid of 2 ranks, sbm 20000 nodes
+// three times and 40000 nodes once, 3 layers of 64, 2026-11-28; validated on
+// the 516 runs at 2, 4 and 8 ranks of the 20000-node graph: docs/planning.md,
+// experiments/plan-results/2026-11-28-local).
 MachineProfile local() {
   MachineProfile m;
   m.name = "local";
   m.source = "the 2-core development machine: Eq. 4.4 k from experiments/plexus_model.sh (2026-11-22, sbm 20000 "
-             "nodes), bandwidth and kernel prices from experiments/plan_strategies.sh (2026-11-28, 144 runs of 4 "
-             "models at 2 ranks on sbm 20000 and 40000 nodes), one thread per rank";
+             "nodes), bandwidth, collectives' and kernel prices from experiments/plan_strategies.sh (2026-11-28, 144 "
+             "runs of 4 models at 2 ranks on sbm 20000 and 40000 nodes), one thread per rank";
   m.gpus_per_node = 1024;  // one node: every group is intra-node
-  m.intra_bandwidth = 3.161e+09;
-  m.inter_bandwidth = 3.161e+09;
+  m.intra_bandwidth = 2.809e+09;
+  m.inter_bandwidth = 2.809e+09;
   m.k_flops = 5.01e-6;
   m.k_fwd = 4.996e-9;
   m.k_bwd = 0;  // the 2026-11-22 least-squares fit's -5.323e-9 clamped: NNLS keeps every k >= 0
+  // seconds per byte inside the node: a reduce-scatter's bytes are also reduced, an all-to-all's only copied
+  const std::array<std::pair<Category, double>, 7> per_byte = {
+      {{Category::allgather, 3.413e-10},
+       {Category::reduce_scatter, 8.44e-10},
+       {Category::allreduce, 4.896e-10},
+       {Category::alltoall, 1.795e-10},
+       {Category::bcast_dense, 1.98e-10},
+       {Category::bcast_sparse, 6.549e-10},
+       {Category::p2p, 1.281e-10}}};
+  for (const auto& [c, sec] : per_byte) m.intra_byte_s[static_cast<std::size_t>(c)] = sec;
   // (rate per second, latency per call in s, s per nonzero, s per row element)
   const std::array<std::pair<Kernel, KernelRate>, 9> kernels = {
-      {{Kernel::spmm, {1.598e+10, 0, 1.602e-09, 4.53e-10}},
-       {Kernel::spmm_edges, {6.582e+09, 4.592e-05, 6.547e-10, 4.774e-11}},
-       {Kernel::sddmm, {3.902e+10, 2.176e-06, 1.757e-08, 6.304e-11}},
-       {Kernel::edge, {7.706e+08, 0, 0, 8.317e-10}},
-       {Kernel::gemm, {3.148e+10, 1.083e-05, 0, 0}},
-       {Kernel::elementwise, {8.468e+09, 5.023e-05, 0, 0}},
-       {Kernel::reduction, {8.112e+08, 0, 0, 0}},
-       {Kernel::loss, {2.838e+08, 0.0001546, 0, 0}},
-       {Kernel::optimizer, {1.983e+08, 5.422e-07, 0, 0}}}};
+      {{Kernel::spmm, {1.282e+10, 0, 1.904e-09, 4.473e-10}},
+       {Kernel::spmm_edges, {5.327e+09, 0, 2.005e-10, 0}},
+       {Kernel::sddmm, {1.197e+10, 0, 1.696e-08, 3.694e-11}},
+       {Kernel::edge, {7.525e+08, 0, 0, 7.365e-10}},
+       {Kernel::gemm, {2.949e+10, 0, 0, 0}},
+       {Kernel::elementwise, {5.449e+09, 4.508e-05, 0, 0}},
+       {Kernel::reduction, {8.799e+08, 0, 0, 0}},
+       {Kernel::loss, {2.296e+08, 0.0001072, 0, 0}},
+       {Kernel::optimizer, {2.09e+08, 1.052e-06, 0, 0}}}};
   for (const auto& [k, r] : kernels) m.kernels[static_cast<int>(k)] = r;
   return m;
 }
@@ -158,6 +169,14 @@ MachineProfile machine_profile(const std::string& name_or_file) {
                    "machine profile '{}': kernel '{}' has a negative price", name_or_file, kind);
       m.kernels[static_cast<int>(*k)] = r;
     }
+    const nlohmann::json per_byte = j.value("intra_byte_s", nlohmann::json::object());
+    for (const auto& [name, sec] : per_byte.items()) {
+      const auto c = category_from_string(name);
+      GCNLAB_CHECK(c.has_value() && is_communication(*c), "machine profile '{}': '{}' is not a communication category",
+                   name_or_file, name);
+      GCNLAB_CHECK(sec.get<double>() >= 0, "machine profile '{}': {} has a negative time per byte", name_or_file, name);
+      m.intra_byte_s[static_cast<std::size_t>(*c)] = sec.get<double>();
+    }
     GCNLAB_CHECK(m.gpus_per_node >= 1 && m.intra_bandwidth > 0 && m.inter_bandwidth > 0 && m.device_memory >= 0,
                  "machine profile '{}': gpus_per_node and bandwidths must be positive, device_memory >= 0",
                  name_or_file);
@@ -173,11 +192,16 @@ std::string profile_json(const MachineProfile& m) {
     if (const KernelRate& r = m.kernels[k]; r.priced())
       kernels[std::string(to_string(static_cast<Kernel>(k)))] = {
           {"rate", r.rate}, {"latency_s", r.latency_s}, {"nonzero_s", r.nonzero_s}, {"row_element_s", r.row_element_s}};
+  nlohmann::json per_byte = nlohmann::json::object();
+  for (int c = 0; c < kNumCategories; ++c)
+    if (m.intra_byte_s[static_cast<std::size_t>(c)] > 0)
+      per_byte[std::string(to_string(static_cast<Category>(c)))] = m.intra_byte_s[static_cast<std::size_t>(c)];
   const nlohmann::json j = {{"name", m.name},
                             {"source", m.source},
                             {"gpus_per_node", m.gpus_per_node},
                             {"intra_bandwidth", m.intra_bandwidth},
                             {"inter_bandwidth", m.inter_bandwidth},
+                            {"intra_byte_s", per_byte},
                             {"device_memory", m.device_memory},
                             {"k_flops", m.k_flops},
                             {"k_fwd", m.k_fwd},
@@ -259,13 +283,23 @@ LinkBytes plexus_link_bytes(const Problem& p, const Grid& g, int gpus_per_node) 
   LinkBytes out;
   for (const Collective& c : plexus::epoch_collectives(p.n, p.dims, g, {0, 0, 0}, p.learn_features)) {
     const int sharing = axis_sharing(g, c.axis, gpus_per_node);
-    (sharing == 0 ? out.intra : out.inter_weighted) += c.wire_bytes * std::max(1, sharing);
+    (sharing == 0 ? out.intra : out.inter_weighted)[static_cast<std::size_t>(c.category)] +=
+        c.wire_bytes * std::max(1, sharing);
   }
   return out;
 }
 
+double MachineProfile::intra_seconds_per_byte(Category c) const {
+  const double s = intra_byte_s[static_cast<std::size_t>(c)];
+  return s > 0 ? s : 1 / intra_bandwidth;
+}
+
 double seconds(const LinkBytes& b, const MachineProfile& m) {
-  return b.intra / m.intra_bandwidth + b.inter_weighted / m.inter_bandwidth;
+  double s = b.inter_weighted_total() / m.inter_bandwidth;
+  for (int c = 0; c < kNumCategories; ++c)
+    if (b.intra[static_cast<std::size_t>(c)] > 0)
+      s += b.intra[static_cast<std::size_t>(c)] * m.intra_seconds_per_byte(static_cast<Category>(c));
+  return s;
 }
 
 double group_bandwidth(const Members& group, int world_rank, const MachineProfile& m) {
@@ -452,6 +486,37 @@ void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::v
   }
 }
 
+// Each communication category's seconds per byte inside a node: t_c = s_c · bytes_c by least squares through
+// the origin (s_c = Σ t·b / Σ b²; non-negative as the times are) over the runs whose busiest rank moved every
+// byte inside its node, on that rank (it waits least: its times are its transfers).
+void fit_collectives(const std::vector<Observation>& runs, MachineProfile& m, std::vector<CategoryFit>* fits) {
+  for (int c = 0; c < kNumCategories; ++c) {
+    if (!is_communication(static_cast<Category>(c))) continue;
+    double tb = 0, bb = 0;
+    std::vector<std::pair<double, double>> rows;  // bytes, seconds
+    for (const Observation& r : runs) {
+      if (r.ranks.empty() || r.times.empty()) continue;
+      const auto at = static_cast<std::size_t>(r.comm_rank);
+      const LinkBytes& link = r.ranks[at].link;
+      const double b = link.intra[static_cast<std::size_t>(c)], t = r.times[at][static_cast<std::size_t>(c)];
+      if (link.inter_weighted_total() > 0 || b == 0) continue;
+      tb += t * b, bb += b * b;
+      rows.emplace_back(b, t);
+    }
+    if (bb == 0 || tb <= 0) continue;  // not moved, or not timed: base's price stands
+    const double s = tb / bb;
+    m.intra_byte_s[static_cast<std::size_t>(c)] = s;
+    if (!fits) continue;
+    CategoryFit f{static_cast<Category>(c)};
+    for (const auto& [b, t] : rows) {
+      f.measured_s += t, f.predicted_s += s * b, ++f.rows;
+      f.mean_abs_error += t > 0 ? std::abs(s * b - t) / t : 0;
+    }
+    f.mean_abs_error /= f.rows;
+    fits->push_back(f);
+  }
+}
+
 }  // namespace
 
 MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,
@@ -493,9 +558,9 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
   for (const auto& r : runs) {
     if (r.ranks.empty()) continue;
     const LinkBytes& link = r.ranks[static_cast<std::size_t>(r.comm_rank)].link;
-    if (link.intra + link.inter_weighted == 0) continue;  // one rank: nothing moved
-    comm.push_back({link.intra, link.inter_weighted, r.comm_s});
-    nodes_crossed += link.inter_weighted > 0;
+    if (link.intra_total() + link.inter_weighted_total() == 0) continue;  // one rank: nothing moved
+    comm.push_back({link.intra_total(), link.inter_weighted_total(), r.comm_s});
+    nodes_crossed += link.inter_weighted_total() > 0;
     largest_node = std::max(largest_node, r.ranks_per_node);
   }
   if (comm.empty()) {
@@ -519,6 +584,7 @@ MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProf
                "--calibrate: the runs' communication times do not determine a bandwidth (no bytes or no time)");
   if (inv_intra > 0) m.intra_bandwidth = 1 / inv_intra;
   if (inv_inter > 0) m.inter_bandwidth = 1 / inv_inter;
+  fit_collectives(runs, m, fits);
   if (nodes_crossed == 0) {  // the node size is not known either: base's stands
     m.inter_bandwidth = m.intra_bandwidth;
     m.source += "; inter-node bandwidth not identified (no run crossed nodes): set to the intra-node one";

@@ -69,6 +69,11 @@ struct MachineProfile {
   // One rank's kernels, per kind (one rank per core or device): what plan --algo and --validate price.
   std::array<KernelRate, kNumKernels> kernels{};
   const KernelRate& rate(Kernel k) const { return kernels[static_cast<std::size_t>(k)]; }
+  // Seconds per byte inside a node, per communication category (0: 1 / intra_bandwidth). Through shared
+  // memory the collectives differ per byte: a reduce-scatter's byte is copied and reduced, an all-to-all's
+  // copied only (on this machine's 2-rank runs 0.82 against 0.15 ns per byte).
+  std::array<double, kNumCategories> intra_byte_s{};
+  double intra_seconds_per_byte(Category c) const;
 };
 
 // Built-in profiles by name ("local", "perlmutter"), else a JSON file written by --calibrate.
@@ -93,7 +98,7 @@ struct Problem {
 // The problem of a model of architecture `a` on a graph of n vertices and nnz nonzeros of Â.
 Problem problem_of(std::int64_t n, std::int64_t nnz, const Architecture& a, bool learn_features);
 
-// Seconds of a rank's modelled bytes: intra / β_intra + inter_weighted / β_inter.
+// Seconds of a rank's modelled bytes: Σ_c intra[c] · intra_seconds_per_byte(c) + inter_weighted / β_inter.
 double seconds(const LinkBytes& b, const MachineProfile& m);
 // The bandwidth world rank `world_rank` sees in `group`: β_intra inside a
 // node, else β_inter / link_sharing (Eq. 4.6 for any group).
@@ -189,7 +194,12 @@ struct CategoryFit {
 // - 1/β_intra and 1/β_inter, non-negative, to the communication time of each
 //   run's busiest rank (the one that waits least) over its LinkBytes. When no
 //   run crossed nodes, β_inter cannot be identified: it is set to β_intra and
-//   the profile's source says so.
+//   the profile's source says so;
+// - each communication category's seconds per byte inside a node
+//   (intra_byte_s), by least squares through the origin, to the busiest
+//   rank's time in that category over its bytes there, on the runs whose
+//   busiest rank stays inside its node; `fits` receives each one's residual.
+//   A category no such run moved keeps `base`'s.
 // gpus_per_node: the largest ranks_per_node of the runs when some crossed
 // nodes, else `base`'s.
 MachineProfile calibrate(const std::vector<Observation>& runs, const MachineProfile& base, const std::string& name,

@@ -58,6 +58,38 @@ double sharing(const nlohmann::json& j, const std::string& file) {
   return cores > 0 ? std::max(1.0, ranks * threads / cores) : 1.0;
 }
 
+// A rank's modelled bytes by link and communication category (per_rank[].model_link_bytes). Files written
+// before the split by category: each link's total in the proportions of model_wire_bytes (exact on one node);
+// before the split by link: one node.
+LinkBytes link_bytes_of(const nlohmann::json& r, const std::string& file) {
+  LinkBytes link;
+  std::array<double, kNumCategories> wire{};
+  double wire_total = 0;
+  for (const auto& [name, b] : r.at("model_wire_bytes").items()) {
+    const auto c = category_from_string(name);
+    GCNLAB_CHECK(c.has_value(), "'{}': unknown model_wire_bytes entry {}", file, name);
+    wire[static_cast<std::size_t>(*c)] = b.get<double>(), wire_total += b.get<double>();
+  }
+  if (!r.contains("model_link_bytes")) return link.intra = wire, link;
+  const auto& m = r.at("model_link_bytes");
+  if (m.contains("intra_by_category")) {
+    for (const auto& [by, into] : {std::pair{"intra_by_category", &link.intra},
+                                   std::pair{"inter_weighted_by_category", &link.inter_weighted}})
+      for (const auto& [name, b] : m.at(by).items()) {
+        const auto c = category_from_string(name);
+        GCNLAB_CHECK(c.has_value(), "'{}': unknown model_link_bytes entry {}", file, name);
+        (*into)[static_cast<std::size_t>(*c)] = b.get<double>();
+      }
+    return link;
+  }
+  for (int c = 0; c < kNumCategories; ++c) {
+    const double share = wire_total > 0 ? wire[static_cast<std::size_t>(c)] / wire_total : 0.0;
+    link.intra[static_cast<std::size_t>(c)] = m.at("intra").get<double>() * share;
+    link.inter_weighted[static_cast<std::size_t>(c)] = m.at("inter_weighted").get<double>() * share;
+  }
+  return link;
+}
+
 // Every rank's measured times and traced work (per_rank[].work) and its modelled bytes by link.
 void read_ranks(const nlohmann::json& per_rank, const std::string& file, Observation& o) {
   double most_compute = -1;
@@ -82,14 +114,8 @@ void read_ranks(const nlohmann::json& per_rank, const std::string& file, Observa
         if (is_communication(*cat)) comm += t.get<double>();
         else if (*cat != Category::other) compute += t.get<double>();
       }
-    LinkBytes link;
-    if (r.contains("model_link_bytes")) {
-      link = {r.at("model_link_bytes").at("intra").get<double>(), r.at("model_link_bytes").at("inter_weighted").get<double>()};
-    } else {  // written before the link split: one node
-      for (const auto& [name, b] : r.at("model_wire_bytes").items()) link.intra += b.get<double>();
-    }
     if (compute > most_compute) most_compute = compute, o.comm_s = comm, o.comm_rank = static_cast<int>(o.ranks.size());
-    o.ranks.push_back({planning::by_kind(work), link});
+    o.ranks.push_back({planning::by_kind(work), link_bytes_of(r, file)});
     o.work.push_back(work);
     o.times.push_back(times);
   }
@@ -171,6 +197,11 @@ std::string calibrate(const std::vector<Observation>& runs, const std::string& b
     if (const planning::KernelRate& r = m.kernels[k]; r.priced())
       text += fmt::format("  {:<12} {:>12.4g} {:>12.3f} {:>12.3f} {:>12.3f}\n", to_string(static_cast<Kernel>(k)), r.rate,
                           r.latency_s * 1e6, r.nonzero_s * 1e9, r.row_element_s * 1e9);
+  std::string per_byte;
+  for (int c = 0; c < kNumCategories; ++c)
+    if (const double s = m.intra_byte_s[static_cast<std::size_t>(c)]; s > 0)
+      per_byte += fmt::format(" {} {:.3f}", to_string(static_cast<Category>(c)), s * 1e9);
+  if (!per_byte.empty()) text += fmt::format("  ns per byte inside a node:{}\n", per_byte);
   text += fmt::format("  {:<13} {:>6} {:>13} {:>13} {:>15}\n", "category", "rows", "measured ms", "fitted ms",
                       "mean |err|");
   for (const auto& f : fits)

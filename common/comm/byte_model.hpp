@@ -49,11 +49,16 @@ class ByteModel {
 // For a Plexus axis of stride s that is min(G_node, s), Eq. 4.6's divisor.
 int link_sharing(const Members& group, int world_rank, int ranks_per_node);
 
-// A rank's modelled bytes by the link they cross: bytes inside the node, and
-// bytes across nodes times their link's sharing, so that the communication
-// time is intra / β_intra + inter_weighted / β_inter (planning/perf_model).
+// A rank's modelled bytes by the link they cross and by communication
+// category: bytes inside the node, and bytes across nodes times their link's
+// sharing, so that the communication time is Σ_c intra[c] · (seconds per byte
+// of category c inside a node) + inter_weighted / β_inter (planning/perf_model:
+// through shared memory a reduce-scatter's byte costs its copy and its
+// reduction, an all-to-all's its copy only).
 struct LinkBytes {
-  double intra = 0, inter_weighted = 0;
+  std::array<double, kNumCategories> intra{}, inter_weighted{};
+  double intra_total() const;
+  double inter_weighted_total() const;
 };
 LinkBytes link_bytes(const ByteModel& model, int world_rank, int ranks_per_node);
 

@@ -3,6 +3,7 @@
 #include "common/comm/byte_model.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace gcnlab {
 
@@ -44,9 +45,15 @@ LinkBytes link_bytes(const ByteModel& model, int world_rank, int ranks_per_node)
   LinkBytes out;
   for (const ByteModel::Term& t : model.terms()) {
     const int sharing = link_sharing(t.group, world_rank, ranks_per_node);
-    (sharing == 0 ? out.intra : out.inter_weighted) += t.bytes * std::max(1, sharing);
+    auto& link = sharing == 0 ? out.intra : out.inter_weighted;
+    link[static_cast<std::size_t>(t.category)] += t.bytes * std::max(1, sharing);
   }
   return out;
+}
+
+double LinkBytes::intra_total() const { return std::accumulate(intra.begin(), intra.end(), 0.0); }
+double LinkBytes::inter_weighted_total() const {
+  return std::accumulate(inter_weighted.begin(), inter_weighted.end(), 0.0);
 }
 
 ByteModel& ByteModel::operator*=(double s) {

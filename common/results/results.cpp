@@ -141,7 +141,7 @@ json per_rank_json(const RunResult& r) {
   json ranks = json::array();
   for (const auto& rr : r.ranks) {
     json time = json::object(), hidden = json::object(), wire = json::object(), model = json::object(),
-         setup_wire = json::object();
+         setup_wire = json::object(), link_intra = json::object(), link_inter = json::object();
     for (int c = 0; c < kNumCategories; ++c) {
       const std::string name(to_string(static_cast<Category>(c)));
       time[name] = rr.per_epoch[c].time_s;
@@ -150,6 +150,8 @@ json per_rank_json(const RunResult& r) {
         wire[name] = rr.per_epoch[c].wire_bytes;
         model[name] = rr.model[c];
         setup_wire[name] = rr.setup[c].wire_bytes;
+        link_intra[name] = rr.model_link.intra[static_cast<std::size_t>(c)];
+        link_inter[name] = rr.model_link.inter_weighted[static_cast<std::size_t>(c)];
       }
     }
     ranks.push_back({{"rank", rr.rank},
@@ -168,7 +170,10 @@ json per_rank_json(const RunResult& r) {
                      {"wire_bytes", wire},
                      {"model_wire_bytes", model},
                      {"model_link_bytes",
-                      {{"intra", rr.model_link.intra}, {"inter_weighted", rr.model_link.inter_weighted}}},
+                      {{"intra", rr.model_link.intra_total()},
+                       {"inter_weighted", rr.model_link.inter_weighted_total()},
+                       {"intra_by_category", link_intra},
+                       {"inter_weighted_by_category", link_inter}}},
                      {"setup_wire_bytes", setup_wire},
                      {"work", work_json(rr.work)}});
   }

@@ -110,6 +110,9 @@ for r in runs.values():
     for p in r["per_rank"]:
         assert p["model_link_bytes"]["inter_weighted"] == 0
         assert abs(p["model_link_bytes"]["intra"] - sum(p["model_wire_bytes"].values())) <= 1e-6 * max(1, p["model_link_bytes"]["intra"])
+        # ... and per collective (plan prices each at its own cost per byte)
+        assert p["model_link_bytes"]["intra_by_category"] == p["model_wire_bytes"], p["model_link_bytes"]
+        assert not any(p["model_link_bytes"]["inter_weighted_by_category"].values())
 assert runs["1d"]["breakdown"]["bcast_dense"]["wire_bytes_max"] > 0
 # mggcn-1d: 1d's model with the shared buffers, overlap and MG-GCN's random permutation recorded
 mg = runs["mggcn"]["config"]
@@ -127,6 +130,20 @@ for l, (fin, fout) in enumerate([(9, 8), (8, 4)]):
     assert not np.array_equal(w0, w1), "weights were not trained"
     a = np.sqrt(6 / (fin + fout)); assert np.abs(w0).max() <= a
 print("results checks passed")
+PY
+# plan_table.py on the validation: one row per model and rank count, its errors the points'
+"$PYTHON" "$GCNLAB_SOURCE_DIR/experiments/plan_table.py" "$WORK/validation.json" >"$WORK/validation.md" \
+  || fail "plan_table.py on a validation"
+"$PYTHON" - "$WORK/validation.json" "$WORK/validation.md" <<'PY' || fail "plan_table.py's validation table"
+import json, sys
+from math import prod
+v, md = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+rows = [[c.strip() for c in l.split("|")[1:-1]] for l in md.splitlines() if l.startswith("| g")]
+assert [(r[0], r[1], r[2]) for r in rows] == [("gat", "2", "1"), ("gcn", "2", "1"), ("gcn", "3", "1")], md
+for r in rows:
+    (p,) = [p for p in v["points"] if p["model"] == r[0] and prod(p["grid"]) == int(r[1])]
+    assert r[3] == f"{100 * abs(p['error']):.1f}%" and r[5] == f"{100 * p['error']:+.1f}%", (r, p)
+    assert r[6] == "-" and not v["ranking"], r  # one configuration per model and rank count: nothing to rank
 PY
 
 # threads: OMP_NUM_THREADS, then SLURM_CPUS_PER_TASK (issue 17), recorded with their source

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "common/comm/process_grid.hpp"
 #include "common/comm/uneven.hpp"
@@ -170,12 +171,14 @@ TEST_CASE("plan: groups and links of the real run equal the simulation's", "[pla
         INFO(algo << " grid " << format_grid(grid) << " rank " << r);
         const LinkBytes s = link_bytes(sim.ranks[static_cast<std::size_t>(r)].model, r, 2);
         const LinkBytes& m = real.ranks[static_cast<std::size_t>(r)].model_link;
-        CHECK(s.intra == Approx(m.intra).epsilon(1e-12).margin(1e-9));
-        CHECK(s.inter_weighted == Approx(m.inter_weighted).epsilon(1e-12).margin(1e-9));
+        for (int c = 0; c < kNumCategories; ++c) {
+          CHECK(s.intra[c] == Approx(m.intra[c]).epsilon(1e-12).margin(1e-9));
+          CHECK(s.inter_weighted[c] == Approx(m.inter_weighted[c]).epsilon(1e-12).margin(1e-9));
+        }
         double total = 0;
         for (int c = 0; c < kNumCategories; ++c) total += real.ranks[static_cast<std::size_t>(r)].model[static_cast<std::size_t>(c)];
         // every byte is on one link; with 2 ranks per node some cross nodes from 4 ranks on
-        CHECK(s.intra + s.inter_weighted >= total * (1 - 1e-12));
+        CHECK(s.intra_total() + s.inter_weighted_total() >= total * (1 - 1e-12));
       }
     }
 }
@@ -184,7 +187,10 @@ namespace {
 
 // One node of bandwidth 1e9 B/s; every kernel kind at 1e9 units/s, GEMMs at 1e10, no latency.
 planning::MachineProfile one_node() {
-  planning::MachineProfile m{"one", "test", 1024, 1e9, 1e9, 0, 0, 0, true, {}};
+  planning::MachineProfile m;
+  m.name = "one", m.source = "test";
+  m.gpus_per_node = 1024;
+  m.intra_bandwidth = m.inter_bandwidth = 1e9;
   for (int k = 0; k < kNumKernels; ++k) m.kernels[k].rate = k == static_cast<int>(Kernel::gemm) ? 1e10 : 1e9;
   return m;
 }
@@ -199,7 +205,7 @@ TEST_CASE("plan: the slowest rank bounds the epoch, or the cores when ranks time
     r.work[static_cast<int>(Kernel::spmm)] = {seconds * 1e9, 1};
     ranks.push_back(r);
   }
-  ranks[0].link.intra = 0.5e9;  // 0.5 s of communication on rank 0
+  ranks[0].link.intra[static_cast<int>(Category::allgather)] = 0.5e9;  // 0.5 s of communication on rank 0
   CHECK(planning::slowest_rank(ranks, one).total_s() == Approx(3.0));
   CHECK(planning::slowest_rank(ranks, one).rank == 3);
   // the cores do every rank's compute and copies: σ (6 + 0.5) / 4
@@ -485,6 +491,37 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
   CHECK(one.inter_bandwidth == one.intra_bandwidth);
   CHECK(one.gpus_per_node == planning::machine_profile("local").gpus_per_node);
   CHECK_THAT(one.source, Catch::Contains("not identified"));
+
+  // each collective's own price per byte inside the node: an all-reduce's and a reduce-scatter's bytes are
+  // also reduced, an all-gather's only copied
+  planning::MachineProfile per_byte = truth;
+  per_byte.intra_byte_s[static_cast<int>(Category::allgather)] = 2e-10;
+  per_byte.intra_byte_s[static_cast<int>(Category::reduce_scatter)] = 9e-10;
+  per_byte.intra_byte_s[static_cast<int>(Category::allreduce)] = 6e-10;
+  std::set<int> moved;
+  for (auto& r : runs) {
+    for (std::size_t p = 0; p < r.ranks.size(); ++p)
+      for (int c = 0; c < kNumCategories; ++c)
+        if (const double b = r.ranks[p].link.intra[c]; b > 0)
+          r.times[p][c] = b * per_byte.intra_seconds_per_byte(static_cast<Category>(c)), moved.insert(c);
+    r.comm_s = planning::seconds(r.ranks[0].link, per_byte);
+  }
+  CHECK(moved.size() >= 3);  // plexus-3d's all-gathers, reduce-scatters and all-reduces
+  std::vector<planning::CategoryFit> collective_fits;
+  const auto priced = planning::calibrate(runs, planning::machine_profile("local"), "fit", "test", &collective_fits);
+  for (const int c : moved) {
+    INFO(to_string(static_cast<Category>(c)));
+    CHECK(priced.intra_seconds_per_byte(static_cast<Category>(c)) ==
+          Approx(per_byte.intra_seconds_per_byte(static_cast<Category>(c))).epsilon(1e-9));
+  }
+  CHECK(priced.intra_byte_s[static_cast<int>(Category::p2p)] == 0);  // not moved: 1 / intra_bandwidth
+  for (const auto& r : runs) CHECK(planning::seconds(r.ranks[0].link, priced) == Approx(r.comm_s).epsilon(1e-9));
+  CHECK(collective_fits.size() == 5 + moved.size());
+  for (const auto& f : collective_fits) CHECK(f.mean_abs_error < 1e-9);
+  { std::ofstream(file) << planning::profile_json(priced); }
+  const auto priced_read = planning::machine_profile(file);
+  std::remove(file.c_str());
+  CHECK(priced_read.intra_byte_s == priced.intra_byte_s);
 
   // ranking: per model and rank count, the measured-fastest run's place in the predictions
   std::vector<planning::Observation> three(runs.begin(), runs.begin() + 3);  // 8 ranks each, gcn

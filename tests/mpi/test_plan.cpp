@@ -514,7 +514,8 @@ TEST_CASE("plan: calibration recovers a profile from its own predictions; Spearm
     CHECK(priced.intra_seconds_per_byte(static_cast<Category>(c)) ==
           Approx(per_byte.intra_seconds_per_byte(static_cast<Category>(c))).epsilon(1e-9));
   }
-  CHECK(priced.intra_byte_s[static_cast<int>(Category::p2p)] == 0);  // not moved: 1 / intra_bandwidth
+  const auto p2p = static_cast<int>(Category::p2p);  // not moved: the base profile's
+  CHECK(priced.intra_byte_s[p2p] == planning::machine_profile("local").intra_byte_s[p2p]);
   for (const auto& r : runs) CHECK(planning::seconds(r.ranks[0].link, priced) == Approx(r.comm_s).epsilon(1e-9));
   CHECK(collective_fits.size() == 5 + moved.size());
   for (const auto& f : collective_fits) CHECK(f.mean_abs_error < 1e-9);

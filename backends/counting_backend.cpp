@@ -30,7 +30,8 @@ void CountingBackend::copy_on_device(void* dst, const void* src, std::size_t byt
 }
 
 void CountingBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) {
-  if (count_sparse(Kernel::spmm, a, x.cols, bytes(x) + output(y, beta), true)) inner_->spmm(a, x, y, beta, progress);
+  if (count_sparse(Kernel::spmm, a, x.cols, bytes(x) + output(y, beta), Reads::pattern_and_values))
+    inner_->spmm(a, x, y, beta, progress);
 }
 void CountingBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
@@ -107,54 +108,66 @@ void CountingBackend::row_sum_squares(ConstView z, float* sumsq) {
 void CountingBackend::norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
                                             const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
                                             View y) {
-  const double vectors = kFloat * (height(z) + width(z)) + kId * height(z);  // sumsq, gamma, row ids
-  if (count(Kernel::elementwise, elements(y), bytes(z) + 2 * bytes(y) + vectors))
+  const double per_row_col = kFloat * (height(z) + width(z)) + kId * height(z);  // sumsq, gamma, row ids
+  if (count(Kernel::elementwise, elements(y), bytes(z) + 2 * bytes(y) + per_row_col))
     inner_->norm_relu_dropout_add(z, sumsq, gamma, n, row_ids, col0, p, y);
 }
 void CountingBackend::norm_relu_dropout_backward(ConstView dy, ConstView z, const float* sumsq, const float* gamma,
                                                  ew::NormParams n, const std::int64_t* row_ids, std::int64_t col0,
                                                  const DropoutParams& p, View g, float* dgamma, float* rowdot) {
   // sumsq and rowdot per row, gamma and dgamma per column, row ids
-  const double vectors = kFloat * 2 * (height(z) + width(z)) + kId * height(z);
-  if (count(Kernel::elementwise, elements(g), bytes(dy) + bytes(z) + bytes(g) + vectors))
+  const double per_row_col = kFloat * 2 * (height(z) + width(z)) + kId * height(z);
+  if (count(Kernel::elementwise, elements(g), bytes(dy) + bytes(z) + bytes(g) + per_row_col))
     inner_->norm_relu_dropout_backward(dy, z, sumsq, gamma, n, row_ids, col0, p, g, dgamma, rowdot);
 }
 void CountingBackend::norm_backward(ConstView z, const float* sumsq, const float* gamma, const float* rowdot,
                                     ew::NormParams n, View g) {
-  const double vectors = kFloat * (2 * height(z) + width(z));  // sumsq, rowdot, gamma
-  if (count(Kernel::elementwise, elements(g), bytes(z) + 2 * bytes(g) + vectors))
+  const double per_row_col = kFloat * (2 * height(z) + width(z));  // sumsq, rowdot, gamma
+  if (count(Kernel::elementwise, elements(g), bytes(z) + 2 * bytes(g) + per_row_col))
     inner_->norm_backward(z, sumsq, gamma, rowdot, n, g);
 }
 // The edge kernels read a's pattern (not its values); edge tensors are a.nnz vectors of `heads` floats,
 // per-vertex ones a.rows (targets) or a.cols (sources) vectors.
 void CountingBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
   const double moved = vectors(a.cols + a.rows + a.nnz, heads);  // src, dst read; e written
-  if (count_sparse(Kernel::edge, a, heads, moved, false)) inner_->edge_scores(a, heads, src, dst, slope, e);
+  if (count_sparse(Kernel::edge, a, heads, moved, Reads::pattern)) inner_->edge_scores(a, heads, src, dst, slope, e);
 }
 void CountingBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
-  if (count_sparse(Kernel::edge, a, heads, vectors(a.nnz + a.rows, heads), false))
+  if (count_sparse(Kernel::edge, a, heads, vectors(a.nnz + a.rows, heads), Reads::pattern))
     inner_->edge_row_max(a, heads, e, max);
 }
 void CountingBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
-  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + 2 * a.rows, heads), false))  // e in place
+  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + 2 * a.rows, heads), Reads::pattern))  // e in place
     inner_->edge_exp_row_sum(a, heads, max, e, sum);
 }
 void CountingBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
-  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + a.rows, heads), false))
+  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + a.rows, heads), Reads::pattern))
     inner_->edge_scale_rows(a, heads, sum, e);
+}
+void CountingBackend::edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e,
+                                   float* max, float* sum) {
+  // The four passes' work; the bytes of one walk: the pattern, src and dst read, e written once (a row's
+  // values stay in cache between the passes), max and sum written.
+  const bool run = count_sparse(Kernel::edge, a, heads, vectors(a.cols + a.rows + a.nnz, heads), Reads::pattern);
+  count_sparse(Kernel::edge, a, heads, vectors(a.rows, heads), Reads::nothing);  // the rows' max
+  count_sparse(Kernel::edge, a, heads, vectors(a.rows, heads), Reads::nothing);  // exp, the rows' sums
+  count_sparse(Kernel::edge, a, heads, 0, Reads::nothing);                       // the scaling
+  if (run) inner_->edge_softmax(a, heads, src, dst, slope, e, max, sum);
 }
 void CountingBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                                    const std::int64_t* col_ids, const DropoutParams& p) {
   const double moved = vectors(2 * a.nnz, heads) + kId * static_cast<double>(a.rows + a.cols);
-  if (count_sparse(Kernel::edge, a, heads, moved, false)) inner_->edge_dropout(a, heads, in, out, row_ids, col_ids, p);
+  if (count_sparse(Kernel::edge, a, heads, moved, Reads::pattern))
+    inner_->edge_dropout(a, heads, in, out, row_ids, col_ids, p);
 }
 void CountingBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
                                  ConstView x, View y) {
   const double moved = vectors(a.nnz, heads) + (perm ? kId * static_cast<double>(a.nnz) : 0.0) + bytes(x) + bytes(y);
-  if (count_sparse(Kernel::spmm_edges, a, x.cols, moved, false)) inner_->spmm_edges(a, heads, hs, v, perm, x, y);
+  if (count_sparse(Kernel::spmm_edges, a, x.cols, moved, Reads::pattern))
+    inner_->spmm_edges(a, heads, hs, v, perm, x, y);
 }
 void CountingBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
-  if (count_sparse(Kernel::sddmm, a, g.cols, bytes(g) + bytes(z) + vectors(a.nnz, heads), false))
+  if (count_sparse(Kernel::sddmm, a, g.cols, bytes(g) + bytes(z) + vectors(a.nnz, heads), Reads::pattern))
     inner_->sddmm(a, heads, hs, g, z, out);
 }
 void CountingBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_t* perm, int heads,
@@ -163,27 +176,34 @@ void CountingBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::in
   // The work of both products, as the two calls'; the bytes of the one walk over t: its pattern, perm, the
   // values, G and βᵀG with the SpMM, Z and the dots with the SDDMM (a's pattern and G are not read again).
   const double spmm_moved = vectors(t.nnz, heads) + kId * static_cast<double>(t.nnz) + bytes(g) + bytes(y);
-  const bool spmm = count_sparse(Kernel::spmm_edges, t, g.cols, spmm_moved, false);
-  const double sddmm_moved = bytes(z) + vectors(a.nnz, heads);
-  if (record(Kernel::sddmm, {static_cast<double>(a.nnz) * static_cast<double>(g.cols), 1, static_cast<double>(a.nnz),
-                             static_cast<double>(a.stored_rows()) * static_cast<double>(g.cols), sddmm_moved}) &&
-      spmm)
+  const bool spmm = count_sparse(Kernel::spmm_edges, t, g.cols, spmm_moved, Reads::pattern);
+  if (count_sparse(Kernel::sddmm, a, g.cols, bytes(z) + vectors(a.nnz, heads), Reads::nothing) && spmm)
     inner_->spmm_sddmm_edges(a, t, perm, heads, hs, v, g, z, y, dots);
 }
 void CountingBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
-  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + a.rows, heads), false))
+  if (count_sparse(Kernel::edge, a, heads, vectors(2 * a.nnz + a.rows, heads), Reads::pattern))
     inner_->edge_row_dot(a, heads, x, y, out);
 }
 void CountingBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                             const float* src, const float* dst, float slope, float* d) {
   // alpha read, d in place, rowdot and dst per row, src per column
   const double moved = vectors(3 * a.nnz + 2 * a.rows + a.cols, heads);
-  if (count_sparse(Kernel::edge, a, heads, moved, false))
+  if (count_sparse(Kernel::edge, a, heads, moved, Reads::pattern))
     inner_->edge_softmax_backward(a, heads, alpha, rowdot, src, dst, slope, d);
 }
 void CountingBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   const double moved = vectors(a.nnz + a.rows, heads) + (perm ? kId * static_cast<double>(a.nnz) : 0.0);
-  if (count_sparse(Kernel::edge, a, heads, moved, false)) inner_->edge_row_sums(a, heads, v, perm, out);
+  if (count_sparse(Kernel::edge, a, heads, moved, Reads::pattern)) inner_->edge_row_sums(a, heads, v, perm, out);
+}
+void CountingBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src,
+                                        const float* dst, float slope, float* d, float* rowdot, float* dd) {
+  // The three passes' work; the bytes of one walk: the pattern, alpha and d read, d written, src and dst read,
+  // rowdot and dd written.
+  const double moved = vectors(3 * a.nnz + 3 * a.rows + a.cols, heads);
+  const bool run = count_sparse(Kernel::edge, a, heads, moved, Reads::pattern);  // the rows' dots
+  count_sparse(Kernel::edge, a, heads, 0, Reads::nothing);                        // the softmax's backward
+  count_sparse(Kernel::edge, a, heads, 0, Reads::nothing);                        // the rows' sums
+  if (run) inner_->edge_softmax_grad(a, heads, alpha, src, dst, slope, d, rowdot, dd);
 }
 void CountingBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
   if (count(Kernel::elementwise, elements(m), bytes(m) + kFloat * static_cast<double>(cols)))

@@ -75,6 +75,8 @@ class CountingBackend final : public Backend {
   void edge_row_max(const Csr& a, int heads, const float* e, float* max) override;
   void edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) override;
   void edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) override;
+  void edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e, float* max,
+                    float* sum) override;
   void edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                     const std::int64_t* col_ids, const DropoutParams& p) override;
   void spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm, ConstView x,
@@ -86,6 +88,8 @@ class CountingBackend final : public Backend {
   void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot, const float* src,
                              const float* dst, float slope, float* d) override;
   void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) override;
+  void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst, float slope,
+                         float* d, float* rowdot, float* dd) override;
   void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) override;
   void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
@@ -102,13 +106,18 @@ class CountingBackend final : public Backend {
  private:
   // Counts a call of `amount` units moving `bytes` (Work::bytes); whether to run it.
   bool count(Kernel k, double amount, double bytes) { return record(k, {amount, 1, 0, 0, bytes}); }
+  // What a sparse kernel reads of a's structure: its column ids and row
+  // offsets, with or without its values, or nothing (the second product of a
+  // fused call, whose one walk the first product's count holds).
+  enum class Reads { pattern_and_values, pattern, nothing };
   // A sparse kernel over a's nonzeros and rows at `width` columns (or heads)
-  // each, moving `bytes` besides a's structure: its column ids and row
-  // offsets, and its values where the kernel reads them (`values`).
-  bool count_sparse(Kernel k, const Csr& a, std::int64_t width, double bytes, bool values) {
+  // each, moving `bytes` besides what it `reads` of a's structure.
+  bool count_sparse(Kernel k, const Csr& a, std::int64_t width, double bytes, Reads reads) {
     const auto nnz = static_cast<double>(a.nnz), w = static_cast<double>(width);
-    return record(k, {nnz * w, 1, nnz, static_cast<double>(a.stored_rows()) * w,
-                      bytes + csr_bytes(a) - (values ? 0.0 : nnz * sizeof(float))});
+    const double structure = reads == Reads::nothing ? 0.0
+                             : reads == Reads::pattern ? csr_bytes(a) - nnz * sizeof(float)
+                                                       : csr_bytes(a);
+    return record(k, {nnz * w, 1, nnz, static_cast<double>(a.stored_rows()) * w, bytes + structure});
   }
   bool record(Kernel k, const Work& call) {
     if (ledger_) ledger_->record_work(k, call);

@@ -9,7 +9,8 @@
 #      ranks (--gpu-comm mpi) resumed on 2 CPU ranks
 #   4. every multi-rank strategy at 4 ranks over --gpu-comm mpi (ranks share the GPU where
 #      the node has fewer), beside the CPU backend's run: loss, epoch time, wire bytes
-#   5. gcnlab bench spmm on the device (GFLOP/s, GB/s)
+#   5. gcnlab bench stream and bench spmm on the device (the backend's own copy and axpy: the
+#      memory's speed that bench epoch's per-category GB/s are read against; SpMM GFLOP/s, GB/s)
 #   6. a GPU epoch of every model, gcnlab serial against PyTorch Geometric's
 #      layer on the same GPU (experiments/bench_pytorch.py --model): GCN
 #      (GCNConv on torch.sparse and edge_index, and plain PyTorch), GraphSAGE
@@ -181,6 +182,8 @@ for scale in $scales; do
   log=$out/epoch-rmat$scale.txt
   : > "$log"
   if [ "$scale" = "${scales%% *}" ]; then
+    mpiexec -n 1 gcnlab bench stream --backend "$backend" --mib 1024 --threads "$threads" 2>&1 | tee "$out/stream.txt" |
+      grep -E "bench=stream|error"
     mpiexec -n 1 gcnlab bench spmm --backend "$backend" --dataset "gcl:$gcl" --f 16,64,128 --reps 20 2>&1 | tee "$out/spmm-rmat$scale.txt" | grep "bench=spmm"
   fi
   epoch() {  # gcnlab's epoch of model $1, its breakdown with it

@@ -342,6 +342,13 @@ void CpuBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, floa
   for_each_stored_row(a, ew::EdgeScaleRows{edge_block(a, heads), sum, e});
 }
 
+void CpuBackend::edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e,
+                              float* max, float* sum) {
+  fill_unstored(a, max, heads, -INFINITY);
+  fill_unstored(a, sum, heads, 0.f);
+  for_each_stored_row(a, ew::EdgeSoftmax{edge_block(a, heads), src, dst, slope, e, max, sum});
+}
+
 void CpuBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                               const std::int64_t* col_ids, const DropoutParams& p) {
   for_each_stored_row(a, ew::EdgeDropout{edge_block(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p,
@@ -416,6 +423,13 @@ void CpuBackend::edge_row_sums(const Csr& a, int heads, const float* v, const st
   const ew::EdgeRowSums sums{edge_block(a, heads), v, perm, out};
   if (perm) for_each_stored_row(a, FetchNextRow<ew::EdgeRowSums>{sums, a.stored_rows()});
   else for_each_stored_row(a, sums);
+}
+
+void CpuBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
+                                   float slope, float* d, float* rowdot, float* dd) {
+  fill_unstored(a, rowdot, heads, 0.f);
+  fill_unstored(a, dd, heads, 0.f);
+  for_each_stored_row(a, ew::EdgeSoftmaxGrad{edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
 }
 
 void CpuBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {

@@ -334,6 +334,12 @@ void CudaBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, fl
 void CudaBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
   cuda::edge_scale_rows(stream_, a.stored_rows(), {edge_block(a, heads), sum, e});
 }
+void CudaBackend::edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e,
+                               float* max, float* sum) {
+  fill_unstored(a, max, heads, -INFINITY);
+  fill_unstored(a, sum, heads, 0.f);
+  cuda::edge_softmax(stream_, a.stored_rows(), {edge_block(a, heads), src, dst, slope, e, max, sum});
+}
 void CudaBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                                const std::int64_t* col_ids, const DropoutParams& p) {
   cuda::edge_dropout(stream_, a.stored_rows(),
@@ -377,6 +383,12 @@ void CudaBackend::edge_softmax_backward(const Csr& a, int heads, const float* al
 void CudaBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   fill_unstored(a, out, heads, 0.f);
   cuda::edge_row_sums(stream_, a.stored_rows(), {edge_block(a, heads), v, perm, out});
+}
+void CudaBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
+                                    float slope, float* d, float* rowdot, float* dd) {
+  fill_unstored(a, rowdot, heads, 0.f);
+  fill_unstored(a, dd, heads, 0.f);
+  cuda::edge_softmax_grad(stream_, a.stored_rows(), {edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
 }
 void CudaBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
   GCNLAB_ASSERT(m.rows == cols && m.cols == heads && m.ld == heads);

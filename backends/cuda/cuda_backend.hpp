@@ -81,6 +81,8 @@ class CudaBackend final : public Backend {
   void edge_row_max(const Csr& a, int heads, const float* e, float* max) override;
   void edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) override;
   void edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) override;
+  void edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e, float* max,
+                    float* sum) override;
   void edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                     const std::int64_t* col_ids, const DropoutParams& p) override;
   void spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm, ConstView x,
@@ -92,6 +94,8 @@ class CudaBackend final : public Backend {
   void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot, const float* src,
                              const float* dst, float slope, float* d) override;
   void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) override;
+  void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst, float slope,
+                         float* d, float* rowdot, float* dd) override;
   void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) override;
   void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;

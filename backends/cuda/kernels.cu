@@ -207,6 +207,34 @@ struct ExpRowSumByWarp {  // writes e_ij = exp(e_ij - m_i) as it sums them
   }
 };
 
+// The four passes on one row by one warp (ew::EdgeSoftmax): each pass's lanes
+// as in its own kernel, so the same bits; between passes the warp's lanes meet
+// (__syncwarp orders their writes of e, max and sum before the next pass's reads).
+struct SoftmaxByWarp {
+  ew::EdgeSoftmax f;
+  __device__ void operator()(std::int64_t s, int lane) const {
+    ElementsByWarp<ew::EdgeScores>{{f.b, f.src, f.dst, f.slope, f.e}}(s, lane);
+    __syncwarp();
+    RowMaxByWarp{{f.b, f.e, f.max}}(s, lane);
+    __syncwarp();
+    ExpRowSumByWarp{{f.b, f.max, f.e, f.sum}}(s, lane);
+    __syncwarp();
+    ElementsByWarp<ew::EdgeScaleRows>{{f.b, f.sum, f.e}}(s, lane);
+  }
+};
+
+// The softmax's backward on one row by one warp (ew::EdgeSoftmaxGrad), as SoftmaxByWarp.
+struct SoftmaxGradByWarp {
+  ew::EdgeSoftmaxGrad f;
+  __device__ void operator()(std::int64_t s, int lane) const {
+    RowSumsByWarp<ew::EdgeRowDot>{{f.b, f.alpha, f.d, f.rowdot}}(s, lane);
+    __syncwarp();
+    ElementsByWarp<ew::EdgeSoftmaxBackward>{{f.b, f.alpha, f.rowdot, f.src, f.dst, f.slope, f.d}}(s, lane);
+    __syncwarp();
+    RowSumsByWarp<ew::EdgeRowSums>{{f.b, f.d, nullptr, f.dd}}(s, lane);
+  }
+};
+
 // --- Column reductions (a bias's gradient Σ_i G_i, RMSNorm's dγ): out[c] = Σ_i
 // f.term(i, c) in double. Block (x, y) sums rows [x C, x C + C) of columns
 // [32 y, 32 y + 32), C = kColumnChunk, 8 row lanes a column in a fixed shared-memory
@@ -291,6 +319,7 @@ void edge_exp_row_sum(cudaStream_t s, std::int64_t n, const ew::EdgeExpRowSum& f
 void edge_scale_rows(cudaStream_t s, std::int64_t n, const ew::EdgeScaleRows& f) {
   launch_rows_by_warp(s, n, ElementsByWarp<ew::EdgeScaleRows>{f});
 }
+void edge_softmax(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmax& f) { launch_rows_by_warp(s, n, SoftmaxByWarp{f}); }
 void edge_dropout(cudaStream_t s, std::int64_t n, const ew::EdgeDropout& f) { launch_rows_by_warp(s, n, DropoutByWarp{f}); }
 void spmm_edges(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdges& f) { launch_2d(s, n, cols, f); }
 void spmm_edges_mean(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdgesMean& f) {
@@ -314,6 +343,9 @@ void edge_softmax_backward(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmax
 }
 void edge_row_sums(cudaStream_t s, std::int64_t n, const ew::EdgeRowSums& f) {
   launch_rows_by_warp(s, n, RowSumsByWarp<ew::EdgeRowSums>{f});
+}
+void edge_softmax_grad(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxGrad& f) {
+  launch_rows_by_warp(s, n, SoftmaxGradByWarp{f});
 }
 void head_matrix(cudaStream_t s, std::int64_t c, std::int64_t h, const ew::HeadMatrix& f) { launch_2d(s, c, h, f); }
 void head_diagonal(cudaStream_t s, std::int64_t c, const ew::HeadDiagonal& f) { launch_1d(s, c, f); }

@@ -121,6 +121,10 @@ class Backend : public Allocator {
   // e = exp(e - max_i), sum_i = Σ_j e
   virtual void edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) = 0;
   virtual void edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) = 0;  // e /= sum_i
+  // The four above in one visit per row (ew::EdgeSoftmax; the same bits), for a block whose rows no other
+  // rank shares: e = softmax_j LeakyReLU(src_j + dst_i), max and sum the rows'.
+  virtual void edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e,
+                            float* max, float* sum) = 0;
   // out = dropout(in), keyed by the global ids of a's rows and columns (ew::EdgeDropout); in place allowed.
   virtual void edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                             const std::int64_t* col_ids, const DropoutParams& p) = 0;
@@ -143,6 +147,10 @@ class Backend : public Allocator {
   virtual void edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                      const float* src, const float* dst, float slope, float* d) = 0;
   virtual void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) = 0;
+  // edge_row_dot(alpha, d -> rowdot), edge_softmax_backward and edge_row_sums(d -> dd) in one visit per row
+  // (ew::EdgeSoftmaxGrad; the same bits), for a block whose rows no other rank shares.
+  virtual void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
+                                 float slope, float* d, float* rowdot, float* dd) = 0;
   // m (cols x heads) = the block-diagonal matrix of the per-head vector a (ew::HeadMatrix);
   // out[c] = q[head(c), c] (ew::HeadDiagonal).
   virtual void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) = 0;

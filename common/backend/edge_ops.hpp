@@ -20,6 +20,7 @@
 //   EdgeRowMax          m_i = max_j e_ij                (per block; combined over the ranks that split row i)
 //   EdgeExpRowSum       e_ij <- exp(e_ij - m_i),  S_i = Σ_j e_ij
 //   EdgeScaleRows       α_ij = e_ij / S_i
+//   EdgeSoftmax         the four above on one row in one visit (rows held whole)
 //   EdgeDropout         β_ij = dropout(α_ij), keyed by (target id, source id, head)
 //   SpmmEdges           Y_i = Σ_j v_ij X_j per head (v: β forward; βᵀ through perm backward)
 //   SpmmEdgesMean       Y_i = mean_h Σ_j v_ij,h Z_j,h      (averaged heads, forward)
@@ -29,6 +30,7 @@
 //   EdgeRowDot          D_i = Σ_j α_ij dα_ij
 //   EdgeSoftmaxBackward dê_ij = α_ij (dα_ij - D_i) · LeakyReLU'(src_j + dst_i)
 //   EdgeRowSums         out_i = Σ_j v_ij (dd_i; ds_j on the transposed block)
+//   EdgeSoftmaxGrad     EdgeRowDot, EdgeSoftmaxBackward, dd's EdgeRowSums on one row (rows held whole)
 
 #include <cmath>
 #include <cstdint>
@@ -149,6 +151,22 @@ struct EdgeScaleRows {
     const std::int64_t i = b.row_of(s);
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
       for (int h = 0; h < b.heads; ++h) at(i, k, h);
+  }
+};
+
+// α_ij = softmax_j LeakyReLU(src_j + dst_i) of one row in one visit, for a
+// block that holds its rows whole (no other rank's max or sum to combine):
+// the four passes above on the row in turn, its edge-head values in cache
+// between them instead of four walks over the whole tensor. The same
+// operations in the same order: the same bits as the passes. max and sum
+// receive the row's.
+struct EdgeSoftmax {
+  EdgeBlock b; const float* src; const float* dst; float slope; float* e; float* max; float* sum;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    EdgeScores{b, src, dst, slope, e}(s);
+    EdgeRowMax{b, e, max}(s);
+    EdgeExpRowSum{b, max, e, sum}(s);
+    EdgeScaleRows{b, sum, e}(s);
   }
 };
 
@@ -348,6 +366,20 @@ struct EdgeRowSums {
     for (int h = 0; h < H; ++h) o[h] = 0.f;
     for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
       for (int h = 0; h < H; ++h) o[h] += term(k, h);
+  }
+};
+
+// The softmax's backward of one row in one visit, for a block that holds its
+// rows whole: EdgeRowDot (D_i = Σ_j α_ij dα_ij), EdgeSoftmaxBackward and
+// EdgeRowSums (dd_i = Σ_j dê_ij) on the row in turn; the same bits as the
+// three passes. d: dα in, dê out.
+struct EdgeSoftmaxGrad {
+  EdgeBlock b; const float* alpha; const float* src; const float* dst; float slope; float* d; float* rowdot;
+  float* dd;
+  GCNLAB_HD void operator()(std::int64_t s) const {
+    EdgeRowDot{b, alpha, d, rowdot}(s);
+    EdgeSoftmaxBackward{b, alpha, rowdot, src, dst, slope, d}(s);
+    EdgeRowSums{b, d, nullptr, dd}(s);
   }
 };
 

@@ -74,23 +74,30 @@ void RowAttention::forward(int l, const Attention& a) {
   GCNLAB_ASSERT(t.heads > 0 && a.src.ld == t.heads && a.dst.ld == t.heads);
   Backend& b = *backend_;
   const Csr& A = *block_;
-  {
+  if (!reduce_rows_) {  // every row whole here: the softmax in one visit per row
     auto time = ledger_->time(Category::edge_softmax);
-    b.edge_scores(A, t.heads, a.src.data, a.dst.data, slope_, t.alpha.data());
-    b.edge_row_max(A, t.heads, t.alpha.data(), row_a_.data());
-  }
-  reduce_rows(row_a_.data(), t.heads, ReduceOp::max);
-  {
+    b.edge_softmax(A, t.heads, a.src.data, a.dst.data, slope_, t.alpha.data(), row_a_.data(), row_b_.data());
+  } else {  // rows split over ranks: their max and sum combined between the passes
+    {
+      auto time = ledger_->time(Category::edge_softmax);
+      b.edge_scores(A, t.heads, a.src.data, a.dst.data, slope_, t.alpha.data());
+      b.edge_row_max(A, t.heads, t.alpha.data(), row_a_.data());
+    }
+    reduce_rows(row_a_.data(), t.heads, ReduceOp::max);
+    {
+      auto time = ledger_->time(Category::edge_softmax);
+      b.edge_exp_row_sum(A, t.heads, row_a_.data(), t.alpha.data(), row_b_.data());
+    }
+    reduce_rows(row_b_.data(), t.heads, ReduceOp::sum);
     auto time = ledger_->time(Category::edge_softmax);
-    b.edge_exp_row_sum(A, t.heads, row_a_.data(), t.alpha.data(), row_b_.data());
+    b.edge_scale_rows(A, t.heads, row_b_.data(), t.alpha.data());
   }
-  reduce_rows(row_b_.data(), t.heads, ReduceOp::sum);
-  auto time = ledger_->time(Category::edge_softmax);
-  b.edge_scale_rows(A, t.heads, row_b_.data(), t.alpha.data());
   t.dropped = a.dropout.p > 0;
   GCNLAB_ASSERT(!t.dropped || t.beta.size() == t.alpha.size());  // Architecture::attention_dropout
-  if (t.dropped)
+  if (t.dropped) {
+    auto time = ledger_->time(Category::edge_softmax);
     b.edge_dropout(A, t.heads, t.alpha.data(), t.beta.data(), row_ids_.data(), col_ids_.data(), a.dropout);
+  }
 }
 
 void RowAttention::aggregate(int l, ConstView z, View out) {
@@ -113,7 +120,12 @@ void RowAttention::backward(int l, const Attention& a, ConstView g, ConstView z,
   {
     auto time = ledger_->time(Category::edge_softmax);
     if (t.dropped) b.edge_dropout(A, t.heads, d, d, row_ids_.data(), col_ids_.data(), a.dropout);  // dα
-    b.edge_row_dot(A, t.heads, t.alpha.data(), d, row_a_.data());  // D_i
+    if (!reduce_rows_) {  // every row whole here: D_i, dê and dd_i in one visit per row
+      b.edge_softmax_grad(A, t.heads, t.alpha.data(), a.src.data, a.dst.data, slope_, d, row_a_.data(), dd.data);
+      b.edge_row_sums(transposed_, t.heads, d, perm_.data(), ds.data);
+      return;
+    }
+    b.edge_row_dot(A, t.heads, t.alpha.data(), d, row_a_.data());  // D_i; rows split over ranks: combined
   }
   reduce_rows(row_a_.data(), t.heads, ReduceOp::sum);
   {

@@ -212,7 +212,7 @@ TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty 
   // on a pattern with a hub row of 5000 edges (a warp's lanes loop ~600 times), rows
   // of 1 and 31-33 edges (a warp's width ± 1 elements at 1 head-lane group), and empty
   // rows, full and compressed storage. Every output against the CPU, then a second
-  // device run bitwise equal to the first.
+  // device run bitwise equal to the first; the one-visit softmax equal to the four passes.
   auto cpu = make_backend("cpu", {1, 0});
   auto gpu = make_backend("cuda", {1, 0});
   const std::int64_t rows = 300, n = 5003;
@@ -260,6 +260,13 @@ TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty 
         be->edge_row_max(a, H, alpha.data(), m.data());
         be->edge_exp_row_sum(a, H, m.data(), alpha.data(), s.data());
         be->edge_scale_rows(a, H, s.data(), alpha.data());
+        {  // the four passes by one warp a row (SoftmaxByWarp)
+          Buffer<float> e1(*be, alpha.size()), m1(*be, m.size()), s1(*be, s.size());
+          be->edge_softmax(a, H, ds.data(), dd.data(), 0.2f, e1.data(), m1.data(), s1.data());
+          CHECK(e1.download() == alpha.download());  // bitwise, on each backend
+          CHECK(m1.download() == m.download());
+          CHECK(s1.download() == s.download());
+        }
         be->edge_dropout(a, H, alpha.data(), beta.data(), dids.data(), dids.data(), {5, 1, 0.3f});
         be->spmm_edges(a, H, sh.hs, beta.data(), nullptr, dz, y);
         be->spmm_edges(t, H, sh.hs, beta.data(), dperm.data(), dg, yt);

@@ -508,6 +508,13 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
     be->edge_exp_row_sum(a, H, m.data(), e.data(), s.data());
     be->edge_scale_rows(a, H, s.data(), e.data());
     const auto alpha = e.download();
+    {  // the four passes in one visit per row: the same bits, the rows' max and sum too (unstored rows: -inf, 0)
+      Buffer<float> e1(*be, e.size()), m1(*be, m.size()), s1(*be, s.size());
+      be->edge_softmax(a, H, ds.data(), dd.data(), 0.2f, e1.data(), m1.data(), s1.data());
+      CHECK(same_bits(e1.download(), alpha));
+      CHECK(same_bits(m1.download(), m.download()));
+      CHECK(same_bits(s1.download(), s.download()));
+    }
     const auto head_of = [&](std::int64_t c) { return static_cast<int>((hs.col0 + c) / width); };
     for (std::int64_t i = 0; i < rows; ++i)
       for (int k = 0; k < H; ++k) {  // the row's softmax of LeakyReLU(src_j + dst_i)
@@ -560,7 +567,8 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
   }
 }
 
-TEST_CASE("the CPU's register-blocked attention SpMM and its fusion with the SDDMM have the row forms' bits", "[backend][attention]") {
+TEST_CASE("the CPU's register-blocked attention SpMM, its fusion with the SDDMM and the one-visit softmax have the row forms' bits",
+          "[backend][attention]") {
   // cpu::spmm_edge_values against ew::SpmmEdges's row loop (the order both
   // state), forward and through the transpose's permutation, and fused with
   // the SDDMM against the separate calls: heads aligned
@@ -605,6 +613,19 @@ TEST_CASE("the CPU's register-blocked attention SpMM and its fusion with the SDD
       be->sddmm(a, H, hs, dg, dz, dots_ref.data());
       REQUIRE(std::memcmp(y.download().data(), y_ref.download().data(), y_ref.size() * sizeof(float)) == 0);
       REQUIRE(std::memcmp(dots.download().data(), dots_ref.download().data(), dots.size() * sizeof(float)) == 0);
+      // the forward's softmax in one visit per row: the four passes' bits (heads 1, 3, 4, 6, 7: the specialised
+      // and the generic row loops; a hub row, empty rows, compressed rows)
+      Dense ds = make_dense(*be, n, H, random_vector(n * H, 15)), dd = make_dense(*be, rows, H, random_vector(rows * H, 16));
+      Buffer<float> e(*be, dots.size()), m(*be, static_cast<std::size_t>(rows * H)), sum(*be, m.size()),
+          e1(*be, dots.size()), m1(*be, m.size()), sum1(*be, m.size());
+      be->edge_scores(a, H, ds.data(), dd.data(), 0.2f, e.data());
+      be->edge_row_max(a, H, e.data(), m.data());
+      be->edge_exp_row_sum(a, H, m.data(), e.data(), sum.data());
+      be->edge_scale_rows(a, H, sum.data(), e.data());
+      be->edge_softmax(a, H, ds.data(), dd.data(), 0.2f, e1.data(), m1.data(), sum1.data());
+      REQUIRE(same_bits(e1.download(), e.download()));
+      REQUIRE(same_bits(m1.download(), m.download()));
+      REQUIRE(same_bits(sum1.download(), sum.download()));
     }
 }
 

@@ -474,15 +474,9 @@ void fit_kernels(const std::vector<Observation>& runs, MachineProfile& m, std::v
   const Eigen::VectorXd predicted = a * c;
   for (int cat = 0; cat < kNumCategories; ++cat) {
     CategoryFit f{static_cast<Category>(cat)};
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (row_category[i] != cat) continue;
-      const double meas = t(static_cast<Eigen::Index>(i)), pred = predicted(static_cast<Eigen::Index>(i));
-      f.measured_s += meas, f.predicted_s += pred, ++f.rows;
-      f.mean_abs_error += meas > 0 ? std::abs(pred - meas) / meas : 0;
-    }
-    if (f.rows == 0) continue;
-    f.mean_abs_error /= f.rows;
-    fits->push_back(f);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (row_category[i] == cat) f.add(t(static_cast<Eigen::Index>(i)), predicted(static_cast<Eigen::Index>(i)));
+    if (f.rows > 0) fits->push_back(f);
   }
 }
 
@@ -508,11 +502,7 @@ void fit_collectives(const std::vector<Observation>& runs, MachineProfile& m, st
     m.intra_byte_s[static_cast<std::size_t>(c)] = s;
     if (!fits) continue;
     CategoryFit f{static_cast<Category>(c)};
-    for (const auto& [b, t] : rows) {
-      f.measured_s += t, f.predicted_s += s * b, ++f.rows;
-      f.mean_abs_error += t > 0 ? std::abs(s * b - t) / t : 0;
-    }
-    f.mean_abs_error /= f.rows;
+    for (const auto& [b, t] : rows) f.add(t, s * b);
     fits->push_back(f);
   }
 }

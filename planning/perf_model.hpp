@@ -31,6 +31,7 @@
 //    each with its group) priced at its groups' bandwidths: Eq. 4.6 for any
 //    group (byte_model.hpp's link_sharing).
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,12 @@ struct CategoryFit {
   double measured_s = 0, predicted_s = 0;  // summed over the runs' ranks
   double mean_abs_error = 0;               // mean over the rows of |predicted − measured| / measured
   int rows = 0;
+  // One row's measured and fitted seconds, the mean error kept current.
+  void add(double measured, double predicted) {
+    const double error = measured > 0 ? std::abs(predicted - measured) / measured : 0;
+    measured_s += measured, predicted_s += predicted;
+    mean_abs_error += (error - mean_abs_error) / ++rows;
+  }
 };
 
 // Fits, to the runs:

@@ -11,6 +11,7 @@
 
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
@@ -62,26 +63,25 @@ double sharing(const nlohmann::json& j, const std::string& file) {
 // before the split by category: each link's total in the proportions of model_wire_bytes (exact on one node);
 // before the split by link: one node.
 LinkBytes link_bytes_of(const nlohmann::json& r, const std::string& file) {
+  const auto per_category = [&](const nlohmann::json& bytes) {
+    std::array<double, kNumCategories> out{};
+    for (const auto& [name, b] : bytes.items()) {
+      const auto c = category_from_string(name);
+      GCNLAB_CHECK(c.has_value(), "'{}': unknown communication category {}", file, name);
+      out[static_cast<std::size_t>(*c)] = b.get<double>();
+    }
+    return out;
+  };
   LinkBytes link;
-  std::array<double, kNumCategories> wire{};
-  double wire_total = 0;
-  for (const auto& [name, b] : r.at("model_wire_bytes").items()) {
-    const auto c = category_from_string(name);
-    GCNLAB_CHECK(c.has_value(), "'{}': unknown model_wire_bytes entry {}", file, name);
-    wire[static_cast<std::size_t>(*c)] = b.get<double>(), wire_total += b.get<double>();
-  }
-  if (!r.contains("model_link_bytes")) return link.intra = wire, link;
-  const auto& m = r.at("model_link_bytes");
-  if (m.contains("intra_by_category")) {
-    for (const auto& [by, into] : {std::pair{"intra_by_category", &link.intra},
-                                   std::pair{"inter_weighted_by_category", &link.inter_weighted}})
-      for (const auto& [name, b] : m.at(by).items()) {
-        const auto c = category_from_string(name);
-        GCNLAB_CHECK(c.has_value(), "'{}': unknown model_link_bytes entry {}", file, name);
-        (*into)[static_cast<std::size_t>(*c)] = b.get<double>();
-      }
+  if (r.contains("model_link_bytes") && r.at("model_link_bytes").contains("intra_by_category")) {
+    link.intra = per_category(r.at("model_link_bytes").at("intra_by_category"));
+    link.inter_weighted = per_category(r.at("model_link_bytes").at("inter_weighted_by_category"));
     return link;
   }
+  const auto wire = per_category(r.at("model_wire_bytes"));
+  if (!r.contains("model_link_bytes")) return link.intra = wire, link;
+  const auto& m = r.at("model_link_bytes");
+  const double wire_total = std::accumulate(wire.begin(), wire.end(), 0.0);
   for (int c = 0; c < kNumCategories; ++c) {
     const double share = wire_total > 0 ? wire[static_cast<std::size_t>(c)] / wire_total : 0.0;
     link.intra[static_cast<std::size_t>(c)] = m.at("intra").get<double>() * share;

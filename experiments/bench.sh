@@ -38,6 +38,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x "$gcnlab" ] || { echo "bench: $gcnlab not built (bash scripts/build.sh)" >&2; exit 1; }
+# PyTorch runs the OpenBLAS kernels gcnlab runs: on a CPU OpenBLAS does not know, gcnlab asks for the
+# kernels of its vector units where OpenBLAS takes its SSE3 ones (backends/cpu/blas_kernels.hpp)
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  OPENBLAS_CORETYPE=$("$gcnlab" --version | sed -n 's/^blas kernels: \([A-Za-z0-9]*\).*/\1/p')
+  export OPENBLAS_CORETYPE
+fi
 mkdir -p "$out"
 log=$out/bench.txt
 : > "$log"

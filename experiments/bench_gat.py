@@ -27,11 +27,18 @@ import tempfile
 import time
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_pytorch import read_gcl  # noqa: E402  (gcnlab's gcl format)
+
+def same_blas_kernels(gcnlab):
+    """PyTorch loads OpenBLAS (and OpenBLAS picks its kernels) at `import torch`: before it, ask for the
+    kernels gcnlab runs (`gcnlab --version`; backends/cpu/blas_kernels.hpp), so that both sides' GEMMs
+    run the same ones, and return them."""
+    if not os.environ.get("OPENBLAS_CORETYPE"):
+        out = subprocess.run([gcnlab, "--version"], check=True, capture_output=True, text=True).stdout
+        kernels = [l.split()[2] for l in out.splitlines() if l.startswith("blas kernels: ")]
+        if kernels:
+            os.environ["OPENBLAS_CORETYPE"] = kernels[0]
+    return os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's choice")
 
 
 def main():
@@ -46,6 +53,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs per round and framework (after one warm-up)")
     args = ap.parse_args()
+    blas = same_blas_kernels(args.gcnlab)
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_pytorch import read_gcl  # gcnlab's gcl format
     from torch_geometric.nn import GATConv  # torch_geometric 2.3.1 (experiments/setup_pyg.sh)
     import torch_geometric
 
@@ -84,7 +96,8 @@ def main():
            str(args.layers), "--hidden", str(args.hidden), "--heads", str(args.heads), "--lr", "0.005",
            "--threads", str(args.threads), "--epochs", str(args.epochs + 1), "--no-eval"]
     print(f"bench=gat graph={head['name']} n={n} edges={int(keep.sum())} threads={args.threads} "
-          f"model={args.layers}x{args.heads}x{args.hidden} torch={torch.__version__} pyg={torch_geometric.__version__}",
+          f"model={args.layers}x{args.heads}x{args.hidden} torch={torch.__version__} pyg={torch_geometric.__version__} "
+          f"openblas_kernels={blas}",
           flush=True)
     ratios, ours_all, theirs_all, last = [], [], [], None
     for r in range(args.rounds):

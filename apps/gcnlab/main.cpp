@@ -10,11 +10,13 @@
 #include <fmt/format.h>
 
 #include "apps/gcnlab/commands.hpp"
+#include "backends/cpu/blas_kernels.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "common/core/progress.hpp"
 #include "gcnlab_config.hpp"
 
 int main(int argc, char** argv) {
+  gcnlab::cpu::use_the_cpus_blas_kernels(argv);  // may start this process again, with OPENBLAS_CORETYPE set
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = 0;
@@ -30,7 +32,8 @@ int main(int argc, char** argv) {
     if (command == "--help" || command == "-h" || command == "help") {
       if (world.rank() == 0) std::fputs(cli::usage().c_str(), stdout);
     } else if (command == "--version") {
-      if (world.rank() == 0) fmt::print("gcnlab {} (git {})\n", GCNLAB_VERSION, GCNLAB_GIT_SHA);
+      if (world.rank() == 0)
+        fmt::print("gcnlab {} (git {})\nblas kernels: {}\n", GCNLAB_VERSION, GCNLAB_GIT_SHA, gcnlab::cpu::blas_kernels());
     } else {
       // bench KIND [options]
       std::string kind;

@@ -1,5 +1,6 @@
 #include "backends/cpu/cpu_backend.hpp"
 
+#include "backends/cpu/blas_kernels.hpp"
 #include "backends/cpu/spmm.hpp"
 
 #include <cblas.h>
@@ -49,7 +50,7 @@ CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
 }
 
 std::vector<std::pair<std::string, std::string>> CpuBackend::versions() const {
-  return {{"blas", openblas_get_config()}, {"openmp", std::to_string(_OPENMP)}};
+  return {{"blas", openblas_get_config()}, {"blas_kernels", cpu::blas_kernels()}, {"openmp", std::to_string(_OPENMP)}};
 }
 
 // Buffers of 2 MiB and more are mappings of their own, aligned to and advised for huge pages, and

@@ -177,6 +177,18 @@ done
 expect_error 1 "--optimizer: adamw not in {adam,sgd}" train --algo 1d --optimizer adamw
 expect_error 1 "--config: cannot open" train --config "$WORK/none.json"
 "$GCNLAB" --version | grep -q "^gcnlab [0-9.]* (git " || fail "--version"
+# OpenBLAS's kernels (backends/cpu/blas_kernels.hpp): the user's OPENBLAS_CORETYPE is kept; unset, a CPU with
+# AVX2 and FMA runs kernels that use them, on 1 rank and under mpiexec (gcnlab re-executes itself where
+# OpenBLAS took older ones for a CPU it does not know)
+OPENBLAS_CORETYPE=Core2 "$GCNLAB" --version | grep -qx "blas kernels: Core2 (OPENBLAS_CORETYPE)" ||
+  fail "--version: OPENBLAS_CORETYPE=Core2 not kept"
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  for launch in "" "$MPIEXEC -np 2"; do
+    kernels=$(env -u OPENBLAS_CORETYPE $launch "$GCNLAB" --version | sed -n 's/^blas kernels: //p')
+    echo "$kernels" | grep -qE "^(Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids|Excavator) " ||
+      fail "${launch:-1 rank}: a CPU with AVX2 runs OpenBLAS kernels '$kernels'"
+  done
+fi
 "$GCNLAB" --help | grep -q "gcnlab COMMAND --help" || fail "gcnlab --help"
 for cmd in train info prepare partition compare plan simulate bench; do
   "$GCNLAB" $cmd --help >"$WORK/help-$cmd" 2>&1 || { cat "$WORK/help-$cmd"; fail "gcnlab $cmd --help exited non-zero"; }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "backends/counting_backend.hpp"
+#include "backends/cpu/blas_kernels.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
@@ -206,6 +207,22 @@ TEST_CASE("spmm writes into a column block of a wider matrix (view with ld)", "[
       for (std::int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; ++k) ref += h.val[k] * x[h.col[k] * 4 + j - 3];
       REQUIRE(y[i * 10 + j] == Approx(ref).margin(1e-5));
     }
+}
+
+TEST_CASE("OpenBLAS's kernels: a CPU it does not know gets the kernels of its vector units", "[backend][gemm]") {
+  using cpu::better_blas_kernels;
+  const cpu::CpuVectorUnits none, avx2{true, false}, avx512{true, true};
+  // OpenBLAS 0.3.21 on Emerald Rapids (family 6, model 0xCF): Prescott
+  CHECK(better_blas_kernels("Prescott", avx512) == "SkylakeX");
+  CHECK(better_blas_kernels("Prescott", avx2) == "Haswell");
+  CHECK(better_blas_kernels("Sandybridge", avx2) == "Haswell");  // AVX, no AVX2 kernels
+  CHECK(better_blas_kernels("Nehalem", avx512) == "SkylakeX");
+  // a CPU OpenBLAS knows keeps its choice, whatever its units (Zen 4 has AVX-512 and keeps Zen)
+  for (const char* known : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", "Excavator", "skylakex"})
+    CHECK_FALSE(better_blas_kernels(known, avx512));
+  // a CPU without AVX2: nothing wider to ask for
+  CHECK_FALSE(better_blas_kernels("Prescott", none));
+  CHECK_FALSE(better_blas_kernels("Core2", none));
 }
 
 TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {

@@ -205,9 +205,16 @@ void CountingBackend::edge_softmax_grad(const Csr& a, int heads, const float* al
   count_sparse(Kernel::edge, a, heads, 0, Reads::nothing);                        // the rows' sums
   if (run) inner_->edge_softmax_grad(a, heads, alpha, src, dst, slope, d, rowdot, dd);
 }
-void CountingBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
-  if (count(Kernel::elementwise, elements(m), bytes(m) + kFloat * static_cast<double>(cols)))
-    inner_->head_matrix(a, cols, heads, hs, m);
+void CountingBackend::head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s,
+                                View d) {
+  // Z and the two vectors read, s and d written: a reduction of Z's rows per head
+  if (count(Kernel::reduction, elements(z), bytes(z) + 2 * kFloat * width(z) + bytes(s) + bytes(d)))
+    inner_->head_dots(z, a_src, a_dst, hs, s, d);
+}
+void CountingBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                        ew::HeadSplit hs, View dz) {
+  if (count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd)))
+    inner_->head_dots_adjoint(ds, dd, a_src, a_dst, hs, dz);
 }
 void CountingBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
   if (count(Kernel::elementwise, width(q), 2 * kFloat * width(q))) inner_->head_diagonal(q, hs, out);

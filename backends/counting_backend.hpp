@@ -90,7 +90,9 @@ class CountingBackend final : public Backend {
   void edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) override;
   void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst, float slope,
                          float* d, float* rowdot, float* dd) override;
-  void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) override;
+  void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) override;
+  void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
+                         View dz) override;
   void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;

@@ -433,9 +433,18 @@ void CpuBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha, 
   for_each_stored_row(a, ew::EdgeSoftmaxGrad{edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
 }
 
-void CpuBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
-  GCNLAB_ASSERT(m.rows == cols && m.cols == heads && m.ld == heads);
-  for_each_2d(cols, heads, ew::HeadMatrix{a, hs, heads, m.data});
+void CpuBackend::head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) {
+  GCNLAB_ASSERT(s.rows == z.rows && d.rows == z.rows && s.cols == d.cols && s.ld == s.cols && d.ld == d.cols);
+  const auto heads = static_cast<int>(s.cols);
+  for_each_1d(z.rows, ew::HeadDots{z.data, z.ld, z.cols, a_src, a_dst, hs, heads, s.data, d.data});
+}
+
+void CpuBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                   ew::HeadSplit hs, View dz) {
+  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && ds.cols == dd.cols && ds.ld == ds.cols &&
+                dd.ld == dd.cols);
+  for_each_row(dz.rows, dz.cols,
+               ew::HeadDotsAdjoint{ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
 }
 
 void CpuBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {

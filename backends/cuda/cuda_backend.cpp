@@ -390,9 +390,17 @@ void CudaBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha,
   fill_unstored(a, dd, heads, 0.f);
   cuda::edge_softmax_grad(stream_, a.stored_rows(), {edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
 }
-void CudaBackend::head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) {
-  GCNLAB_ASSERT(m.rows == cols && m.cols == heads && m.ld == heads);
-  cuda::head_matrix(stream_, cols, heads, {a, hs, heads, m.data});
+void CudaBackend::head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) {
+  GCNLAB_ASSERT(s.rows == z.rows && d.rows == z.rows && s.cols == d.cols && s.ld == s.cols && d.ld == d.cols);
+  const auto heads = static_cast<int>(s.cols);
+  cuda::head_dots(stream_, z.rows, heads, {z.data, z.ld, z.cols, a_src, a_dst, hs, heads, s.data, d.data});
+}
+void CudaBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                    ew::HeadSplit hs, View dz) {
+  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && ds.cols == dd.cols && ds.ld == ds.cols &&
+                dd.ld == dd.cols);
+  cuda::head_dots_adjoint(stream_, dz.rows, dz.cols,
+                          {ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
 }
 void CudaBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
   cuda::head_diagonal(stream_, q.cols, {q.data, q.ld, hs, out});

@@ -347,7 +347,12 @@ void edge_row_sums(cudaStream_t s, std::int64_t n, const ew::EdgeRowSums& f) {
 void edge_softmax_grad(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxGrad& f) {
   launch_rows_by_warp(s, n, SoftmaxGradByWarp{f});
 }
-void head_matrix(cudaStream_t s, std::int64_t c, std::int64_t h, const ew::HeadMatrix& f) { launch_2d(s, c, h, f); }
+void head_dots(cudaStream_t s, std::int64_t rows, std::int64_t heads, const ew::HeadDots& f) {
+  launch_2d(s, rows, heads, f);
+}
+void head_dots_adjoint(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::HeadDotsAdjoint& f) {
+  launch_2d(s, rows, cols, f);
+}
 void head_diagonal(cudaStream_t s, std::int64_t c, const ew::HeadDiagonal& f) { launch_1d(s, c, f); }
 void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f) { launch_1d(s, rows, f); }
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::NormReluDropoutAdd& f) {

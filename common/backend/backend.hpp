@@ -151,9 +151,11 @@ class Backend : public Allocator {
   // (ew::EdgeSoftmaxGrad; the same bits), for a block whose rows no other rank shares.
   virtual void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
                                  float slope, float* d, float* rowdot, float* dd) = 0;
-  // m (cols x heads) = the block-diagonal matrix of the per-head vector a (ew::HeadMatrix);
-  // out[c] = q[head(c), c] (ew::HeadDiagonal).
-  virtual void head_matrix(const float* a, std::int64_t cols, int heads, ew::HeadSplit hs, View m) = 0;
+  // s, d (z.rows x heads) = the per-head dots of Z's rows with a_src and a_dst (ew::HeadDots), and
+  // dz += their adjoint for ds, dd (ew::HeadDotsAdjoint); out[c] = q[head(c), c] (ew::HeadDiagonal).
+  virtual void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) = 0;
+  virtual void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
+                                 View dz) = 0;
   virtual void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;

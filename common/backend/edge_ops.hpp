@@ -75,6 +75,14 @@ struct HeadSplit {
   GCNLAB_HD int head(std::int64_t c) const {
     return static_cast<int>(mean ? (col0 + c) % mean : (col0 + c) / width);
   }
+  // Head h's local columns among `cols`: `count` of them from `first`, `step` apart
+  // (concatenated heads: a range; averaged: every H-th, class-major).
+  struct Columns { std::int64_t first, step, count; };
+  GCNLAB_HD Columns columns(int h, std::int64_t cols) const {
+    if (!mean) return {first(h, cols), 1, last(h, cols) - first(h, cols)};
+    const std::int64_t c = ((h - col0) % mean + mean) % mean;
+    return {c, mean, c < cols ? (cols - c + mean - 1) / mean : 0};
+  }
 };
 
 GCNLAB_HD float leaky_relu(float v, float slope) { return v > 0.f ? v : slope * v; }
@@ -87,13 +95,17 @@ GCNLAB_HD float leaky_relu(float v, float slope) { return v > 0.f ? v : slope * 
 // the target's vector width: such a sum gave other bits on AVX2 than on
 // AVX-512 (issue 61).
 constexpr int kDotLanes = 8;
-GCNLAB_HD float ordered_dot(const float* a, const float* b, std::int64_t stride, std::int64_t n) {
+// Also Σ_t a[t·sa] b[t·sb] (ordered_dot_strided), in the same order.
+GCNLAB_HD float ordered_dot_strided(const float* a, std::int64_t sa, const float* b, std::int64_t sb, std::int64_t n) {
   float lane[kDotLanes] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   std::int64_t t = 0;
   for (; t + kDotLanes <= n; t += kDotLanes)
-    for (int l = 0; l < kDotLanes; ++l) lane[l] += a[t + l] * b[(t + l) * stride];
-  for (int l = 0; t + l < n; ++l) lane[l] += a[t + l] * b[(t + l) * stride];
+    for (int l = 0; l < kDotLanes; ++l) lane[l] += a[(t + l) * sa] * b[(t + l) * sb];
+  for (int l = 0; t + l < n; ++l) lane[l] += a[(t + l) * sa] * b[(t + l) * sb];
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+GCNLAB_HD float ordered_dot(const float* a, const float* b, std::int64_t stride, std::int64_t n) {
+  return ordered_dot_strided(a, 1, b, stride, n);
 }
 
 // Each functor's per-edge math is one element method (edge k of row i, head
@@ -383,13 +395,41 @@ struct EdgeSoftmaxGrad {
   }
 };
 
-// The block-diagonal matrix of a per-head vector a (1 x local columns):
-// M[c, h] = a[c] where column c is in head h, else 0 (cols x H, row-major),
-// so that per-head dots are GEMMs: s = Z M (s_j,h = a_h · Z_j,h), dZ += ds Mᵀ.
-struct HeadMatrix {
-  const float* a; HeadSplit hs; int heads; float* m;
-  GCNLAB_HD void operator()(std::int64_t c, std::int64_t h) const {
-    m[c * heads + h] = hs.head(c) == h ? a[c] : 0.f;
+// The attention's per-vertex halves (GAT Eq. 3: a_srcᵀ W h_j and a_dstᵀ W h_i):
+// s_j,h = Σ_{c in head h} a_src[c] Z_j[c] and d_j,h likewise with a_dst, over
+// this rank's columns of Z (a partial dot where a rank holds part of a head),
+// in ordered_dot's order, in one read of Z (two skinny GEMMs with the heads'
+// block-diagonal matrices read it twice and packed it for each). Row form
+// (CPU) and element form (CUDA: one thread per row and head).
+struct HeadDots {
+  const float* z; std::int64_t ldz, cols; const float* a_src; const float* a_dst; HeadSplit hs; int heads;
+  float* s; float* d;
+  GCNLAB_HD void operator()(std::int64_t j, std::int64_t h) const {
+    const HeadSplit::Columns c = hs.columns(static_cast<int>(h), cols);
+    const float* zj = z + j * ldz + c.first;
+    s[j * heads + h] = ordered_dot_strided(zj, c.step, a_src + c.first, c.step, c.count);
+    d[j * heads + h] = ordered_dot_strided(zj, c.step, a_dst + c.first, c.step, c.count);
+  }
+  GCNLAB_HD void operator()(std::int64_t j) const {
+    for (int h = 0; h < heads; ++h) (*this)(j, h);
+  }
+};
+
+// HeadDots' adjoint, added to dZ: dZ_j[c] = (dZ_j[c] + ds_j,head(c) a_src[c]) +
+// dd_j,head(c) a_dst[c]. Row form (CPU) and element form (CUDA), the same bits.
+struct HeadDotsAdjoint {
+  const float* ds; const float* dd; int heads; const float* a_src; const float* a_dst; HeadSplit hs;
+  float* dz; std::int64_t ld;
+  GCNLAB_HD void at(std::int64_t j, std::int64_t c, int h) const {
+    float& y = dz[j * ld + c];
+    y = (y + ds[j * heads + h] * a_src[c]) + dd[j * heads + h] * a_dst[c];
+  }
+  GCNLAB_HD void operator()(std::int64_t j, std::int64_t c) const { at(j, c, hs.head(c)); }
+  GCNLAB_HD void row(std::int64_t j, std::int64_t cols) const {
+    for (int h = 0; h < heads; ++h) {
+      const HeadSplit::Columns k = hs.columns(h, cols);
+      for (std::int64_t t = 0; t < k.count; ++t) at(j, k.first + t * k.step, h);
+    }
   }
 };
 

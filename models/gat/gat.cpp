@@ -10,7 +10,7 @@ namespace gcnlab {
 namespace {
 
 // LayerBuffers::own of every layer
-enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kMsrc, kMdst, kQ, kOwn };
+enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kQ, kOwn };
 
 std::string src_name(int l) { return fmt::format("att_src{}", l); }
 std::string dst_name(int l) { return fmt::format("att_dst{}", l); }
@@ -75,7 +75,6 @@ void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, La
   s.own[kZ] = slots.take(z);
   s.own[kDz] = slots.take(z);
   for (const Own k : {kSrc, kDst, kDs, kDd}) s.own[k] = matrix(rows, H);
-  for (const Own k : {kMsrc, kMdst}) s.own[k] = matrix(cols, H);
   s.own[kQ] = matrix(H, cols);
 }
 
@@ -83,13 +82,9 @@ void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
   LayerBuffers& s = p.buf.layers[l];
   const View z = s.own[kZ];
   p.primitives.linear(l, x, p.buf.params[l].value, z);
-  p.elementwise([&](Backend& b) {  // s = Z M_src, d = Z M_dst: this rank's columns' share of each head's dot
-    const ew::HeadSplit hs = head_split(p, l);
-    const int H = p.arch.heads_of(l);
-    b.head_matrix(p.buf.param(src_name(l)).value.data(), z.cols, H, hs, s.own[kMsrc]);
-    b.head_matrix(p.buf.param(dst_name(l)).value.data(), z.cols, H, hs, s.own[kMdst]);
-    b.gemm(Op::N, Op::N, 1.f, z, s.own[kMsrc], 0.f, s.own[kSrc]);
-    b.gemm(Op::N, Op::N, 1.f, z, s.own[kMdst], 0.f, s.own[kDst]);
+  p.elementwise([&](Backend& b) {  // s_j = a_src · Z_j, d_j = a_dst · Z_j per head: this rank's columns' share
+    b.head_dots(z, p.buf.param(src_name(l)).value.data(), p.buf.param(dst_name(l)).value.data(), head_split(p, l),
+                s.own[kSrc], s.own[kDst]);
   });
   p.primitives.attention(l, attention_of(p, l));
   p.primitives.aggregate_attention(l, z, s.z);
@@ -105,8 +100,7 @@ void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   Parameter& dst = p.buf.param(dst_name(l));
   p.elementwise([&](Backend& b) {
     const ew::HeadSplit hs = head_split(p, l);
-    b.gemm(Op::N, Op::T, 1.f, ds, s.own[kMsrc], 1.f, dz);  // + ds a_srcᵀ per head
-    b.gemm(Op::N, Op::T, 1.f, dd, s.own[kMdst], 1.f, dz);  // + dd a_dstᵀ
+    b.head_dots_adjoint(ds, dd, src.value.data(), dst.value.data(), hs, dz);  // + ds a_srcᵀ + dd a_dstᵀ per head
     b.gemm(Op::T, Op::N, 1.f, ds, z, 0.f, q);  // da_src = diag blocks of dsᵀ Z
     b.head_diagonal(q, hs, src.grad.data());
     b.gemm(Op::T, Op::N, 1.f, dd, z, 0.f, q);

@@ -9,7 +9,7 @@
 // one in the paper's Cora model, six in its PPI model, Eq. 6):
 //
 //   Z = X W                                           (linear; transformed_layout(l))
-//   s_j = a_src,h · Z_j,h,  d_i = a_dst,h · Z_i,h      (per head: a GEMM with the block-diagonal of a)
+//   s_j = a_src,h · Z_j,h,  d_i = a_dst,h · Z_i,h      (per head, both in one pass over Z: Backend::head_dots)
 //   α_ij = softmax_{j -> i} LeakyReLU(s_j + d_i)       (attention: the strategy's edge tensors, Eq. 3)
 //   out_i = Σ_j dropout(α_ij) Z_j,h per head + b       (aggregate_attention, Eq. 5; --attention-dropout)
 //           or its mean over h where the layer averages (Eq. 6; Architecture::head_mean)
@@ -20,7 +20,7 @@
 //            SDDMM dβ_ij = G_i · Z_j (one pass over the edges for both), the
 //            dropout's mask, the softmax's and LeakyReLU's backward, and the
 //            edge sums over each source (ds) and target (dd)
-//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (GEMMs)
+//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (head_dots_adjoint, one pass over dZ)
 //   da_src = Σ_j ds_j Z_j per head, da_dst likewise (GEMM, sum_over_rows)
 //   dW, dX (linear_backward)
 // Parameters: W<l> (f_l x H C, Glorot), att_src<l>, att_dst<l> (1 x H C,
@@ -44,9 +44,8 @@ class GatModel final : public LayerStack {
   Activation activation() const override { return Activation::elu; }
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
-  // Z and dZ (transformed_layout(l)); s, d, ds, dd (its rows x H); a_src's and
-  // a_dst's block-diagonal matrices (columns x H); the H x columns product of
-  // da; a column of ones (layout(l+1)'s rows).
+  // Z and dZ (transformed_layout(l)); s, d, ds, dd (its rows x H); the H x
+  // columns product of da; a column of ones (layout(l+1)'s rows).
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
 };
 

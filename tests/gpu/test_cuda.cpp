@@ -174,7 +174,7 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
     for (const ew::HeadSplit hs : {ew::HeadSplit{2, cols, 0}, ew::HeadSplit{0, cols, H}}) {
       const std::int64_t zc = hs.mean ? cols * H : H * cols - 2, oc = hs.mean ? cols : zc;  // Z's, the output's
       const auto z = random_vector(n * zc, 3), g = random_vector(rows * oc, 4);
-      std::vector<float> out[2][6];
+      std::vector<float> out[2][9];
       int k = 0;
       for (Backend* be : {cpu.get(), gpu.get()}) {
         const Csr a = upload(*be, h, RowStorage::sparse_if_smaller), t = upload(*be, th, RowStorage::sparse_if_smaller);
@@ -195,9 +195,14 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
         be->edge_row_sums(t, H, d.data(), dperm.data(), sums.data());
         out[k][0] = alpha.download(), out[k][1] = y.download(), out[k][2] = yt.download();
         out[k][3] = d.download(), out[k][4] = m.download(), out[k][5] = sums.download();
+        // the attention's per-head dots of Z's rows and their adjoint (z's first columns as the two vectors)
+        Dense hsrc(*be, n, H), hdst(*be, n, H);
+        be->head_dots(dz, dz.data(), dz.data() + zc, hs, hsrc, hdst);
+        be->head_dots_adjoint(hsrc, hdst, dz.data(), dz.data() + zc, hs, yt);
+        out[k][6] = hsrc.download(), out[k][7] = hdst.download(), out[k][8] = yt.download();
         ++k;
       }
-      for (int q = 0; q < 6; ++q) {
+      for (int q = 0; q < 9; ++q) {
         INFO("pattern " << (pattern == &e ? "full" : "compressed") << " heads " << (hs.mean ? "averaged" : "concatenated")
                         << " output " << q);
         require_close(out[0][q], out[1][q]);

@@ -696,13 +696,52 @@ TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and it
           REQUIRE(std::memcmp(&dd[q * H + k], &want, sizeof want) == 0);
         }
   }
-  // The per-head vector's block-diagonal matrix on class-major columns.
-  const auto att = random_vector(cols * H, 10);
-  Dense m(*be, cols * H, H);
-  be->head_matrix(att.data(), cols * H, H, hs, m);
-  const auto mv = m.download();
-  for (std::int64_t c = 0; c < cols * H; ++c)
-    for (int k = 0; k < H; ++k) REQUIRE(mv[c * H + k] == (c % H == k ? att[c] : 0.f));
+}
+
+TEST_CASE("graph attention's per-head dots of Z and their adjoint, concatenated and averaged heads",
+          "[backend][attention]") {
+  // s_j,h = Σ_{c in head h} a_src[c] Z_j[c] (and d with a_dst) in ew::ordered_dot's order over the head's
+  // local columns; dZ_j[c] = (dZ_j[c] + ds_j,head(c) a_src[c]) + dd_j,head(c) a_dst[c]: bit for bit.
+  auto be = cpu_backend();
+  const int H = 3;
+  const std::int64_t rows = 37;
+  struct Layout { ew::HeadSplit hs; std::int64_t cols; };
+  // concatenated heads of 11 columns from global column 2 (head 0 in part); averaged heads, class-major,
+  // output columns from 2 (Z's local columns from 2 H)
+  for (const Layout& lay : {Layout{{2, 11}, 31}, Layout{{2 * H, 0, H}, 19 * H}}) {
+    const ew::HeadSplit hs = lay.hs;
+    const std::int64_t cols = lay.cols;
+    const auto z = random_vector(rows * cols, 11), as = random_vector(cols, 12), ad = random_vector(cols, 13);
+    const auto dsv = random_vector(rows * H, 14), ddv = random_vector(rows * H, 15), dzv = random_vector(rows * cols, 16);
+    const auto das = make_buffer<float>(*be, as), dad = make_buffer<float>(*be, ad);
+    Dense dz = make_dense(*be, rows, cols, z), s(*be, rows, H), d(*be, rows, H);
+    be->head_dots(dz, das.data(), dad.data(), hs, s, d);
+    const auto sv = s.download(), dv = d.download();
+    for (std::int64_t j = 0; j < rows; ++j)
+      for (int h = 0; h < H; ++h) {
+        std::vector<float> zh, ash, adh;  // head h's local columns in order
+        for (std::int64_t c = 0; c < cols; ++c)
+          if (hs.head(c) == h) {
+            zh.push_back(z[j * cols + c]);
+            ash.push_back(as[c]);
+            adh.push_back(ad[c]);
+          }
+        const auto n = static_cast<std::int64_t>(zh.size());
+        CHECK(n == hs.columns(h, cols).count);
+        const float want_s = dot_in_order(zh.data(), ash.data(), 1, n), want_d = dot_in_order(zh.data(), adh.data(), 1, n);
+        REQUIRE(std::memcmp(&sv[j * H + h], &want_s, sizeof want_s) == 0);
+        REQUIRE(std::memcmp(&dv[j * H + h], &want_d, sizeof want_d) == 0);
+      }
+    Dense ds = make_dense(*be, rows, H, dsv), dd = make_dense(*be, rows, H, ddv), g = make_dense(*be, rows, cols, dzv);
+    be->head_dots_adjoint(ds, dd, das.data(), dad.data(), hs, g);
+    const auto gv = g.download();
+    for (std::int64_t j = 0; j < rows; ++j)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const int h = hs.head(c);
+        const float want = (dzv[j * cols + c] + dsv[j * H + h] * as[c]) + ddv[j * H + h] * ad[c];
+        REQUIRE(std::memcmp(&gv[j * cols + c], &want, sizeof want) == 0);
+      }
+  }
 }
 
 TEST_CASE("column sums in double: independent of the thread count, the exact sum rounded once", "[backend]") {

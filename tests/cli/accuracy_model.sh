@@ -14,8 +14,9 @@
 # reports 83.0 ± 0.7 with early stopping; issue 46), under serial and the
 # distributed strategies that lay out attention (measured 82.10 ± 1.23 under
 # serial, 1d, 1d-ring, sa-1d, mggcn-1d, 2d --grid 1x2, split-3d --grid
-# 1x2x1, plexus-3d --grid 1x2x1 and 2x1x1: the same on every seed; CI runs serial and 2d --grid 1x2, the
-# feature split: the strategies' equality with serial is strategies_models_*'s). With 8 averaged output heads (the paper's Pubmed output layer,
+# 1x2x1, plexus-3d --grid 1x2x1 and 2x1x1: the same on every seed; CI runs serial and 2d --grid
+# 1x2, the feature split: the strategies' equality with serial is strategies_models_*'s). With 8
+# averaged output heads (the paper's Pubmed output layer,
 # STRATEGY "serial --output-heads 8"): 81.56 ± 1.05 under serial and 2d --grid 1x2,
 # the same on every seed (by hand, 2026-11-27).
 source "$(dirname "$0")/lib.sh"

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <csignal>
 #include <ctime>
 #include <cstring>
@@ -14,20 +16,25 @@ namespace gcnlab::stop {
 
 namespace {
 
-volatile std::sig_atomic_t g_requested = 0;
+// A process-directed signal goes to any thread that does not block it (MPI's and
+// PMIx's threads among them), so two signals can be handled at once on two threads:
+// the first request is claimed by compare-and-swap (lock-free atomics are
+// async-signal-safe), and the loser is the second signal, whichever thread it is on.
+std::atomic<int> g_requested{0};
+std::atomic<std::int64_t> g_first_ns{0};  // when the first signal arrived (CLOCK_MONOTONIC); 0: being recorded
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free);
 int g_grace_s = 0;
 int g_rank = 0;
-timespec g_first{};  // when the first signal arrived (CLOCK_MONOTONIC)
 
 // A repeat of the first signal this soon after it is the same request delivered
 // twice (a task that receives SIGTERM from its step daemon and through srun, which
 // forwards what it receives), not a second one.
-constexpr double kDuplicateWindowS = 2.0;
+constexpr std::int64_t kDuplicateWindowNs = 2'000'000'000;
 
-double seconds_since(const timespec& t) {
+std::int64_t now_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec - t.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec - t.tv_nsec);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 constexpr std::string_view kGraceMessage =
@@ -42,21 +49,26 @@ void on_alarm(int) {
 }
 
 void on_stop(int sig) {
-  if (g_requested != 0) {
-    if (sig == g_requested && seconds_since(g_first) < kDuplicateWindowS) return;
+  const std::int64_t now = now_ns();
+  int first = 0;
+  if (!g_requested.compare_exchange_strong(first, sig)) {
+    // The same signal again within the window (or while its first delivery, on another
+    // thread, is still recording its time) is the same request.
+    const std::int64_t at = g_first_ns.load();
+    if (sig == first && (at == 0 || now - at < kDuplicateWindowNs)) return;
     std::signal(sig, SIG_DFL);  // a second signal: what it would have done without us
     std::raise(sig);
     return;
   }
-  ::clock_gettime(CLOCK_MONOTONIC, &g_first);
-  g_requested = sig;
+  g_first_ns.store(now);
   if (g_grace_s > 0) ::alarm(static_cast<unsigned>(g_grace_s));
 }
 
 // `blocked`: the signals held back while the handler runs. The stop signals
-// block each other: a second one arriving inside on_stop's first call would
-// otherwise find no request recorded yet and be taken for the first (two
-// signals, one request; cli_stop caught it under load).
+// block each other on the handler's thread (a second one arriving inside on_stop's
+// first call would otherwise interrupt it before its request is claimed); across
+// threads the compare-and-swap above decides (two signals, one request: cli_stop
+// caught each under load).
 void catch_signal(int sig, void (*handler)(int), const sigset_t& blocked) {
   struct sigaction sa {};
   sa.sa_handler = handler;
@@ -93,7 +105,7 @@ void install(int extra, int grace_s, int rank) {
   catch_signal(SIGALRM, on_alarm, none);
 }
 
-int requested() { return g_requested; }
+int requested() { return g_requested.load(); }
 
 int parse(const std::string& text) {
   std::string_view s = text;

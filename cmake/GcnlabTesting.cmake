@@ -25,14 +25,15 @@ endif()
 # 600: the 8-rank suites take ~2 min on a quiet 2-core machine and up to 4x that beside a -j4 build.
 set(GCNLAB_TEST_TIMEOUT 600 CACHE STRING "Per-test timeout in seconds (an MPI test whose ranks diverge hangs until then)")
 
-# gcnlab_add_mpi_test(NAME TARGET RANKS n... [ARGS catch-args...] [LABELS l...] [ENV VAR=value...])
-# registers NAME_np<n> running TARGET under mpiexec with n ranks.
+# gcnlab_add_mpi_test(NAME TARGET RANKS n... [ARGS catch-args...] [LABELS l...] [ENV VAR=value...]
+#                     [LAUNCHER command...])
+# registers NAME_np<n> running TARGET under mpiexec with n ranks (each rank through LAUNCHER where given).
 function(gcnlab_add_mpi_test name target)
-  cmake_parse_arguments(T "" "" "RANKS;ARGS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "" "RANKS;ARGS;LABELS;ENV;LAUNCHER" ${ARGN})
   set(env ${GCNLAB_TEST_ENV} ${T_ENV})
   foreach(np IN LISTS T_RANKS)
     add_test(NAME ${name}_np${np}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${target}> ${T_ARGS})
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${T_LAUNCHER} $<TARGET_FILE:${target}> ${T_ARGS})
     set_tests_properties(${name}_np${np} PROPERTIES
       ENVIRONMENT "${env}" TIMEOUT ${GCNLAB_TEST_TIMEOUT} LABELS "mpi;${T_LABELS}")
   endforeach()

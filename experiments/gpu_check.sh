@@ -2,13 +2,15 @@
 # The GPU checks (docs/clusters.md, "Verified on a GPU"), in one run on a GPU
 # node with the bundle of scripts/bundle.sh:
 #   1. versions: GPU, driver, CUDA, NCCL, torch, PyTorch Geometric
-#   2. ctest -L gpu in the bundle (every CUDA kernel against the CPU backend,
-#      every strategy on the device against serial on the CPU, with the table
-#      rows `gpu-table | run | ranks | max rel |loss - serial| | bytes | = model |`)
+#   2. ctest -L gpu in the bundle, its tests side by side (every CUDA kernel against the CPU
+#      backend, every strategy on the device against serial on the CPU at 1, 2 and 4 ranks over
+#      MPI and, each rank its own NCCL_HOSTID, over NCCL: gpu_np*, gpu_nccl_np*), with the table
+#      rows `gpu-table | run | ranks | max rel |loss - serial| | bytes | = model |`
 #   3. a checkpoint written on the GPU resumed on the CPU, and back; one written by 4 GPU
-#      ranks (--gpu-comm mpi) resumed on 2 CPU ranks
-#   4. every multi-rank strategy at 4 ranks over --gpu-comm mpi (ranks share the GPU where
-#      the node has fewer), beside the CPU backend's run: loss, epoch time, wire bytes
+#      ranks over each transport (--gpu-comm mpi; nccl in its one-GPU test mode) resumed on 2 CPU ranks
+#   4. every multi-rank strategy at 4 ranks over --gpu-comm mpi and nccl (ranks share the GPU where
+#      the node has fewer; NCCL then in its test mode, scripts/nccl_host_per_rank.sh), beside the
+#      CPU backend's run: loss, epoch time, wire bytes
 #   5. gcnlab bench stream and bench spmm on the device (the backend's own copy and axpy: the
 #      memory's speed that bench epoch's per-category GB/s are read against; SpMM GFLOP/s, GB/s)
 #   6. a GPU epoch of every model, gcnlab serial against PyTorch Geometric's
@@ -26,7 +28,8 @@
 #                            [--models "gcn sage gin gat gat8"] [--skip "ctest checkpoint multirank"]
 #
 # GPU_CHECK_BACKEND=cpu runs the same steps on the CPU (a dry run of the script
-# on a machine without a GPU; the Python frameworks then run on the CPU too).
+# on a machine without a GPU; the Python frameworks then run on the CPU too; the
+# NCCL runs are CPU runs through scripts/nccl_host_per_rank.sh).
 #
 # Every step writes OUT/<step>.txt; a step that fails is reported and the next
 # runs. Steps 5's larger scale is skipped when less than its share of
@@ -92,7 +95,8 @@ cat "$out/versions.txt"
 if ! skipped ctest; then
 step "ctest -L gpu"
 if command -v ctest >/dev/null; then
-  (cd "$bundle/tests" && timeout 240 ctest -L gpu -V --timeout 230) > "$out/ctest.txt" 2>&1
+  # side by side: the node has the cores, and the ranks of each test share the GPU
+  (cd "$bundle/tests" && timeout 300 ctest -L gpu -V -j 6 --timeout 290) > "$out/ctest.txt" 2>&1
 else  # no CMake on the node: the one-rank test binary itself
   timeout 240 mpiexec -n 1 "$bundle/tests/test_gpu" > "$out/ctest.txt" 2>&1
 fi
@@ -119,13 +123,20 @@ run() { run_on 1 "$@"; }
   run_on 4 --algo 1d --backend "$backend" "${gpu_comm[@]}" --epochs 3 --checkpoint "$work/ck3" --checkpoint-every 3 \
     --out "$work/c3.json" &&
   run_on 2 --algo 1d --backend cpu --epochs 6 --resume "$work/ck3" --out "$work/c6.json" &&
+  gpu_comm=(); [ "$backend" = cuda ] && gpu_comm=(--gpu-comm nccl)  # in its test mode where ranks share a GPU
+  mpiexec -n 4 bash "$root/scripts/nccl_host_per_rank.sh" gcnlab train \
+    --dataset "sbm:nodes=1001,classes=5,avg-degree=6,features=19,seed=4,directed=1" --hidden 13 --dropout 0.5 \
+    --weight-decay 5e-4 --threads 1 --algo 2d --grid 2x2 --backend "$backend" "${gpu_comm[@]}" --epochs 3 \
+    --checkpoint "$work/ck4" --checkpoint-every 3 --out "$work/d3.json" &&
+  run_on 2 --algo 1d --backend cpu --epochs 6 --resume "$work/ck4" --out "$work/d6.json" &&
   python3 - "$work" <<'EOF'
 import json, sys
 w = sys.argv[1]
 loss = lambda f: {e["epoch"]: e["loss"] for e in json.load(open(f"{w}/{f}"))["epochs"]}
 ref = loss("ref.json")
 for name, first, second in (("cuda 1d -> cpu 1d", "a3.json", "a6.json"), ("cpu serial -> cuda plexus-3d", "b3.json", "b6.json"),
-                            ("cuda 1d, 4 ranks (--gpu-comm mpi) -> cpu 1d, 2 ranks", "c3.json", "c6.json")):
+                            ("cuda 1d, 4 ranks (--gpu-comm mpi) -> cpu 1d, 2 ranks", "c3.json", "c6.json"),
+                            ("cuda 2d 2x2, 4 ranks (--gpu-comm nccl) -> cpu 1d, 2 ranks", "d3.json", "d6.json")):
     got = {**loss(first), **loss(second)}
     worst = max(abs(got[e] - ref[e]) / abs(ref[e]) for e in ref)
     print(f"checkpoint | {name} | epochs {sorted(got)} | max rel |loss - uninterrupted cpu serial| {worst:.2e} | {'ok' if worst < 1e-4 else 'FAIL'}")
@@ -135,20 +146,25 @@ grep -E "checkpoint \||error" "$out/checkpoint.txt"
 fi
 
 if ! skipped multirank; then
-step "4 ranks on the node's GPUs over --gpu-comm mpi"
-# Every multi-rank strategy's epoch at 4 ranks with the MPI transport (ranks share the GPUs where
-# the node has fewer than 4), beside the CPU backend's run: the last loss, the median epoch, the
-# wire bytes of the last epoch, and which transport ran.
+step "4 ranks on the node's GPUs over --gpu-comm mpi and nccl"
+# Every multi-rank strategy's epoch at 4 ranks with each transport (ranks share the GPUs where the
+# node has fewer than 4; NCCL then in its test mode, every rank its own NCCL_HOSTID), beside the CPU
+# backend's run: the last loss, the median epoch, the wire bytes of the last epoch, which transport ran.
 {
   gcnlab prepare --dataset "rmat:scale=16,edge-factor=16,features=128,classes=32,seed=1" --out "$work/rmat16.gcl" | tail -1
   for algo in 1d 1d-ring 1.5d sa-1d sa-1.5d 2d split-3d mggcn-1d plexus-3d; do
-    for b in "$backend --gpu-comm mpi" cpu; do
-      [ "$backend" = cpu ] && [ "$b" != cpu ] && continue  # the dry run: --gpu-comm needs cuda
+    for b in "$backend --gpu-comm mpi" "$backend --gpu-comm nccl" cpu; do
+      launch=()
+      case $b in *nccl*) launch=(bash "$root/scripts/nccl_host_per_rank.sh") ;; esac
+      if [ "$backend" = cpu ]; then  # the dry run: --gpu-comm needs cuda; the NCCL runs still take the launcher
+        case $b in *mpi*) continue ;; esac
+        b=cpu
+      fi
       # shellcheck disable=SC2086
-      mpiexec -n 4 gcnlab train --algo "$algo" --backend $b --dataset "gcl:$work/rmat16.gcl" --layers 3 --hidden 128 \
+      mpiexec -n 4 "${launch[@]}" gcnlab train --algo "$algo" --backend $b --dataset "gcl:$work/rmat16.gcl" --layers 3 --hidden 128 \
         --dropout 0 --epochs 4 --no-eval --threads $((threads / 4 > 0 ? threads / 4 : 1)) --out "$work/mr.json" \
         >"$work/mr.log" 2>&1 || { echo "multirank | $algo | $b | FAILED: $(grep -m1 error "$work/mr.log")"; continue; }
-      python3 - "$work/mr.json" "$algo" "$b" <<'EOF'
+      python3 - "$work/mr.json" "$algo" "$b${launch[*]:+ (NCCL_HOSTID per rank)}" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"multirank | {sys.argv[2]} | {sys.argv[3]} | loss {r['summary']['final_loss']:.6f} | "

@@ -11,6 +11,7 @@
 #   share/   Open MPI's help texts
 #   tests/   the `gpu` tests (test_gpu and cuda_no_device.sh) with a
 #            CTestTestfile.cmake: `cd DIR/tests && ctest -L gpu`
+#   scripts/ nccl_host_per_rank.sh (NCCL's one-GPU test mode: the gpu_nccl_np* tests)
 #   env.sh   source it: PATH, OPAL_PREFIX (Open MPI relocated to DIR) and
 #            LD_LIBRARY_PATH with the node's CUDA runtime, cuBLAS, cuSPARSE and NCCL
 #
@@ -55,10 +56,11 @@ ompi_prefix=$(ompi_info --path prefix --parsable | sed -n 's/^path:prefix://p')
 plugins=$out/${ompi_pkglib#"$ompi_prefix"/}  # OPAL_PREFIX=$out relocates the prefix's paths
 
 rm -rf "$out"
-mkdir -p "$out/bin" "$out/lib" "$out/tests/cli" "$out/share" "$plugins"
+mkdir -p "$out/bin" "$out/lib" "$out/tests/cli" "$out/scripts" "$out/share" "$plugins"
 cp "$build/gcnlab" "$out/bin/"
 cp "$build/tests/test_gpu" "$build/tests/libgcnlab_wait_politely.so" "$out/tests/"
 cp "$root/tests/cli/cuda_no_device.sh" "$root/tests/cli/lib.sh" "$out/tests/cli/"
+cp "$root/scripts/nccl_host_per_rank.sh" "$out/scripts/"
 cp "$ompi_bin/orterun" "$ompi_bin/orted" "$(readlink -f "$(command -v ompi_info)")" "$out/bin/"
 ln -s orterun "$out/bin/mpiexec"
 ln -s orterun "$out/bin/mpirun"
@@ -115,9 +117,9 @@ needed=$(ldd "$build/gcnlab" "$build/tests/test_gpu" | awk '/=>/ { print $1 }' |
   echo '  message(FATAL_ERROR "source the bundle'"'"'s env.sh first")'
   echo 'endif()'
   echo 'set(B "$ENV{GCNLAB_BUNDLE}")  # ctest reads this file without its own path: env.sh names the bundle'
-  grep -E '^(add_test|set_tests_properties)\(\[=\[(gpu_np[0-9]+|cuda_no_device)\]=\]' "$build/tests/CTestTestfile.cmake" |
+  grep -E '^(add_test|set_tests_properties)\(\[=\[(gpu_np[0-9]+|gpu_nccl_np[0-9]+|cuda_no_device)\]=\]' "$build/tests/CTestTestfile.cmake" |
     sed -e "s#$build/tests/#\${B}/tests/#g" -e "s#$build/gcnlab#\${B}/bin/gcnlab#g" \
-        -e "s#$root/tests/cli/#\${B}/tests/cli/#g" -e "s#GCNLAB_SOURCE_DIR=$root#GCNLAB_SOURCE_DIR=\${B}#g" \
+        -e "s#$root/tests/cli/#\${B}/tests/cli/#g" -e "s#$root/scripts/#\${B}/scripts/#g" -e "s#GCNLAB_SOURCE_DIR=$root#GCNLAB_SOURCE_DIR=\${B}#g" \
         -e "s#\"$(command -v mpiexec)\"#\"\${B}/bin/mpiexec\"#g" -e "s#MPIEXEC=$(command -v mpiexec)#MPIEXEC=\${B}/bin/mpiexec#g" \
         -e "s#CTEST=[^;]*;#CTEST=ctest;#" -e "s#PYTHON=[^;]*;#PYTHON=python3;#" -e 's# _BACKTRACE_TRIPLES "[^"]*"##'
 } > "$out/tests/CTestTestfile.cmake"

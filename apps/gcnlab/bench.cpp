@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "apps/gcnlab/placement.hpp"
+#include "common/comm/node.hpp"
 #include "apps/gcnlab/train_run.hpp"
 #include "backends/factory.hpp"
 #include "common/core/host_memory.hpp"
@@ -368,9 +369,9 @@ void bench_collective(Args& args, MpiCommunicator& world) {
     reps = static_cast<int>(args.integer("--reps", 10, 1));
     args.finish();
   });
-  const auto [local_rank, ranks_on_node] = node_position(world);
+  const NodeRanks node = node_ranks(world.native());
   collectively(world, [&] {
-    backend = make_backend(backend_name, {1, local_rank, ranks_on_node, gpu_comm == "mpi"});
+    backend = make_backend(backend_name, {1, node.local_rank, node.count, gpu_comm == "mpi", node.nccl_host_ids});
     // --backend cpu --gpu-comm mpi: the staged transport with memcpy for the device's copies (what it costs
     // over plain MPI on the host, and the code path the CPU tests check)
     if (gpu_comm || backend_name == "cuda")

@@ -15,17 +15,6 @@
 
 namespace gcnlab::cli {
 
-// This rank's place on its node: (index among the node's ranks, ranks on the node).
-std::pair<int, int> node_position(const MpiCommunicator& world) {
-  MPI_Comm node;
-  GCNLAB_MPI(MPI_Comm_split_type(world.native(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
-  int local = 0, count = 1;
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_size(node, &count);
-  MPI_Comm_free(&node);
-  return {local, count};
-}
-
 namespace {
 
 // This process's command line as typed (from /proc/self/cmdline; arguments

@@ -11,6 +11,7 @@
 #include "algorithms/registry.hpp"
 #include "apps/gcnlab/injection.hpp"
 #include "apps/gcnlab/placement.hpp"
+#include "common/comm/node.hpp"
 #include "apps/gcnlab/staging.hpp"
 #include "apps/gcnlab/train_args.hpp"
 #include "common/core/atomic_file.hpp"
@@ -115,7 +116,7 @@ void admit_before_loading(const TrainRun& run, const TrainArgs& a, int ranks) {
 // The backend of the run (rank-local: a CUDA rank picks its device).
 void open_backend(TrainRun& run, MpiCommunicator& world, const TrainArgs& a) {
   RunInfo& info = run.info;
-  run.backend = make_backend(info.backend, {info.threads, a.local_rank, a.ranks_on_node, a.gpu_comm == "mpi"});
+  run.backend = make_backend(info.backend, {info.threads, a.node.local_rank, a.node.count, a.gpu_comm == "mpi", a.node.nccl_host_ids});
   for (const auto& [what, version] : run.backend->versions()) info.provenance["versions"][what] = version;
   attach_ledger(*run.backend, world.ledger());
 }
@@ -215,7 +216,7 @@ TrainRun start_train(Args& args, MpiCommunicator& world, int default_epochs, boo
   std::optional<Dataset> data;  // the whole dataset: freed once the trainer holds this rank's shards
   std::optional<RunGraph> graph;
   std::optional<Weights> initial;
-  const auto node = node_position(world);  // collective: before any phase can fail on one rank
+  const NodeRanks node = node_ranks(world.native());  // collective: before any phase can fail on one rank
   // Each phase is agreed on by every rank before the next one's collectives, so
   // an error on one rank ends every rank with one line (issue 33).
   const auto phase = [&](const char* name, const std::function<void()>& fn) {

@@ -19,7 +19,7 @@
 namespace gcnlab::cli {
 
 // train's flags: the configurations and outputs into `run`, the rest returned; their checks.
-TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<int, int> node, int default_epochs,
+TrainArgs read_train_args(Args& args, const MpiCommunicator& world, const NodeRanks& node, int default_epochs,
                           bool stop_signals, TrainRun& run) {
   TrainArgs a;
   RunInfo& info = run.info;
@@ -53,9 +53,8 @@ TrainArgs read_train_args(Args& args, const MpiCommunicator& world, std::pair<in
                  *gpu_comm);
     a.gpu_comm = *gpu_comm;
   }
-  const auto [local_rank, ranks_on_node] = node;
-  a.local_rank = local_rank;
-  a.ranks_on_node = ranks_on_node;
+  a.node = node;
+  const int ranks_on_node = node.count;
   const long long threads_flag = args.integer("--threads", 0, 1);  // 0: not given
   const ThreadChoice threads = choose_threads(threads_flag ? std::optional<std::int64_t>(threads_flag) : std::nullopt,
                                               [](const char* name) { return std::getenv(name); }, affinity_cpus(),

@@ -12,6 +12,7 @@
 
 #include "backends/cuda/check.hpp"
 #include "backends/cuda/kernels.hpp"
+#include "backends/device_sharing.hpp"
 #include "backends/factory.hpp"
 
 namespace gcnlab {
@@ -55,20 +56,13 @@ CudaBackend::CudaBackend(const BackendOptions& opts) {
   const cudaError_t rc = cudaGetDeviceCount(&count);
   GCNLAB_CHECK(rc == cudaSuccess && count > 0, "--backend cuda: no usable CUDA device ({})",
                rc == cudaSuccess ? "no device found" : cudaGetErrorString(rc));
-  // One rank per GPU: NCCL refuses two ranks on one device ("Duplicate GPU detected"), so more
-  // ranks on a node than devices is an error on every rank of that node, before any NCCL call.
-  // The MPI transport (--gpu-comm mpi) lets ranks share a device.
-  GCNLAB_CHECK(opts.share_devices || opts.ranks_on_node <= count,
-               "--backend cuda: {} ranks on this node and {} CUDA device{}: run one rank per GPU "
-               "(at most {} ranks per node, e.g. mpiexec -n {} or srun --ntasks-per-node={} --gpus-per-task=1), "
-               "or let ranks share a GPU with --gpu-comm mpi",
-               opts.ranks_on_node, count, count == 1 ? "" : "s", count, count, count);
-  if (opts.share_devices && opts.ranks_on_node > count && opts.local_rank == 0)
-    std::fprintf(stderr,
-                 "gcnlab: note: --gpu-comm mpi: %d ranks on this node share %d CUDA device%s (device = local rank "
-                 "mod devices): times are not a GPU-count scaling\n",
-                 opts.ranks_on_node, count, count == 1 ? "" : "s");
-  device_ = opts.local_rank % count;
+  // One rank per GPU, unless the node's ranks share devices over MPI or in NCCL's test mode:
+  // decided on every rank of the node alike, before any NCCL call (backends/device_sharing.hpp).
+  std::vector<std::string> host_ids = opts.nccl_host_ids;
+  if (host_ids.empty()) host_ids.assign(static_cast<std::size_t>(opts.ranks_on_node), "");
+  const DevicePlacement place = place_on_devices(opts.local_rank, count, host_ids, opts.share_devices);
+  if (!place.note.empty() && opts.local_rank == 0) std::fprintf(stderr, "gcnlab: note: %s\n", place.note.c_str());
+  device_ = place.device;
   GCNLAB_CUDA_CALL(cudaSetDevice(device_));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GCNLAB_CUDA_CALL(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));

@@ -175,14 +175,16 @@ inline ew::EdgeBlock edge_block(const Csr& a, int heads) {
 }
 
 // Threads a rank's kernels may use (OpenMP and BLAS); the rank's index on its
-// node and the ranks on that node (the CUDA backend gives local rank k device
-// k and refuses more ranks than devices: NCCL runs one rank per GPU; with
-// share_devices, --gpu-comm mpi, local rank k takes device k mod devices).
+// node and the ranks on that node (common/comm/node.hpp). The CUDA backend gives
+// local rank k device k mod devices, and refuses more ranks than devices unless
+// they share them over MPI (share_devices: --gpu-comm mpi) or every rank of the
+// node has an NCCL_HOSTID of its own (NCCL's one-GPU test mode): backends/device_sharing.hpp.
 struct BackendOptions {
   int threads = 1;
   int local_rank = 0;
   int ranks_on_node = 1;
   bool share_devices = false;
+  std::vector<std::string> nccl_host_ids = {};  // by local rank ("" unset); empty: ranks_on_node ranks without one
 };
 
 }  // namespace gcnlab

@@ -1,5 +1,6 @@
 #include "algorithms/registry.hpp"
 #include "backends/factory.hpp"
+#include "common/comm/node.hpp"
 #include "models/registry.hpp"
 #include "tests/support/harness.hpp"
 
@@ -15,15 +16,9 @@ namespace gcnlab::test {
 
 Job::Job(MPI_Comm comm, const RunSpec& spec) : spec_(spec) {
   comm_ = std::make_unique<MpiCommunicator>(comm, ledger_, /*owned=*/false);
-  int local = 0, on_node = 1;
-  {
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_size(node, &on_node);
-    MPI_Comm_free(&node);
-  }
-  backend_ = make_backend(spec.backend, {spec.threads, local, on_node, spec.gpu_comm == "mpi"});
+  const NodeRanks node = node_ranks(comm);
+  backend_ = make_backend(spec.backend, {spec.threads, node.local_rank, node.count, spec.gpu_comm == "mpi",
+                                         node.nccl_host_ids});
   backend_->misalign_for_testing(spec.misalign);
   attach_ledger(*backend_, ledger_);
   device_comm_ = make_device_communicator(*backend_, *comm_, spec.gpu_comm);

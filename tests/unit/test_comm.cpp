@@ -5,8 +5,11 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "common/comm/mpi_communicator.hpp"
+#include "common/comm/node.hpp"
 #include "common/comm/process_grid.hpp"
 #include "common/comm/thread_communicator.hpp"
 #include "tests/support/harness.hpp"
@@ -154,6 +157,25 @@ TEST_CASE("a REQUIRE failing on one rank ends the job at once (tests/cli/guard.s
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   REQUIRE(me != p - 1);         // the last rank leaves the test here ...
   MPI_Barrier(MPI_COMM_WORLD);  // ... and, without the guard, the others wait here forever
+}
+
+TEST_CASE("node ranks: every rank's place on the node and every node rank's NCCL_HOSTID", "[mpi][comm]") {
+  int me = 0, p = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  // Ids of different lengths, one of them unset: rank 1's.
+  const auto id_of = [](int r) { return r == 1 ? std::string() : std::string(static_cast<std::size_t>(r + 1), 'a' + r); };
+  const char* before = std::getenv("NCCL_HOSTID");
+  const std::string saved = before ? before : "";
+  if (me == 1) unsetenv("NCCL_HOSTID");
+  else setenv("NCCL_HOSTID", id_of(me).c_str(), 1);
+  const NodeRanks node = node_ranks(MPI_COMM_WORLD);  // the tests run on one machine: one node
+  if (before) setenv("NCCL_HOSTID", saved.c_str(), 1);
+  else unsetenv("NCCL_HOSTID");
+  CHECK(node.local_rank == me);
+  CHECK(node.count == p);
+  REQUIRE(node.nccl_host_ids.size() == static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) CHECK(node.nccl_host_ids[r] == id_of(r));
 }
 
 TEST_CASE("process grid: coordinates and groups along axes", "[mpi][grid]") {

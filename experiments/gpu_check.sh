@@ -173,15 +173,16 @@ print(f"multirank | {sys.argv[2]} | {sys.argv[3]} | loss {r['summary']['final_lo
 EOF
     done
   done
-  # The collectives themselves over each transport the node has (issue 63): NCCL at one rank per GPU,
-  # MPI staged (or CUDA-aware) at 4 ranks, and the host's MPI and the staged path on host memory beside.
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c GPU || true)
+  # The collectives themselves over each transport (issue 63), 4 ranks: NCCL (in its test mode where
+  # the ranks share a GPU: each its own NCCL_HOSTID), MPI staged (or CUDA-aware), and the host's MPI
+  # and the staged path on host memory beside.
   for t in "cpu" "cpu --gpu-comm mpi" "$backend --gpu-comm mpi" "$backend --gpu-comm nccl"; do
     case $t in *cuda*) [ "$backend" = cpu ] && continue ;; esac
-    n=4
-    case $t in *nccl*) n=$((gpus < 4 ? gpus : 4)); [ "$n" -ge 1 ] || continue ;; esac
+    launch=()
+    case $t in *nccl*) launch=(bash "$root/scripts/nccl_host_per_rank.sh") ;; esac
     # shellcheck disable=SC2086
-    mpiexec -n "$n" gcnlab bench collective --backend $t --sizes 64K,4M,64M --reps 10 2>&1 | grep "^bench=collective" ||
+    mpiexec -n 4 "${launch[@]}" gcnlab bench collective --backend $t --sizes 64K,4M,64M --reps 10 2>&1 |
+      grep "^bench=collective" ||
       echo "collective | $t | FAILED"
   done
 } > "$out/multirank.txt" 2>&1

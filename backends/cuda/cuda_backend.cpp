@@ -13,6 +13,7 @@
 #include "backends/cuda/check.hpp"
 #include "backends/cuda/kernels.hpp"
 #include "backends/device_sharing.hpp"
+#include "backends/row_chunks.hpp"
 #include "backends/factory.hpp"
 
 namespace gcnlab {
@@ -37,6 +38,35 @@ struct SpmmPlan {
     if (a) cusparseDestroySpMat(a);
   }
 };
+
+// The edge passes' walk of a block for one head count (backends/row_chunks.hpp): its
+// long rows, their chunks and the scratch of a reduction's chunk results, on the device.
+struct WalkPlan {
+  int heads = 0;
+  Buffer<std::int64_t> rows, first;
+  Buffer<std::int32_t> chunk_row;
+  Buffer<float> partial;
+  cuda::RowWalk walk;
+};
+
+// What the CUDA backend keeps with a sparse block (Csr::plan).
+struct BlockPlans {
+  std::unique_ptr<SpmmPlan> spmm;
+  std::vector<std::unique_ptr<WalkPlan>> walks;
+};
+
+BlockPlans& plans_of(const Csr& a) {
+  if (!a.plan) a.plan = std::make_shared<BlockPlans>();
+  return *static_cast<BlockPlans*>(a.plan.get());
+}
+
+// A device buffer holding `v` (at least one element: a plan's empty lists need a pointer).
+template <class T>
+Buffer<T> upload_vector(CudaBackend& be, const std::vector<T>& v) {
+  Buffer<T> b(be, std::max<std::size_t>(v.size(), 1));
+  if (!v.empty()) be.copy_to_device(b.data(), v.data(), v.size() * sizeof(T));
+  return b;
+}
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) { return std::make_unique<CudaBackend>(opts); }
@@ -207,17 +237,17 @@ void CudaBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Prog
     return;
   }
   GCNLAB_CHECK(a.nnz < (std::int64_t{1} << 31), "sparse block with {} nonzeros exceeds 32-bit cuSPARSE indices", a.nnz);
-  auto* plan = static_cast<SpmmPlan*>(a.plan.get());
-  if (!plan) {
-    auto p = std::make_shared<SpmmPlan>();
+  std::unique_ptr<SpmmPlan>& slot = plans_of(a).spmm;
+  if (!slot) {
+    auto p = std::make_unique<SpmmPlan>();
     p->offsets = Buffer<std::int32_t>(*this, static_cast<std::size_t>(a.rows + 1));
     cuda::narrow_offsets(stream_, a.rows + 1, a.rowptr.data(), p->offsets.data());
     GCNLAB_CUDA_CALL(cusparseCreateCsr(&p->a, a.rows, a.cols, a.nnz, p->offsets.data(),
                                        const_cast<std::int32_t*>(a.col.data()), const_cast<float*>(a.val.data()),
                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-    plan = p.get();
-    a.plan = std::move(p);
+    slot = std::move(p);
   }
+  SpmmPlan* plan = slot.get();
   cusparseDnMatDescr_t mx, my;
   GCNLAB_CUDA_CALL(cusparseCreateDnMat(&mx, x.rows, x.cols, x.ld, const_cast<float*>(x.data), CUDA_R_32F, CUSPARSE_ORDER_ROW));
   GCNLAB_CUDA_CALL(cusparseCreateDnMat(&my, y.rows, y.cols, y.ld, y.data, CUDA_R_32F, CUSPARSE_ORDER_ROW));
@@ -314,29 +344,49 @@ void CudaBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand
 void CudaBackend::fill_unstored(const Csr& a, float* v, int heads, float value) {
   if (a.compressed) fill(View{v, a.rows, heads, heads}, value);
 }
+
+const cuda::RowWalk& CudaBackend::row_walk(const Csr& a, int heads) {
+  BlockPlans& plans = plans_of(a);
+  for (const auto& w : plans.walks)
+    if (w->heads == heads) return w->walk;
+  std::vector<std::int64_t> rowptr(static_cast<std::size_t>(a.stored_rows() + 1));
+  copy_to_host(rowptr.data(), a.rowptr.data(), rowptr.size() * sizeof(std::int64_t));
+  const RowChunks chunks = plan_row_chunks(rowptr, heads);
+  auto p = std::make_unique<WalkPlan>();
+  p->heads = heads;
+  p->rows = upload_vector(*this, chunks.rows);
+  p->first = upload_vector(*this, chunks.first);
+  p->chunk_row = upload_vector(*this, chunks.chunk_row);
+  p->partial = Buffer<float>(*this, static_cast<std::size_t>(std::max<std::int64_t>(chunks.chunks() * heads, 1)));
+  p->walk = {a.stored_rows(), chunks.lanes, chunks.short_edges, chunks.chunk,
+             static_cast<std::int64_t>(chunks.rows.size()), chunks.chunks(), p->rows.data(), p->first.data(),
+             p->chunk_row.data(), p->partial.data()};
+  plans.walks.push_back(std::move(p));
+  return plans.walks.back()->walk;
+}
 void CudaBackend::edge_scores(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e) {
-  cuda::edge_scores(stream_, a.stored_rows(), {edge_block(a, heads), src, dst, slope, e});
+  cuda::edge_scores(stream_, row_walk(a, heads), {edge_block(a, heads), src, dst, slope, e});
 }
 void CudaBackend::edge_row_max(const Csr& a, int heads, const float* e, float* max) {
   fill_unstored(a, max, heads, -INFINITY);
-  cuda::edge_row_max(stream_, a.stored_rows(), {edge_block(a, heads), e, max});
+  cuda::edge_row_max(stream_, row_walk(a, heads), {edge_block(a, heads), e, max});
 }
 void CudaBackend::edge_exp_row_sum(const Csr& a, int heads, const float* max, float* e, float* sum) {
   fill_unstored(a, sum, heads, 0.f);
-  cuda::edge_exp_row_sum(stream_, a.stored_rows(), {edge_block(a, heads), max, e, sum});
+  cuda::edge_exp_row_sum(stream_, row_walk(a, heads), {edge_block(a, heads), max, e, sum});
 }
 void CudaBackend::edge_scale_rows(const Csr& a, int heads, const float* sum, float* e) {
-  cuda::edge_scale_rows(stream_, a.stored_rows(), {edge_block(a, heads), sum, e});
+  cuda::edge_scale_rows(stream_, row_walk(a, heads), {edge_block(a, heads), sum, e});
 }
 void CudaBackend::edge_softmax(const Csr& a, int heads, const float* src, const float* dst, float slope, float* e,
                                float* max, float* sum) {
   fill_unstored(a, max, heads, -INFINITY);
   fill_unstored(a, sum, heads, 0.f);
-  cuda::edge_softmax(stream_, a.stored_rows(), {edge_block(a, heads), src, dst, slope, e, max, sum});
+  cuda::edge_softmax(stream_, row_walk(a, heads), {edge_block(a, heads), src, dst, slope, e, max, sum});
 }
 void CudaBackend::edge_dropout(const Csr& a, int heads, const float* in, float* out, const std::int64_t* row_ids,
                                const std::int64_t* col_ids, const DropoutParams& p) {
-  cuda::edge_dropout(stream_, a.stored_rows(),
+  cuda::edge_dropout(stream_, row_walk(a, heads),
                      {edge_block(a, heads), in, out, row_ids, col_ids, p.seed, p.stream, p.p, p.scale()});
 }
 void CudaBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
@@ -363,26 +413,26 @@ void CudaBackend::spmm_sddmm_edges(const Csr& a, const Csr& t, const std::int64_
 void CudaBackend::sddmm(const Csr& a, int heads, ew::HeadSplit hs, ConstView g, ConstView z, float* out) {
   GCNLAB_ASSERT(z.cols == g.cols * (hs.mean ? hs.mean : 1) && g.rows == a.rows && z.rows == a.cols);
   const ew::EdgeBlock b = edge_block(a, heads);
-  if (hs.mean) cuda::sddmm_mean(stream_, a.stored_rows(), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
-  else cuda::sddmm(stream_, a.stored_rows(), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
+  if (hs.mean) cuda::sddmm_mean(stream_, row_walk(a, heads), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
+  else cuda::sddmm(stream_, row_walk(a, heads), {{b, hs, g.data, g.ld, z.data, z.ld, g.cols, out}});
 }
 void CudaBackend::edge_row_dot(const Csr& a, int heads, const float* x, const float* y, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  cuda::edge_row_dot(stream_, a.stored_rows(), {edge_block(a, heads), x, y, out});
+  cuda::edge_row_dot(stream_, row_walk(a, heads), {edge_block(a, heads), x, y, out});
 }
 void CudaBackend::edge_softmax_backward(const Csr& a, int heads, const float* alpha, const float* rowdot,
                                         const float* src, const float* dst, float slope, float* d) {
-  cuda::edge_softmax_backward(stream_, a.stored_rows(), {edge_block(a, heads), alpha, rowdot, src, dst, slope, d});
+  cuda::edge_softmax_backward(stream_, row_walk(a, heads), {edge_block(a, heads), alpha, rowdot, src, dst, slope, d});
 }
 void CudaBackend::edge_row_sums(const Csr& a, int heads, const float* v, const std::int64_t* perm, float* out) {
   fill_unstored(a, out, heads, 0.f);
-  cuda::edge_row_sums(stream_, a.stored_rows(), {edge_block(a, heads), v, perm, out});
+  cuda::edge_row_sums(stream_, row_walk(a, heads), {edge_block(a, heads), v, perm, out});
 }
 void CudaBackend::edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
                                     float slope, float* d, float* rowdot, float* dd) {
   fill_unstored(a, rowdot, heads, 0.f);
   fill_unstored(a, dd, heads, 0.f);
-  cuda::edge_softmax_grad(stream_, a.stored_rows(), {edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
+  cuda::edge_softmax_grad(stream_, row_walk(a, heads), {edge_block(a, heads), alpha, src, dst, slope, d, rowdot, dd});
 }
 void CudaBackend::head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) {
   GCNLAB_ASSERT(s.rows == z.rows && d.rows == z.rows && s.cols == d.cols && s.ld == s.cols && d.ld == d.cols);

@@ -18,6 +18,10 @@ struct cusparseContext;
 
 namespace gcnlab {
 
+namespace cuda {
+struct RowWalk;
+}
+
 // Whether `p` is device memory (host memory, registered or not, is not).
 bool is_device_pointer(const void* p);
 
@@ -120,6 +124,9 @@ class CudaBackend final : public Backend {
   double* column_partials(std::int64_t rows, std::int64_t cols);
   // Per-row vectors of the rows a compressed block does not store.
   void fill_unstored(const Csr& a, float* v, int heads, float value);
+  // How the edge passes walk block `a` with `heads` heads (backends/row_chunks.hpp), planned
+  // on its first use and kept with the block.
+  const cuda::RowWalk& row_walk(const Csr& a, int heads);
 
   int device_ = 0;
   CUstream_st* stream_ = nullptr;

@@ -95,67 +95,31 @@ struct SpmmRows {
   }
 };
 
-// --- Graph attention's edge passes (edge_ops.hpp): a warp per stored row, its
-// lanes over the row's (edge, head) elements, flat q = k H + h from the row's
-// first, 32 apart: consecutive lanes read consecutive values of the edge-major
-// tensors, and a hub row of d edges costs d H / 32 steps of its warp instead of
-// d H of one thread. A per-row, per-head sum is each lane's partial sum, then a
-// butterfly over the lanes of one head (H | 32: lane l always holds head l mod H),
-// a fixed tree: the same bits on every run, whatever the schedule. Other H:
-// the row form on one lane (correct, not fast: GAT's heads are powers of two).
+// --- Graph attention's edge passes (edge_ops.hpp), walked as backends/row_chunks.hpp
+// plans (RowWalk): a short row by a group of L lanes (a power of two, H | L where H | 32),
+// its lanes over the row's (edge, head) elements, flat q = k H + h from the row's first,
+// L apart: consecutive lanes read consecutive values of the edge-major tensors. A long
+// row in chunks of a warp each. A per-row, per-head sum is each lane's partial sum, then
+// a butterfly over the group's lanes of one head (lane l always holds head l mod H), then,
+// for a long row, its chunks' results in chunk order: fixed trees, the same bits on every
+// run, whatever the schedule. Other H: a warp per row and the row form on one lane (correct,
+// not fast: GAT's heads are powers of two).
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-template <class F>
-__global__ void rows_by_warp(std::int64_t stored, F f) {
-  const int lane = static_cast<int>(threadIdx.x % kWarp);
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarp);
-  for (std::int64_t s = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp; s < stored;
-       s += warps)
-    f(s, lane);
-}
-
-template <class F>
-void launch_rows_by_warp(cudaStream_t s, std::int64_t stored, const F& f) {
-  if (stored <= 0) return;
-  constexpr int per_block = kThreads / kWarp;
-  const int blocks = static_cast<int>(std::min<std::int64_t>((stored + per_block - 1) / per_block, 65535 * 16));
-  rows_by_warp<<<blocks, kThreads, 0, s>>>(stored, f);
-  check_launch();
-}
-
 __device__ bool lanes_hold_heads(int heads) { return heads <= kWarp && kWarp % heads == 0; }
 
-// each(k, h) for the row's elements, lane by lane (no 64-bit division: lane l's head
-// is l mod H where H | 32, and its edges step by 32 / H).
-template <class Each>
-__device__ void row_elements(const ew::EdgeBlock& b, std::int64_t s, int lane, Each each) {
-  const int H = b.heads;
-  const std::int64_t k0 = b.begin(s), k1 = b.end(s);
-  if (lanes_hold_heads(H)) {
-    const int h = lane % H, step = kWarp / H;
+// each(k, h) for the elements of edges [k0, k1) by lane `lane` of L (no 64-bit division:
+// lane l's head is l mod H where H | L, and its edges step by L / H).
+template <int L, class Each>
+__device__ void range_elements(int H, std::int64_t k0, std::int64_t k1, int lane, Each each) {
+  if (H <= L && L % H == 0) {
+    const int h = lane % H, step = L / H;
     for (std::int64_t k = k0 + lane / H; k < k1; k += step) each(k, h);
   } else {
     const int n = static_cast<int>((k1 - k0) * H);  // a block row has < 2^31 elements
-    for (int q = lane; q < n; q += kWarp) each(k0 + q / H, q % H);
+    for (int q = lane; q < n; q += L) each(k0 + q / H, q % H);
   }
-}
-
-// A per-row, per-head reduction: each lane folds its elements' terms into `init` with `op`,
-// then `op` over a butterfly of the lanes of one head; lanes < H write out[i H + lane].
-// Other H: the functor's row form on one lane.
-template <class F, class Term, class Op>
-__device__ void reduce_row(const F& f, std::int64_t s, int lane, float init, Term term, Op op, float* out) {
-  const int H = f.b.heads;
-  if (!lanes_hold_heads(H)) {
-    if (lane == 0) f(s);
-    return;
-  }
-  const std::int64_t i = f.b.row_of(s);
-  float acc = init;
-  row_elements(f.b, s, lane, [&](std::int64_t k, int h) { acc = op(acc, term(i, k, h)); });
-  for (int o = kWarp / 2; o >= H; o /= 2) acc = op(acc, __shfl_xor_sync(kFullMask, acc, o));
-  if (lane < H) out[i * H + lane] = acc;
 }
 
 struct Sum {
@@ -165,75 +129,222 @@ struct Max {
   __device__ float operator()(float a, float b) const { return b > a ? b : a; }  // inline (fmaxf: a libm call)
 };
 
-// f.at(i, k, h) on every element of the row: scores, scaling, the softmax's backward, the SDDMMs.
+// The passes. Each has its functor f (f.b the block) and
+//   range<L>(i, k0, k1, lane): its work on edges [k0, k1) of row i by lane `lane` of L;
+// a reduction (kReduces) returns the lane's value after the butterfly (lanes < H: head
+// lane's), and has term(i, k, h), init, Op, out() and the row form f(s) for other H.
 template <class F>
-struct ElementsByWarp {
+struct Elements {  // f.at(i, k, h) on every element: scores, scaling, the softmax's backward, the SDDMMs
+  static constexpr bool kReduces = false;
   F f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    const std::int64_t i = f.b.row_of(s);
-    row_elements(f.b, s, lane, [&](std::int64_t k, int h) { f.at(i, k, h); });
+  template <int L>
+  __device__ void range(std::int64_t i, std::int64_t k0, std::int64_t k1, int lane) const {
+    range_elements<L>(f.b.heads, k0, k1, lane, [&](std::int64_t k, int h) { f.at(i, k, h); });
   }
 };
 
-struct DropoutByWarp {
+struct Dropout {
+  static constexpr bool kReduces = false;
   ew::EdgeDropout f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    const std::uint64_t key = f.key(f.b.row_of(s));
-    row_elements(f.b, s, lane, [&](std::int64_t k, int h) { f.at(key, k, h); });
+  template <int L>
+  __device__ void range(std::int64_t i, std::int64_t k0, std::int64_t k1, int lane) const {
+    if (k0 == k1) return;
+    const std::uint64_t key = f.key(i);
+    range_elements<L>(f.b.heads, k0, k1, lane, [&](std::int64_t k, int h) { f.at(key, k, h); });
   }
 };
 
-// out_i,h = Σ_k f.term(k, h): EdgeRowDot, EdgeRowSums.
+template <class P, class Op>
+struct Reduction {
+  static constexpr bool kReduces = true;
+  template <int L>
+  __device__ float range(std::int64_t i, std::int64_t k0, std::int64_t k1, int lane) const {
+    const P& p = static_cast<const P&>(*this);
+    const int H = p.f.b.heads;
+    float acc = P::init();
+    range_elements<L>(H, k0, k1, lane, [&](std::int64_t k, int h) { acc = Op{}(acc, p.term(i, k, h)); });
+    for (int o = L / 2; o >= H; o /= 2) acc = Op{}(acc, __shfl_xor_sync(kFullMask, acc, o));
+    return acc;
+  }
+};
+
 template <class F>
-struct RowSumsByWarp {
+struct RowSums : Reduction<RowSums<F>, Sum> {  // out_i,h = Σ_k f.term(k, h): EdgeRowDot, EdgeRowSums
+  using Op = Sum;
   F f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    reduce_row(f, s, lane, 0.f, [&](std::int64_t, std::int64_t k, int h) { return f.term(k, h); }, Sum{}, f.out);
-  }
+  __host__ __device__ explicit RowSums(const F& fn) : f(fn) {}
+  static __device__ float init() { return 0.f; }
+  __device__ float term(std::int64_t, std::int64_t k, int h) const { return f.term(k, h); }
+  __device__ float* out() const { return f.out; }
 };
 
-struct RowMaxByWarp {
+struct RowMax : Reduction<RowMax, Max> {
+  using Op = Max;
   ew::EdgeRowMax f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    reduce_row(f, s, lane, -INFINITY, [&](std::int64_t, std::int64_t k, int h) { return f.e[k * f.b.heads + h]; },
-               Max{}, f.max);
-  }
+  __host__ __device__ explicit RowMax(const ew::EdgeRowMax& fn) : f(fn) {}
+  static __device__ float init() { return -INFINITY; }
+  __device__ float term(std::int64_t, std::int64_t k, int h) const { return f.e[k * f.b.heads + h]; }
+  __device__ float* out() const { return f.max; }
 };
 
-struct ExpRowSumByWarp {  // writes e_ij = exp(e_ij - m_i) as it sums them
+struct ExpRowSum : Reduction<ExpRowSum, Sum> {  // writes e_ij = exp(e_ij - m_i) as it sums them
+  using Op = Sum;
   ew::EdgeExpRowSum f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    reduce_row(f, s, lane, 0.f, [&](std::int64_t i, std::int64_t k, int h) { return f.at(i, k, h); }, Sum{}, f.sum);
-  }
+  __host__ __device__ explicit ExpRowSum(const ew::EdgeExpRowSum& fn) : f(fn) {}
+  static __device__ float init() { return 0.f; }
+  __device__ float term(std::int64_t i, std::int64_t k, int h) const { return f.at(i, k, h); }
+  __device__ float* out() const { return f.sum; }
 };
 
-// The four passes on one row by one warp (ew::EdgeSoftmax): each pass's lanes
-// as in its own kernel, so the same bits; between passes the warp's lanes meet
-// (__syncwarp orders their writes of e, max and sum before the next pass's reads).
-struct SoftmaxByWarp {
+// Pass p on stored row s (`mine`: s is this group's and short) by lane `lane` of L. Every
+// lane of the warp calls it, a group with no row as well (the butterflies' shuffles).
+template <int L, class P>
+__device__ void short_row(const P& p, std::int64_t s, bool mine, int lane) {
+  const ew::EdgeBlock& b = p.f.b;
+  const std::int64_t i = mine ? b.row_of(s) : 0, k0 = mine ? b.begin(s) : 0, k1 = mine ? b.end(s) : 0;
+  if constexpr (P::kReduces) {
+    const int H = b.heads;
+    if (!lanes_hold_heads(H)) {  // the same for every lane: L = 32 here (plan_row_chunks)
+      if (mine && lane == 0) p.f(s);
+      return;
+    }
+    const float acc = p.template range<L>(i, k0, k1, lane);
+    if (mine && lane < H) p.out()[i * H + lane] = acc;
+  } else {
+    p.template range<L>(i, k0, k1, lane);
+  }
+}
+
+// A pass over the short rows alone: its short_row<L>.
+template <class P>
+struct ShortRows {
+  P p;
+  template <int L>
+  __device__ void operator()(std::int64_t s, bool mine, int lane) const { short_row<L>(p, s, mine, lane); }
+};
+
+// The four passes on one short row by one group (ew::EdgeSoftmax): each pass's lanes as in
+// its own kernel, so the same bits; between passes the warp's lanes meet (__syncwarp orders
+// their writes of e, max and sum before the next pass's reads; every lane reaches it).
+struct SoftmaxRows {
   ew::EdgeSoftmax f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    ElementsByWarp<ew::EdgeScores>{{f.b, f.src, f.dst, f.slope, f.e}}(s, lane);
+  template <int L>
+  __device__ void operator()(std::int64_t s, bool mine, int lane) const {
+    short_row<L>(Elements<ew::EdgeScores>{{f.b, f.src, f.dst, f.slope, f.e}}, s, mine, lane);
     __syncwarp();
-    RowMaxByWarp{{f.b, f.e, f.max}}(s, lane);
+    short_row<L>(RowMax{{f.b, f.e, f.max}}, s, mine, lane);
     __syncwarp();
-    ExpRowSumByWarp{{f.b, f.max, f.e, f.sum}}(s, lane);
+    short_row<L>(ExpRowSum{{f.b, f.max, f.e, f.sum}}, s, mine, lane);
     __syncwarp();
-    ElementsByWarp<ew::EdgeScaleRows>{{f.b, f.sum, f.e}}(s, lane);
+    short_row<L>(Elements<ew::EdgeScaleRows>{{f.b, f.sum, f.e}}, s, mine, lane);
   }
 };
 
-// The softmax's backward on one row by one warp (ew::EdgeSoftmaxGrad), as SoftmaxByWarp.
-struct SoftmaxGradByWarp {
+// The softmax's backward on one short row by one group (ew::EdgeSoftmaxGrad), as SoftmaxRows.
+struct SoftmaxGradRows {
   ew::EdgeSoftmaxGrad f;
-  __device__ void operator()(std::int64_t s, int lane) const {
-    RowSumsByWarp<ew::EdgeRowDot>{{f.b, f.alpha, f.d, f.rowdot}}(s, lane);
+  template <int L>
+  __device__ void operator()(std::int64_t s, bool mine, int lane) const {
+    short_row<L>(RowSums<ew::EdgeRowDot>{{f.b, f.alpha, f.d, f.rowdot}}, s, mine, lane);
     __syncwarp();
-    ElementsByWarp<ew::EdgeSoftmaxBackward>{{f.b, f.alpha, f.rowdot, f.src, f.dst, f.slope, f.d}}(s, lane);
+    short_row<L>(Elements<ew::EdgeSoftmaxBackward>{{f.b, f.alpha, f.rowdot, f.src, f.dst, f.slope, f.d}}, s, mine,
+                 lane);
     __syncwarp();
-    RowSumsByWarp<ew::EdgeRowSums>{{f.b, f.d, nullptr, f.dd}}(s, lane);
+    short_row<L>(RowSums<ew::EdgeRowSums>{{f.b, f.d, nullptr, f.dd}}, s, mine, lane);
   }
 };
+
+// Groups of L lanes over the stored rows, a warp's kWarp / L rows at a time (the loop is the
+// warp's, so that every lane meets the shuffles); long rows are left to long_chunks.
+template <int L, class R>
+__global__ void short_rows(RowWalk w, const std::int64_t* rowptr, R r) {
+  constexpr int kGroups = kWarp / L;
+  const int lane = static_cast<int>(threadIdx.x % L), group = static_cast<int>(threadIdx.x % kWarp) / L;
+  const std::int64_t warp = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarp);
+  for (std::int64_t s0 = warp * kGroups; s0 < w.stored; s0 += warps * kGroups) {
+    const std::int64_t s = s0 + group;
+    const bool mine = s < w.stored && rowptr[s + 1] - rowptr[s] <= w.short_edges;
+    r.template operator()<L>(s, mine, lane);
+  }
+}
+
+template <int L, class R>
+void launch_short(cudaStream_t st, const RowWalk& w, const std::int64_t* rowptr, const R& r) {
+  constexpr int rows_per_block = kThreads / L;
+  const int blocks =
+      static_cast<int>(std::min<std::int64_t>((w.stored + rows_per_block - 1) / rows_per_block, 65535 * 16));
+  short_rows<L><<<blocks, kThreads, 0, st>>>(w, rowptr, r);
+}
+
+template <class R>
+void launch_short_rows(cudaStream_t st, const RowWalk& w, const std::int64_t* rowptr, const R& r) {
+  if (w.stored <= 0) return;
+  switch (w.lanes) {
+    case 1: launch_short<1>(st, w, rowptr, r); break;
+    case 2: launch_short<2>(st, w, rowptr, r); break;
+    case 4: launch_short<4>(st, w, rowptr, r); break;
+    case 8: launch_short<8>(st, w, rowptr, r); break;
+    case 16: launch_short<16>(st, w, rowptr, r); break;
+    default: launch_short<kWarp>(st, w, rowptr, r); break;
+  }
+  check_launch();
+}
+
+// A warp per chunk of the long rows: pass p on the chunk's edges; a reduction's lanes < H
+// write the chunk's result to w.partial[q H + lane].
+template <class P>
+__global__ void long_chunks(RowWalk w, P p) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarp);
+  const ew::EdgeBlock& b = p.f.b;
+  for (std::int64_t q = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp; q < w.chunks;
+       q += warps) {
+    const std::int32_t r = w.chunk_row[q];
+    const std::int64_t s = w.rows[r], i = b.row_of(s);
+    const std::int64_t k0 = b.begin(s) + (q - w.first[r]) * w.chunk;
+    const std::int64_t k1 = k0 + w.chunk < b.end(s) ? k0 + w.chunk : b.end(s);
+    if constexpr (P::kReduces) {
+      const float acc = p.template range<kWarp>(i, k0, k1, lane);
+      if (lane < b.heads) w.partial[q * b.heads + lane] = acc;
+    } else {
+      p.template range<kWarp>(i, k0, k1, lane);
+    }
+  }
+}
+
+// A thread per (long row, head): the row's chunk results folded in chunk order.
+template <class P>
+__global__ void combine_chunks(RowWalk w, P p) {
+  const int H = p.f.b.heads;
+  const std::int64_t t = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (t >= w.long_rows * H) return;
+  const std::int64_t r = t / H;
+  const int h = static_cast<int>(t % H);
+  float acc = w.partial[w.first[r] * H + h];
+  for (std::int64_t q = w.first[r] + 1; q < w.first[r + 1]; ++q) acc = typename P::Op{}(acc, w.partial[q * H + h]);
+  p.out()[p.f.b.row_of(w.rows[r]) * H + h] = acc;
+}
+
+template <class P>
+void launch_long(cudaStream_t st, const RowWalk& w, const P& p) {
+  if (w.chunks <= 0) return;
+  constexpr int per_block = kThreads / kWarp;
+  long_chunks<<<static_cast<int>(std::min<std::int64_t>((w.chunks + per_block - 1) / per_block, 65535 * 16)), kThreads,
+                0, st>>>(w, p);
+  check_launch();
+  if constexpr (P::kReduces) {
+    combine_chunks<<<static_cast<int>((w.long_rows * p.f.b.heads + kThreads - 1) / kThreads), kThreads, 0, st>>>(w, p);
+    check_launch();
+  }
+}
+
+// One pass over the whole block: its short rows, then its long rows' chunks.
+template <class P>
+void walk(cudaStream_t st, const RowWalk& w, const P& p) {
+  launch_short_rows(st, w, p.f.b.rowptr, ShortRows<P>{p});
+  launch_long(st, w, p);
+}
 
 // --- Column reductions (a bias's gradient Σ_i G_i, RMSNorm's dγ): out[c] = Σ_i
 // f.term(i, c) in double. Block (x, y) sums rows [x C, x C + C) of columns
@@ -309,18 +420,21 @@ void elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluDr
 void dropout_elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutEluBackward& f) {
   launch_2d(s, r, c, f);
 }
-void edge_scores(cudaStream_t s, std::int64_t n, const ew::EdgeScores& f) {
-  launch_rows_by_warp(s, n, ElementsByWarp<ew::EdgeScores>{f});
+void edge_scores(cudaStream_t s, const RowWalk& w, const ew::EdgeScores& f) { walk(s, w, Elements<ew::EdgeScores>{f}); }
+void edge_row_max(cudaStream_t s, const RowWalk& w, const ew::EdgeRowMax& f) { walk(s, w, RowMax{f}); }
+void edge_exp_row_sum(cudaStream_t s, const RowWalk& w, const ew::EdgeExpRowSum& f) { walk(s, w, ExpRowSum{f}); }
+void edge_scale_rows(cudaStream_t s, const RowWalk& w, const ew::EdgeScaleRows& f) {
+  walk(s, w, Elements<ew::EdgeScaleRows>{f});
 }
-void edge_row_max(cudaStream_t s, std::int64_t n, const ew::EdgeRowMax& f) { launch_rows_by_warp(s, n, RowMaxByWarp{f}); }
-void edge_exp_row_sum(cudaStream_t s, std::int64_t n, const ew::EdgeExpRowSum& f) {
-  launch_rows_by_warp(s, n, ExpRowSumByWarp{f});
+// Short rows in one visit; long rows' chunks pass by pass (their reductions need the combine).
+void edge_softmax(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmax& f) {
+  launch_short_rows(s, w, f.b.rowptr, SoftmaxRows{f});
+  launch_long(s, w, Elements<ew::EdgeScores>{{f.b, f.src, f.dst, f.slope, f.e}});
+  launch_long(s, w, RowMax{{f.b, f.e, f.max}});
+  launch_long(s, w, ExpRowSum{{f.b, f.max, f.e, f.sum}});
+  launch_long(s, w, Elements<ew::EdgeScaleRows>{{f.b, f.sum, f.e}});
 }
-void edge_scale_rows(cudaStream_t s, std::int64_t n, const ew::EdgeScaleRows& f) {
-  launch_rows_by_warp(s, n, ElementsByWarp<ew::EdgeScaleRows>{f});
-}
-void edge_softmax(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmax& f) { launch_rows_by_warp(s, n, SoftmaxByWarp{f}); }
-void edge_dropout(cudaStream_t s, std::int64_t n, const ew::EdgeDropout& f) { launch_rows_by_warp(s, n, DropoutByWarp{f}); }
+void edge_dropout(cudaStream_t s, const RowWalk& w, const ew::EdgeDropout& f) { walk(s, w, Dropout{f}); }
 void spmm_edges(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdges& f) { launch_2d(s, n, cols, f); }
 void spmm_edges_mean(cudaStream_t s, std::int64_t n, std::int64_t cols, const ew::SpmmEdgesMean& f) {
   launch_2d(s, n, cols, f);
@@ -331,21 +445,22 @@ void spmm_edges_spread(cudaStream_t s, std::int64_t n, std::int64_t cols, const 
 // The SDDMMs a lane per (edge, head), each the functor's ordered dot over the head's columns.
 // Measured on an H200 (R-MAT 20, 4 x 32): 96 ms an epoch; a warp per edge with lanes over
 // columns and a butterfly per head took 412 ms (a hub row's edges then run one after another).
-void sddmm(cudaStream_t s, std::int64_t n, const ew::Sddmm& f) { launch_rows_by_warp(s, n, ElementsByWarp<ew::Sddmm>{f}); }
-void sddmm_mean(cudaStream_t s, std::int64_t n, const ew::SddmmMean& f) {
-  launch_rows_by_warp(s, n, ElementsByWarp<ew::SddmmMean>{f});
+void sddmm(cudaStream_t s, const RowWalk& w, const ew::Sddmm& f) { walk(s, w, Elements<ew::Sddmm>{f}); }
+void sddmm_mean(cudaStream_t s, const RowWalk& w, const ew::SddmmMean& f) { walk(s, w, Elements<ew::SddmmMean>{f}); }
+void edge_row_dot(cudaStream_t s, const RowWalk& w, const ew::EdgeRowDot& f) {
+  walk(s, w, RowSums<ew::EdgeRowDot>{f});
 }
-void edge_row_dot(cudaStream_t s, std::int64_t n, const ew::EdgeRowDot& f) {
-  launch_rows_by_warp(s, n, RowSumsByWarp<ew::EdgeRowDot>{f});
+void edge_softmax_backward(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmaxBackward& f) {
+  walk(s, w, Elements<ew::EdgeSoftmaxBackward>{f});
 }
-void edge_softmax_backward(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxBackward& f) {
-  launch_rows_by_warp(s, n, ElementsByWarp<ew::EdgeSoftmaxBackward>{f});
+void edge_row_sums(cudaStream_t s, const RowWalk& w, const ew::EdgeRowSums& f) {
+  walk(s, w, RowSums<ew::EdgeRowSums>{f});
 }
-void edge_row_sums(cudaStream_t s, std::int64_t n, const ew::EdgeRowSums& f) {
-  launch_rows_by_warp(s, n, RowSumsByWarp<ew::EdgeRowSums>{f});
-}
-void edge_softmax_grad(cudaStream_t s, std::int64_t n, const ew::EdgeSoftmaxGrad& f) {
-  launch_rows_by_warp(s, n, SoftmaxGradByWarp{f});
+void edge_softmax_grad(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmaxGrad& f) {
+  launch_short_rows(s, w, f.b.rowptr, SoftmaxGradRows{f});
+  launch_long(s, w, RowSums<ew::EdgeRowDot>{{f.b, f.alpha, f.d, f.rowdot}});
+  launch_long(s, w, Elements<ew::EdgeSoftmaxBackward>{{f.b, f.alpha, f.rowdot, f.src, f.dst, f.slope, f.d}});
+  launch_long(s, w, RowSums<ew::EdgeRowSums>{{f.b, f.d, nullptr, f.dd}});
 }
 void head_dots(cudaStream_t s, std::int64_t rows, std::int64_t heads, const ew::HeadDots& f) {
   launch_2d(s, rows, heads, f);

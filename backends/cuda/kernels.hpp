@@ -36,25 +36,38 @@ void elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Elu& f)
 void elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluBackward& f);
 void elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluDropout& f);
 void dropout_elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutEluBackward& f);
-// Graph attention (edge_ops.hpp): a warp per stored row of the block, its lanes
-// over the row's (edge, head) elements, per-head sums in a fixed butterfly (the
-// same bits on every run); spmm_edges one thread per stored row and output column
-// (as spmm_rows), the head matrices one per element.
-void edge_scores(cudaStream_t s, std::int64_t stored, const ew::EdgeScores& f);
-void edge_row_max(cudaStream_t s, std::int64_t stored, const ew::EdgeRowMax& f);
-void edge_exp_row_sum(cudaStream_t s, std::int64_t stored, const ew::EdgeExpRowSum& f);
-void edge_scale_rows(cudaStream_t s, std::int64_t stored, const ew::EdgeScaleRows& f);
-void edge_softmax(cudaStream_t s, std::int64_t stored, const ew::EdgeSoftmax& f);
-void edge_dropout(cudaStream_t s, std::int64_t stored, const ew::EdgeDropout& f);
+// Graph attention (edge_ops.hpp), walked as backends/row_chunks.hpp plans: a short
+// row by a group of `lanes` lanes over its (edge, head) elements, a long row in chunks
+// of a warp each; per-head sums in fixed butterflies, a long row's chunks combined in
+// order (the same bits on every run). The plan's arrays on the device:
+struct RowWalk {
+  std::int64_t stored = 0;                  // the block's stored rows
+  int lanes = 32;                           // lanes per short row
+  std::int64_t short_edges = 0;             // a row with more edges is long
+  std::int64_t chunk = 0;                   // edges per chunk of a long row
+  std::int64_t long_rows = 0, chunks = 0;
+  const std::int64_t* rows = nullptr;       // long_rows: the long rows
+  const std::int64_t* first = nullptr;      // long_rows + 1: long row r's chunks [first[r], first[r + 1])
+  const std::int32_t* chunk_row = nullptr;  // chunks: each chunk's long row
+  float* partial = nullptr;                 // chunks x heads floats: a reduction's chunk results
+};
+void edge_scores(cudaStream_t s, const RowWalk& w, const ew::EdgeScores& f);
+void edge_row_max(cudaStream_t s, const RowWalk& w, const ew::EdgeRowMax& f);
+void edge_exp_row_sum(cudaStream_t s, const RowWalk& w, const ew::EdgeExpRowSum& f);
+void edge_scale_rows(cudaStream_t s, const RowWalk& w, const ew::EdgeScaleRows& f);
+void edge_softmax(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmax& f);
+void edge_dropout(cudaStream_t s, const RowWalk& w, const ew::EdgeDropout& f);
+void sddmm(cudaStream_t s, const RowWalk& w, const ew::Sddmm& f);
+void sddmm_mean(cudaStream_t s, const RowWalk& w, const ew::SddmmMean& f);
+void edge_row_dot(cudaStream_t s, const RowWalk& w, const ew::EdgeRowDot& f);
+void edge_softmax_backward(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmaxBackward& f);
+void edge_row_sums(cudaStream_t s, const RowWalk& w, const ew::EdgeRowSums& f);
+void edge_softmax_grad(cudaStream_t s, const RowWalk& w, const ew::EdgeSoftmaxGrad& f);
+// spmm_edges one thread per stored row and output column (as spmm_rows), the head
+// matrices one per element.
 void spmm_edges(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdges& f);
 void spmm_edges_mean(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdgesMean& f);
 void spmm_edges_spread(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdgesSpread& f);
-void sddmm(cudaStream_t s, std::int64_t stored, const ew::Sddmm& f);
-void sddmm_mean(cudaStream_t s, std::int64_t stored, const ew::SddmmMean& f);
-void edge_row_dot(cudaStream_t s, std::int64_t stored, const ew::EdgeRowDot& f);
-void edge_softmax_backward(cudaStream_t s, std::int64_t stored, const ew::EdgeSoftmaxBackward& f);
-void edge_row_sums(cudaStream_t s, std::int64_t stored, const ew::EdgeRowSums& f);
-void edge_softmax_grad(cudaStream_t s, std::int64_t stored, const ew::EdgeSoftmaxGrad& f);
 void head_dots(cudaStream_t s, std::int64_t rows, std::int64_t heads, const ew::HeadDots& f);
 void head_dots_adjoint(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::HeadDotsAdjoint& f);
 void head_diagonal(cudaStream_t s, std::int64_t cols, const ew::HeadDiagonal& f);

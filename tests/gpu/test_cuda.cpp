@@ -211,13 +211,17 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
   }
 }
 
-TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty rows, reruns bitwise", "[gpu]") {
-  // The warp kernels' fast path (H | 32: each lane holds one head, per-head sums in a
-  // butterfly),
-  // on a pattern with a hub row of 5000 edges (a warp's lanes loop ~600 times), rows
-  // of 1 and 31-33 edges (a warp's width ± 1 elements at 1 head-lane group), and empty
-  // rows, full and compressed storage. Every output against the CPU, then a second
-  // device run bitwise equal to the first; the one-visit softmax equal to the four passes.
+TEST_CASE("CUDA edge kernels' row walk: power-of-two heads, lanes per row, a hub in chunks, reruns bitwise", "[gpu]") {
+  // The edge kernels' fast path (H | 32: each lane holds one head, per-head sums in a
+  // butterfly; backends/row_chunks.hpp's walk): a pattern with a hub row of 5000 edges
+  // (a long row: 79 chunks of a warp at 4 heads, combined in order), rows of 1 and 31-33
+  // edges (a warp's width ± 1 elements at 1 head-lane group), and empty rows, full and
+  // compressed storage; a thin pattern of rows of 0-3 edges and one of 100 (groups of H
+  // lanes, one a head; the 100-edge row long, in 2 and 4 chunks at 4 and 8 heads); a mid
+  // pattern of rows of 10-14 edges and one of 300 (groups of 8 and 16 lanes at 4 and 8
+  // heads, two lanes a head; the 300-edge row in 5 and 10 chunks).
+  // Every output against the CPU, then a second device run bitwise equal to the first;
+  // the one-visit softmax equal to the four passes.
   auto cpu = make_backend("cpu", {1, 0});
   auto gpu = make_backend("cuda", {1, 0});
   const std::int64_t rows = 300, n = 5003;
@@ -232,6 +236,13 @@ TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty 
   std::vector<Coo> few;
   for (const Coo& c : e)
     if (c.row % 3 == 1) few.push_back(c);  // compressed rows, the hub among them
+  std::vector<Coo> thin, mid;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (int k = 0; k < (i == 9 ? 100 : static_cast<int>(i % 4)); ++k)
+      thin.push_back({i, static_cast<std::int64_t>(gen() % n), 0.f});
+    for (int k = 0; k < (i == 9 ? 300 : static_cast<int>(10 + i % 5)); ++k)
+      mid.push_back({i, static_cast<std::int64_t>(gen() % n), 0.f});
+  }
   struct Shape { int heads; ew::HeadSplit hs; std::int64_t zc, oc; };
   // Concatenated 4 x 32, 8 x 8, a rank's columns [32, 96) of 4 x 32 (heads 0 and 3 not
   // local: their SDDMM is 0); 8 averaged heads of 8.
@@ -239,7 +250,7 @@ TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty 
                                      {8, ew::HeadSplit{0, 8, 0}, 64, 64},
                                      {4, ew::HeadSplit{32, 32, 0}, 64, 64},
                                      {8, ew::HeadSplit{0, 8, 8}, 64, 8}};
-  for (const std::vector<Coo>* pattern : {&e, &few}) {
+  for (const std::vector<Coo>* pattern : {&e, &few, &thin, &mid}) {
     const HostCsr h = csr_from_coo(rows, n, *pattern, true);
     std::vector<std::int64_t> perm;
     const HostCsr th = transpose_pattern(h, perm);
@@ -283,7 +294,8 @@ TEST_CASE("CUDA warp-per-row edge kernels: power-of-two heads, a hub row, empty 
         out[k][3] = yt.download(), out[k][4] = d.download(), out[k][5] = m.download(), out[k][6] = sums.download();
       }
       for (int q = 0; q < 7; ++q) {
-        INFO("pattern " << (pattern == &e ? "full" : "compressed") << " heads " << H << " output " << q);
+        INFO("pattern " << (pattern == &e ? "full" : pattern == &few ? "compressed" : pattern == &thin ? "thin" : "mid")
+                        << " heads " << H << " output " << q);
         require_close(out[0][q], out[1][q], 1e-4f);
         CHECK(out[1][q] == out[2][q]);  // bitwise
       }

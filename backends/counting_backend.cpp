@@ -216,8 +216,10 @@ void CountingBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float*
   if (count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd)))
     inner_->head_dots_adjoint(ds, dd, a_src, a_dst, hs, dz);
 }
-void CountingBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
-  if (count(Kernel::elementwise, width(q), 2 * kFloat * width(q))) inner_->head_diagonal(q, hs, out);
+void CountingBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
+  // Z and e read, a float a column written: a reduction of Z's rows (a product and a sum an element)
+  if (count(Kernel::reduction, 2 * elements(z), bytes(z) + bytes(e) + kFloat * width(z)))
+    inner_->head_column_dots(e, z, hs, out);
 }
 void CountingBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
   if (count(Kernel::optimizer, elements(w), 7 * bytes(w))) inner_->adam(w, g, m, v, p);  // g; w, m, v in place

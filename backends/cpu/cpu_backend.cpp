@@ -176,22 +176,32 @@ void CpuBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
   for_each_2d(y.rows, y.cols, ew::AxpyPlus{a, s, x.data, x.ld, y.data, y.ld});
 }
 
-void CpuBackend::column_sums(ConstView x, float* out) {
-  // ew::ColumnSums's sums by blocks of rows (row-major reads), the blocks added in order.
+namespace {
+
+// out[c] = Σ_i term(i, c) in double: sums by blocks of rows (row-major reads), the blocks
+// added in order (the same bits at every thread count).
+template <class Term>
+void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) {
   constexpr std::int64_t kBlock = 256;
-  const std::int64_t blocks = (x.rows + kBlock - 1) / kBlock, cols = x.cols;
+  const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
   std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < blocks; ++b) {
     double* p = &part[static_cast<std::size_t>(b * cols)];
-    for (std::int64_t i = b * kBlock; i < std::min(x.rows, (b + 1) * kBlock); ++i)
-      for (std::int64_t c = 0; c < cols; ++c) p[c] += x.data[i * x.ld + c];
+    for (std::int64_t i = b * kBlock; i < std::min(rows, (b + 1) * kBlock); ++i)
+      for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
   }
   for (std::int64_t c = 0; c < cols; ++c) {
     double s = 0;
     for (std::int64_t b = 0; b < blocks; ++b) s += part[static_cast<std::size_t>(b * cols + c)];
     out[c] = static_cast<float>(s);
   }
+}
+
+}  // namespace
+
+void CpuBackend::column_sums(ConstView x, float* out) {
+  column_reduce(x.rows, x.cols, [&](std::int64_t i, std::int64_t c) { return double{x.data[i * x.ld + c]}; }, out);
 }
 
 void CpuBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
@@ -447,8 +457,17 @@ void CpuBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_sr
                ew::HeadDotsAdjoint{ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
 }
 
-void CpuBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
-  for_each_1d(q.cols, ew::HeadDiagonal{q.data, q.ld, hs, out});
+void CpuBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
+  GCNLAB_ASSERT(e.rows == z.rows);
+  // ew::HeadColumnDots's terms, each column's head looked up once (not divided out per element)
+  std::vector<std::int64_t> head(static_cast<std::size_t>(z.cols));
+  for (std::int64_t c = 0; c < z.cols; ++c) head[c] = hs.head(c);
+  column_reduce(
+      z.rows, z.cols,
+      [&](std::int64_t i, std::int64_t c) {
+        return static_cast<double>(e.data[i * e.ld + head[c]]) * static_cast<double>(z.data[i * z.ld + c]);
+      },
+      out);
 }
 
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {

@@ -446,8 +446,10 @@ void CudaBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_s
   cuda::head_dots_adjoint(stream_, dz.rows, dz.cols,
                           {ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
 }
-void CudaBackend::head_diagonal(ConstView q, ew::HeadSplit hs, float* out) {
-  cuda::head_diagonal(stream_, q.cols, {q.data, q.ld, hs, out});
+void CudaBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
+  GCNLAB_ASSERT(e.rows == z.rows);
+  cuda::head_column_dots(stream_, z.cols, {e.data, e.ld, z.data, z.ld, hs, z.rows, out},
+                         column_partials(z.rows, z.cols));
 }
 
 void CudaBackend::row_sum_squares(ConstView z, float* sumsq) {

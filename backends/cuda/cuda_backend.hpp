@@ -103,7 +103,7 @@ class CudaBackend final : public Backend {
   void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) override;
   void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
                          View dz) override;
-  void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) override;
+  void head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;
 

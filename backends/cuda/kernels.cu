@@ -468,7 +468,9 @@ void head_dots(cudaStream_t s, std::int64_t rows, std::int64_t heads, const ew::
 void head_dots_adjoint(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::HeadDotsAdjoint& f) {
   launch_2d(s, rows, cols, f);
 }
-void head_diagonal(cudaStream_t s, std::int64_t c, const ew::HeadDiagonal& f) { launch_1d(s, c, f); }
+void head_column_dots(cudaStream_t s, std::int64_t cols, const ew::HeadColumnDots& f, double* partial) {
+  column_reduce(s, f.rows, cols, f, f.out, partial);
+}
 void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f) { launch_1d(s, rows, f); }
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::NormReluDropoutAdd& f) {
   launch_2d(s, r, c, f);

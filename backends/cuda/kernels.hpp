@@ -70,7 +70,7 @@ void spmm_edges_mean(cudaStream_t s, std::int64_t stored, std::int64_t cols, con
 void spmm_edges_spread(cudaStream_t s, std::int64_t stored, std::int64_t cols, const ew::SpmmEdgesSpread& f);
 void head_dots(cudaStream_t s, std::int64_t rows, std::int64_t heads, const ew::HeadDots& f);
 void head_dots_adjoint(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::HeadDotsAdjoint& f);
-void head_diagonal(cudaStream_t s, std::int64_t cols, const ew::HeadDiagonal& f);
+void head_column_dots(cudaStream_t s, std::int64_t cols, const ew::HeadColumnDots& f, double* partial);
 void row_sum_squares(cudaStream_t s, std::int64_t rows, const ew::RowSumSquares& f);
 void norm_relu_dropout_add(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::NormReluDropoutAdd& f);
 void norm_relu_dropout_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols,

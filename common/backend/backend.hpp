@@ -152,11 +152,12 @@ class Backend : public Allocator {
   virtual void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
                                  float slope, float* d, float* rowdot, float* dd) = 0;
   // s, d (z.rows x heads) = the per-head dots of Z's rows with a_src and a_dst (ew::HeadDots), and
-  // dz += their adjoint for ds, dd (ew::HeadDotsAdjoint); out[c] = q[head(c), c] (ew::HeadDiagonal).
+  // dz += their adjoint for ds, dd (ew::HeadDotsAdjoint); out[c] = Σ_j e_j,head(c) Z_j[c] (ew::HeadColumnDots:
+  // in double, by the blocks of column_sums).
   virtual void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) = 0;
   virtual void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
                                  View dz) = 0;
-  virtual void head_diagonal(ConstView q, ew::HeadSplit hs, float* out) = 0;
+  virtual void head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;
 

@@ -433,11 +433,16 @@ struct HeadDotsAdjoint {
   }
 };
 
-// out[c] = Q[head(c), c]: the diagonal blocks of Q = dsᵀ Z (H x local columns),
-// da[c] = Σ_j ds_j,head(c) Z_j[c].
-struct HeadDiagonal {
-  const float* q; std::int64_t ldq; HeadSplit hs; float* out;
-  GCNLAB_HD void operator()(std::int64_t c) const { out[c] = q[hs.head(c) * ldq + c]; }
+// The attention vectors' gradient (GAT, HeadDots' adjoint for a): out[c] = Σ_j e_j,head(c) Z_j[c]
+// over the rank's rows (e = ds for a_src, dd for a_dst: rows x heads), a column
+// reduction of Z: each product exact in double, summed in double by the backend's
+// fixed blocks of rows (as ColumnSums). It replaces the GEMM eᵀZ (heads x columns),
+// of which only the diagonal blocks were kept.
+struct HeadColumnDots {
+  const float* e; std::int64_t lde; const float* z; std::int64_t ldz; HeadSplit hs; std::int64_t rows; float* out;
+  GCNLAB_HD double term(std::int64_t i, std::int64_t c) const {
+    return static_cast<double>(e[i * lde + hs.head(c)]) * static_cast<double>(z[i * ldz + c]);
+  }
 };
 
 }  // namespace gcnlab::ew

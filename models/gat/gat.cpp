@@ -10,7 +10,7 @@ namespace gcnlab {
 namespace {
 
 // LayerBuffers::own of every layer
-enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kQ, kOwn };
+enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kOwn };
 
 std::string src_name(int l) { return fmt::format("att_src{}", l); }
 std::string dst_name(int l) { return fmt::format("att_dst{}", l); }
@@ -67,7 +67,7 @@ std::vector<ParameterSpec> GatModel::parameters(const ModelConfig& c, const Arch
 void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
   const Strategy& st = *p.strategy;
   const Layout z = transformed_layout(st, p.arch, l);
-  const std::int64_t rows = rows_of(z), cols = z.cols;
+  const std::int64_t rows = rows_of(z);
   const int H = p.arch.heads_of(l);
   const auto matrix = [&](std::int64_t r, std::int64_t c) { return View{slots.take(r * c), r, c, c}; };
   s.own.assign(kOwn, View{});
@@ -75,7 +75,6 @@ void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, La
   s.own[kZ] = slots.take(z);
   s.own[kDz] = slots.take(z);
   for (const Own k : {kSrc, kDst, kDs, kDd}) s.own[k] = matrix(rows, H);
-  s.own[kQ] = matrix(H, cols);
 }
 
 void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
@@ -93,7 +92,7 @@ void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
 
 void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
-  const View z = s.own[kZ], dz = s.own[kDz], ds = s.own[kDs], dd = s.own[kDd], q = s.own[kQ];
+  const View z = s.own[kZ], dz = s.own[kDz], ds = s.own[kDs], dd = s.own[kDd];
   bias_backward(p, l);
   p.primitives.attention_backward(l, attention_of(p, l), s.g, z, dz, ds, dd);  // dz = βᵀ G
   Parameter& src = p.buf.param(src_name(l));
@@ -101,10 +100,8 @@ void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   p.elementwise([&](Backend& b) {
     const ew::HeadSplit hs = head_split(p, l);
     b.head_dots_adjoint(ds, dd, src.value.data(), dst.value.data(), hs, dz);  // + ds a_srcᵀ + dd a_dstᵀ per head
-    b.gemm(Op::T, Op::N, 1.f, ds, z, 0.f, q);  // da_src = diag blocks of dsᵀ Z
-    b.head_diagonal(q, hs, src.grad.data());
-    b.gemm(Op::T, Op::N, 1.f, dd, z, 0.f, q);
-    b.head_diagonal(q, hs, dst.grad.data());
+    b.head_column_dots(ds, z, hs, src.grad.data());  // da_src[c] = Σ_j ds_j,head(c) Z_j[c]
+    b.head_column_dots(dd, z, hs, dst.grad.data());
   });
   p.primitives.sum_over_rows(l + 1, src.grad);
   p.primitives.sum_over_rows(l + 1, dst.grad);

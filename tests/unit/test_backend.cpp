@@ -744,6 +744,46 @@ TEST_CASE("graph attention's per-head dots of Z and their adjoint, concatenated 
   }
 }
 
+TEST_CASE("the attention vectors' gradient as column dots: blocks of 256 rows in double, any thread count",
+          "[backend][attention]") {
+  // da[c] = Σ_j e_j,head(c) Z_j[c] (ew::HeadColumnDots): each product exact in double, summed in
+  // double by blocks of 256 rows, the blocks in order (column_sums' order), rounded once; the
+  // same bits at 1 and 2 threads; concatenated heads from inside a head and averaged ones.
+  const int H = 3;
+  struct Layout { ew::HeadSplit hs; std::int64_t cols; };
+  for (const Layout& lay : {Layout{{2, 11}, 31}, Layout{{2 * H, 0, H}, 19 * H}})
+    for (const std::int64_t rows : {std::int64_t{37}, std::int64_t{1000}}) {  // one block; four, the last partial
+      const std::int64_t cols = lay.cols;
+      const auto z = random_vector(rows * cols, 21), e = random_vector(rows * H, 22);
+      std::vector<float> got[2];
+      int k = 0;
+      for (const int threads : {1, 2}) {
+        auto be = make_backend("cpu", {threads});
+        Dense dz = make_dense(*be, rows, cols, z), de = make_dense(*be, rows, H, e);
+        Buffer<float> out(*be, static_cast<std::size_t>(cols));
+        be->head_column_dots(de, dz, lay.hs, out.data());
+        got[k++] = out.download();
+      }
+      CHECK(got[0] == got[1]);
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const int h = lay.hs.head(c);
+        double total = 0;
+        long double exact = 0;
+        for (std::int64_t b = 0; b < rows; b += 256) {
+          double block = 0;
+          for (std::int64_t i = b; i < std::min(rows, b + 256); ++i) {
+            block += static_cast<double>(e[i * H + h]) * static_cast<double>(z[i * cols + c]);
+            exact += static_cast<long double>(e[i * H + h]) * static_cast<long double>(z[i * cols + c]);
+          }
+          total += block;
+        }
+        const float want = static_cast<float>(total);
+        REQUIRE(std::memcmp(&got[0][c], &want, sizeof want) == 0);
+        CHECK(got[0][c] == Approx(static_cast<double>(exact)).epsilon(1e-6).margin(1e-6));
+      }
+    }
+}
+
 TEST_CASE("column sums in double: independent of the thread count, the exact sum rounded once", "[backend]") {
   const std::int64_t rows = 5000, cols = 3;
   std::vector<float> x(static_cast<std::size_t>(rows * cols));

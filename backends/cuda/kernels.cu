@@ -154,9 +154,10 @@ struct Dropout {
   }
 };
 
-template <class P, class Op>
+template <class P, class Fold>
 struct Reduction {
   static constexpr bool kReduces = true;
+  using Op = Fold;
   template <int L>
   __device__ float range(std::int64_t i, std::int64_t k0, std::int64_t k1, int lane) const {
     const P& p = static_cast<const P&>(*this);
@@ -170,7 +171,6 @@ struct Reduction {
 
 template <class F>
 struct RowSums : Reduction<RowSums<F>, Sum> {  // out_i,h = Σ_k f.term(k, h): EdgeRowDot, EdgeRowSums
-  using Op = Sum;
   F f;
   __host__ __device__ explicit RowSums(const F& fn) : f(fn) {}
   static __device__ float init() { return 0.f; }
@@ -179,7 +179,6 @@ struct RowSums : Reduction<RowSums<F>, Sum> {  // out_i,h = Σ_k f.term(k, h): E
 };
 
 struct RowMax : Reduction<RowMax, Max> {
-  using Op = Max;
   ew::EdgeRowMax f;
   __host__ __device__ explicit RowMax(const ew::EdgeRowMax& fn) : f(fn) {}
   static __device__ float init() { return -INFINITY; }
@@ -188,7 +187,6 @@ struct RowMax : Reduction<RowMax, Max> {
 };
 
 struct ExpRowSum : Reduction<ExpRowSum, Sum> {  // writes e_ij = exp(e_ij - m_i) as it sums them
-  using Op = Sum;
   ew::EdgeExpRowSum f;
   __host__ __device__ explicit ExpRowSum(const ew::EdgeExpRowSum& fn) : f(fn) {}
   static __device__ float init() { return 0.f; }

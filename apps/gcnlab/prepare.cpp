@@ -1,6 +1,10 @@
 // gcnlab prepare: a dataset written once as a .gcl file, or as K x K shards of
-// every adjacency version its vertex layout needs (Plexus Sec. 5.4).
+// every adjacency version its vertex layout needs (Plexus Sec. 5.4). At P > 1
+// ranks, what partitioners/prepare_ranks.hpp prepares is prepared across them
+// (no rank holds the graph whole); anything else is loaded by every rank and
+// written by rank 0.
 #include <chrono>
+#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,6 +17,7 @@
 #include "common/data/shards.hpp"
 #include "partitioners/partition.hpp"
 #include "partitioners/prepare.hpp"
+#include "partitioners/prepare_ranks.hpp"
 
 namespace gcnlab::cli {
 
@@ -29,11 +34,24 @@ int prepare(Args& args, MpiCommunicator& world) {
     plan.parts = static_cast<int>(args.integer("--parts", 0, 0));
     plan.permutation = parse_permutation(args.value_or("--permutation", "none"));
     plan.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
+    const std::int64_t chunk = args.integer("--round", std::int64_t{1} << 20, 1);
     args.finish();
     GCNLAB_CHECK(!shards.empty() || (plan.partitioner == "block" && plan.parts == 0 &&
                                      plan.permutation.kind == Permutation::none),
                  "--partitioner, --parts and --permutation lay out a sharded dataset: add --shards KxK");
     const auto t0 = std::chrono::steady_clock::now();
+    if (world.size() > 1 && !shards.empty() && prepares_across_ranks(spec, plan)) {
+      const ShardMeta m = prepare_across_ranks(world, spec, plan, shards[0], *out, chunk);
+      double peak = host_peak_bytes();
+      world.allreduce(std::span<double>(&peak, 1), ReduceOp::max, Category::allreduce);
+      log(world, fmt::format("wrote {} ({} nodes, {} nnz) as {}x{} shards to {}, prepared by {} ranks: partitioner {}, "
+                             "permutation {}, seed {} ({:.1f} s, peak {:.1f} MiB a rank)",
+                             m.name, m.nodes, m.nnz, shards[0], shards[0], *out, world.size(), m.layout.partitioner,
+                             m.layout.permutation, m.layout.seed,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                             peak / (1 << 20)));
+      return;
+    }
     Dataset d = load_dataset(spec);
     GCNLAB_CHECK(!d.shards, "'{}' is already prepared", spec);
     if (world.rank() != 0) return;

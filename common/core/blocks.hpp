@@ -21,6 +21,12 @@ inline BlockRange block_range(std::int64_t n, int p, int k) {
   return {k * base + std::min<std::int64_t>(k, extra), base + (k < extra ? 1 : 0)};
 }
 
+// The part of block_range(n, p, .) that holds item i (0 <= i < n).
+inline int block_of(std::int64_t n, int p, std::int64_t i) {
+  const std::int64_t base = n / p, extra = n % p, wide = extra * (base + 1);  // the first `extra` parts hold base + 1
+  return static_cast<int>(i < wide ? i / (base + 1) : extra + (i - wide) / base);
+}
+
 // The p + 1 boundaries of block_range's parts: offsets[k] .. offsets[k+1] is part k.
 inline std::vector<std::int64_t> block_offsets(std::int64_t n, int p) {
   std::vector<std::int64_t> off(p + 1, 0);

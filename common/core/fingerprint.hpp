@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct XXH3_state_s;  // xxhash.h stays out of this header
 
@@ -29,6 +30,12 @@ class Fingerprint {
   Fingerprint& add_values(std::span<const T> values) { return add(std::as_bytes(values)); }
   Fingerprint& add(std::string_view s) { return add(std::as_bytes(std::span(s.data(), s.size()))); }
   std::string hex() const;
+
+  // The running state as bytes, and the same stream continued from such bytes
+  // (same kind, same build): a stream fed in turn by the ranks that hold its
+  // parts (`gcnlab prepare` across ranks) hashes as if one process fed it all.
+  std::vector<std::byte> state() const;
+  void restore(std::span<const std::byte> state);
 
   // The kind a recorded fingerprint was made with ("" or "xxh3:...": xxh3;
   // 16 bare hex digits: fnv1a).

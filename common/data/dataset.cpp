@@ -110,12 +110,14 @@ void row_normalize_features(Dataset& d) {
   }
 }
 
+std::uint8_t random_split(std::int64_t v, double train, double val, std::uint64_t seed) {
+  const double u = rng::uniform_double(seed, rng::stream(rng::Stream::split), v, 0);
+  return u < train ? ew::kTrain : u < train + val ? ew::kVal : ew::kTest;
+}
+
 void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed) {
   d.split.assign(d.nodes(), ew::kNone);
-  for (std::int64_t v = 0; v < d.nodes(); ++v) {
-    const double u = rng::uniform_double(seed, rng::stream(rng::Stream::split), v, 0);
-    d.split[v] = u < train ? ew::kTrain : u < train + val ? ew::kVal : ew::kTest;
-  }
+  for (std::int64_t v = 0; v < d.nodes(); ++v) d.split[v] = random_split(v, train, val, seed);
 }
 
 void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed) {
@@ -133,9 +135,8 @@ void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, s
   std::stable_sort(order.begin(), order.end(),
                    [&](std::int64_t a, std::int64_t b) { return degree(a) < degree(b); });
   d.labels.assign(n, 0);
-  for (std::int64_t r = 0; r < n; ++r)
-    d.labels[order[r]] = static_cast<std::int32_t>(r * classes / std::max<std::int64_t>(n, 1));
-  assign_random_split(d, 0.6, 0.2, seed);
+  for (std::int64_t r = 0; r < n; ++r) d.labels[order[r]] = degree_bucket(r, classes, n);
+  assign_random_split(d, kSyntheticTrain, kSyntheticVal, seed);
 }
 
 namespace {

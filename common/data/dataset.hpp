@@ -5,6 +5,7 @@
 // one from a SPEC string (docs/running.md "Datasets").
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,8 +112,33 @@ void write_gcl(const Dataset& d, const std::string& path);
 // Synthetic vertex data for structure-only graphs (as Plexus does): random
 // features and labels = degree buckets of equal size; split by hash.
 void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed);
-// Assigns each vertex to train/val/test by a counter-based draw.
+// Assigns each vertex to train/val/test by a counter-based draw: random_split
+// of each vertex, a pure function of (v, seed).
 void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed);
+std::uint8_t random_split(std::int64_t v, double train, double val, std::uint64_t seed);
+// add_synthetic_vertex_data's parts, for a graph no process holds whole
+// (partitioners/prepare_ranks.hpp): the label of the vertex at `rank` in the
+// stable order by degree, and the split's fractions.
+inline std::int32_t degree_bucket(std::int64_t rank, int classes, std::int64_t n) {
+  return static_cast<std::int32_t>(rank * classes / (n > 1 ? n : 1));
+}
+inline constexpr double kSyntheticTrain = 0.6, kSyntheticVal = 0.2;
+
+// A generated graph drawn in parts: `draw(k0, k1, emit)` emits the edges of
+// draws [k0, k1) of `draws`, each draw a pure function of the spec and its
+// index, so that any range is drawn alone, on any rank, in any order.
+// Self-loops are dropped and duplicates merged where the CSR is built, and
+// an undirected graph is symmetrised there (as csr_from_edge_passes does).
+struct EdgeDraws {
+  std::int64_t n = 0, draws = 0;
+  bool directed = false;
+  std::function<void(std::int64_t k0, std::int64_t k1, const EdgeEmit& emit)> draw;
+};
+// R-MAT's draws (generators.cpp) and its dataset without arrays: name,
+// features (synthetic), classes and seed; add_synthetic_vertex_data's labels
+// and split are derived from the graph.
+EdgeDraws rmat_draws(const DatasetSpec& spec);
+Dataset rmat_vertex_facts(const DatasetSpec& spec);
 
 // A hash of the graph, labels and split (and the synthetic-feature seed): what
 // a checkpoint records to refuse a resume on other data of the same size. A

@@ -120,37 +120,63 @@ Dataset generate_sbm(const DatasetSpec& spec) {
 // rmat:scale=S,edge-factor=E,features=F,classes=K,seed=S[,directed=0]
 // Graph500 R-MAT (a=.57, b=c=.19, d=.05) with 2^S vertices and E*2^S edge
 // draws; vertex ids are not scrambled, so the raw ordering is as skewed as
-// R-MAT makes it (the "original" column of Plexus' Table 3).
-Dataset generate_rmat(const DatasetSpec& spec) {
+// R-MAT makes it (the "original" column of Plexus' Table 3). Draw e is a pure
+// function of (seed, e): any range of draws is drawn alone, in any order.
+EdgeDraws rmat_draws(const DatasetSpec& spec) {
   const RmatSpec s = rmat_spec(spec);
   const int scale = s.scale;
-  const std::uint64_t seed = s.seed;
-  const bool directed = s.directed;
-  const std::int64_t n = s.n();
-  const std::int64_t m = s.ef * n;
+  const std::uint64_t seed = s.seed, edges = rng::stream(rng::Stream::graph);
   constexpr double A = 0.57, B = 0.19, C = 0.19;
+  EdgeDraws g;
+  g.n = s.n();
+  g.draws = s.ef * g.n;
+  g.directed = s.directed;
+  g.draw = [=](std::int64_t e0, std::int64_t e1, const EdgeEmit& emit) {
+    for (std::int64_t e = e0; e < e1; ++e) {
+      std::int64_t u = 0, v = 0;
+      for (int level = 0; level < scale; ++level) {
+        const double r = rng::uniform_double(seed, edges, e, level);
+        const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
+        u = (u << 1) | bu;
+        v = (v << 1) | bv;
+      }
+      emit(u, v);
+    }
+  };
+  return g;
+}
+
+Dataset rmat_vertex_facts(const DatasetSpec& spec) {
+  const RmatSpec s = rmat_spec(spec);
   Dataset d;
-  d.name = "rmat" + std::to_string(scale);
-  d.directed = directed;
-  // Edge e is a pure function of (seed, e): drawn again on each pass, in parallel.
-  const std::uint64_t edges = rng::stream(rng::Stream::graph);
+  d.name = "rmat" + std::to_string(s.scale);
+  d.directed = s.directed;
+  d.features = s.f;
+  d.synthetic_features = true;
+  d.feature_seed = s.seed;
+  d.classes = s.classes;
+  GCNLAB_CHECK(d.features >= 1, "features must be >= 1");
+  GCNLAB_CHECK(d.classes >= 1, "classes must be >= 1");
+  return d;
+}
+
+Dataset generate_rmat(const DatasetSpec& spec) {
+  const RmatSpec s = rmat_spec(spec);
+  const EdgeDraws g = rmat_draws(spec);
+  Dataset d;
+  d.name = "rmat" + std::to_string(s.scale);
+  d.directed = s.directed;
+  // Drawn again on each pass, in parallel blocks of draws.
+  constexpr std::int64_t kBlock = 1 << 14;
   d.adj = csr_from_edge_passes(
-      n,
+      g.n,
       [&](const EdgeEmit& emit) {
 #pragma omp parallel for schedule(static)
-        for (std::int64_t e = 0; e < m; ++e) {
-          std::int64_t u = 0, v = 0;
-          for (int level = 0; level < scale; ++level) {
-            const double r = rng::uniform_double(seed, edges, e, level);
-            const int bu = r >= A + B, bv = (r >= A && r < A + B) || r >= A + B + C;
-            u = (u << 1) | bu;
-            v = (v << 1) | bv;
-          }
-          emit(u, v);
-        }
+        for (std::int64_t b = 0; b < (g.draws + kBlock - 1) / kBlock; ++b)
+          g.draw(b * kBlock, std::min(g.draws, (b + 1) * kBlock), emit);
       },
-      !directed);
-  add_synthetic_vertex_data(d, s.f, s.classes, seed);
+      !s.directed);
+  add_synthetic_vertex_data(d, s.f, s.classes, s.seed);
   return d;
 }
 

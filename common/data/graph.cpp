@@ -9,25 +9,31 @@
 
 namespace gcnlab {
 
-NormalizedAdjacency normalized_graph(HostCsr a, bool directed) {
-  const std::int64_t n = a.rows;
-  const std::int64_t nnz = a.nnz();
-  GCNLAB_ASSERT(a.cols == n && static_cast<std::int64_t>(a.rowptr.size()) == n + 1);
-  // A + I in place: row i moves right by i (by i + 1 after its diagonal), so
-  // walking rows and entries from the back never overwrites an unread entry.
-  a.col.resize(nnz + n);
-  a.val.resize(nnz + n);
-  for (std::int64_t i = n - 1; i >= 0; --i) {
+void add_self_loops(HostCsr& a, std::int64_t first) {
+  const std::int64_t rows = a.rows, nnz = a.nnz();
+  GCNLAB_ASSERT(static_cast<std::int64_t>(a.rowptr.size()) == rows + 1 && 0 <= first && first + rows <= a.cols);
+  // Row i moves right by i (by i + 1 after its diagonal), so walking rows and
+  // entries from the back never overwrites an unread entry.
+  a.col.resize(nnz + rows);
+  a.val.resize(nnz + rows);
+  for (std::int64_t i = rows - 1; i >= 0; --i) {
+    const std::int64_t diagonal = first + i;
     std::int64_t to = a.rowptr[i + 1] + i;  // last slot of the new row i
     bool placed = false;
     for (std::int64_t k = a.rowptr[i + 1] - 1; k >= a.rowptr[i]; --k) {
-      if (!placed && a.col[k] < i) a.col[to--] = i, placed = true;
+      if (!placed && a.col[k] < diagonal) a.col[to--] = diagonal, placed = true;
       a.col[to--] = a.col[k];
     }
-    if (!placed) a.col[to--] = i;
+    if (!placed) a.col[to--] = diagonal;
     GCNLAB_ASSERT(to == a.rowptr[i] + i - 1);
     a.rowptr[i + 1] += i + 1;
   }
+}
+
+NormalizedAdjacency normalized_graph(HostCsr a, bool directed) {
+  const std::int64_t n = a.rows;
+  GCNLAB_ASSERT(a.cols == n && static_cast<std::int64_t>(a.rowptr.size()) == n + 1);
+  add_self_loops(a, 0);  // A + I in place
   // Â = D^-1/2 (A + I) D^-1/2, D the row lengths of A + I
   std::vector<double> inv_sqrt_deg(n);
   for (std::int64_t i = 0; i < n; ++i)

@@ -118,6 +118,9 @@ struct NormalizedAdjacency {
 // n diagonal entries, as csr_from_edge_passes leaves them); the Dataset form copies d.adj.
 NormalizedAdjacency normalized_graph(HostCsr a, bool directed);
 NormalizedAdjacency normalized_graph(const Dataset& d);
+// A + I's rows in place: `a` holds rows [first, first + a.rows) with sorted
+// columns and no diagonal; each row gains its diagonal in order (values unset).
+void add_self_loops(HostCsr& a, std::int64_t first);
 
 // The whole graph in this process, laid out in the given orderings
 // (orderings[id][q] = original id at position q).

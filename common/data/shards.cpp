@@ -381,15 +381,14 @@ namespace {
 // K shards' row offsets of one row block and one chunk.
 class ShardWriter {
  public:
-  ShardWriter(const InMemoryGraph& g, int K, std::array<int, 2> version, std::string dir, std::int64_t chunk_entries)
-      : a_t_(*g.adjacency().a_hat_t), rows_order_(g.ordering(version[0])), n_(g.n()), K_(K), version_(version),
-        dir_(std::move(dir)), chunk_entries_(chunk_entries), col_block_(static_cast<std::size_t>(n_)),
-        col_local_(static_cast<std::size_t>(n_)) {
-    const std::vector<std::int64_t>& cols_order = g.ordering(version[1]);
+  ShardWriter(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, std::string dir,
+              std::int64_t chunk_entries)
+      : rows_(rows), n_(n), K_(K), version_(version), dir_(std::move(dir)), chunk_entries_(chunk_entries),
+        col_block_(static_cast<std::size_t>(n_)), col_local_(static_cast<std::size_t>(n_)) {
     for (int j = 0; j < K_; ++j) {
       const auto [c0, c1] = part(n_, K_, j);
       for (std::int64_t q = c0; q < c1; ++q)
-        col_block_[cols_order[q]] = j, col_local_[cols_order[q]] = static_cast<std::int32_t>(q - c0);
+        col_block_[rows.column_order[q]] = j, col_local_[rows.column_order[q]] = static_cast<std::int32_t>(q - c0);
     }
   }
 
@@ -399,7 +398,7 @@ class ShardWriter {
     const std::int64_t rows = r1 - r0;
     RowPtrs rowptr(K_, std::vector<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0));
     for (std::int64_t q = r0; q < r1; ++q)
-      for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block_[a_t_.col[e]]][q - r0 + 1];
+      for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block_[rows_.a_t.col[e]]][q - r0 + 1];
     std::vector<std::unique_ptr<AtomicFile>> files;
     for (int j = 0; j < K_; ++j) {
       for (std::int64_t k = 0; k < rows; ++k) rowptr[j][k + 1] += rowptr[j][k];
@@ -426,8 +425,8 @@ class ShardWriter {
   };
 
   std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const {  // Âᵀ's entries of position q
-    const std::int64_t v = rows_order_[q];
-    return {a_t_.rowptr[v], a_t_.rowptr[v + 1]};
+    const std::int64_t v = rows_.row_vertices[q - rows_.first_position] - rows_.first_vertex;
+    return {rows_.a_t.rowptr[v], rows_.a_t.rowptr[v + 1]};
   }
   std::int64_t length(std::int64_t q) const { return row_of(q).second - row_of(q).first; }
 
@@ -444,8 +443,8 @@ class ShardWriter {
     chunk_.resize(static_cast<std::size_t>(entries));
     for (std::int64_t q = qa; q < qb; ++q)
       for (auto [e, end] = row_of(q); e < end; ++e) {
-        const std::int64_t u = a_t_.col[e];
-        chunk_[next[col_block_[u]]++] = {col_local_[u], a_t_.val[e]};
+        const std::int64_t u = rows_.a_t.col[e];
+        chunk_[next[col_block_[u]]++] = {col_local_[u], rows_.a_t.val[e]};
       }
     for (int j = 0; j < K_; ++j) {
       Entry* const base = chunk_.data() + start[j] - rowptr[j][qa - r0];
@@ -463,8 +462,7 @@ class ShardWriter {
     return qb;
   }
 
-  const HostCsr& a_t_;
-  const std::vector<std::int64_t>& rows_order_;
+  ShardRows rows_;
   std::int64_t n_;
   int K_;
   std::array<int, 2> version_;
@@ -476,27 +474,25 @@ class ShardWriter {
   std::vector<float> vals_;
 };
 
-nlohmann::json shards_meta(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint,
-                           const InMemoryGraph& g, int K, const nlohmann::json& partition) {
-  const GraphLayout& layout = g.layout();
-  std::array<std::int64_t, 4> counts{};
-  for (std::uint8_t s : d.split) ++counts[s];
+nlohmann::json to_json(const ShardMeta& m) {
+  const GraphLayout& layout = m.layout;
+  const DatasetInfo& info = m.info;
   return {
       {"schema", kSchema},
-      {"name", d.name},
-      {"spec", d.spec},
-      {"fingerprint", fingerprint},
-      {"nodes", g.n()},
-      {"nnz", info.nnz},
-      {"features", d.features},
-      {"classes", d.classes},
-      {"directed", d.directed},
-      {"shards", K},
-      {"synthetic_features", d.synthetic_features},
-      {"degrees", true},
-      {"feature_seed", d.feature_seed},
-      {"class_signal", d.class_signal},
-      {"split_counts", counts},
+      {"name", m.name},
+      {"spec", m.spec},
+      {"fingerprint", m.fingerprint},
+      {"nodes", m.nodes},
+      {"nnz", m.nnz},
+      {"features", m.features},
+      {"classes", m.classes},
+      {"directed", m.directed},
+      {"shards", m.shards},
+      {"synthetic_features", m.synthetic_features},
+      {"degrees", m.degrees},
+      {"feature_seed", m.feature_seed},
+      {"class_signal", m.class_signal},
+      {"split_counts", m.split_counts},
       {"layout",
        {{"partitioner", layout.partitioner},
         {"parts", layout.parts},
@@ -511,21 +507,58 @@ nlohmann::json shards_meta(const Dataset& d, const DatasetInfo& info, const std:
         {"degree_max", info.degree_max},
         {"degree_mean", info.degree_mean},
         {"isolated", info.isolated}}},
-      {"partition", partition}};
+      {"partition", m.partition}};
 }
 
 }  // namespace
 
-void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
-                  int K, const nlohmann::json& partition, const std::string& dir, std::int64_t chunk_entries) {
-  GCNLAB_ASSERT(chunk_entries >= 1);
-  const std::int64_t n = g.n();
+ShardMeta shard_meta_of(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint,
+                        const GraphLayout& layout, int K, const nlohmann::json& partition) {
+  ShardMeta m;
+  m.name = d.name;
+  m.spec = d.spec;
+  m.fingerprint = fingerprint;
+  m.nodes = info.nodes;
+  m.nnz = info.nnz;
+  m.features = d.features;
+  m.classes = d.classes;
+  m.shards = K;
+  m.directed = d.directed;
+  m.synthetic_features = d.synthetic_features;
+  m.degrees = true;
+  m.feature_seed = d.feature_seed;
+  m.class_signal = d.class_signal;
+  for (std::uint8_t s : d.split) ++m.split_counts[s];
+  m.layout = layout;
+  m.info = info;
+  m.partition = partition;
+  return m;
+}
+
+void start_shard_directory(const std::string& dir, std::int64_t n, int K) {
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
   std::error_code ec;
   fs::create_directories(dir, ec);
   GCNLAB_CHECK(!ec && fs::is_directory(dir), "cannot create directory '{}' ({})", dir, ec.message());
   fs::remove(fs::path(dir) / "meta.json", ec);  // the directory is incomplete until meta.json is back
+}
 
+void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,
+                      const std::string& dir, Progress& progress, std::int64_t chunk_entries) {
+  GCNLAB_ASSERT(chunk_entries >= 1 && 0 <= i0 && i0 <= i1 && i1 <= K);
+  ShardWriter writer(rows, n, K, version, dir, chunk_entries);
+  for (int i = i0; i < i1; ++i) writer.write_row_block(i, progress);
+}
+
+void finish_shard_directory(const std::string& dir, const ShardMeta& meta) {
+  // last: a directory without it is incomplete
+  write_file_atomically((fs::path(dir) / "meta.json").string(), to_json(meta).dump(1) + "\n");
+}
+
+void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
+                  int K, const nlohmann::json& partition, const std::string& dir, std::int64_t chunk_entries) {
+  const std::int64_t n = g.n();
+  start_shard_directory(dir, n, K);
   const GraphLayout& layout = g.layout();
   for (int id = 0; id < layout.orderings; ++id)
     write_file((fs::path(dir) / fmt::format("order{}.bin", id)).string(), g.ordering(id));
@@ -541,13 +574,10 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
 
   Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
                     static_cast<double>(layout.versions.size()) * K * K, "shards");
-  for (const auto& version : layout.versions) {
-    ShardWriter writer(g, K, version, dir, chunk_entries);
-    for (int i = 0; i < K; ++i) writer.write_row_block(i, progress);
-  }
-  // last: a directory without it is incomplete
-  const nlohmann::json meta = shards_meta(d, info, fingerprint, g, K, partition);
-  write_file_atomically((fs::path(dir) / "meta.json").string(), meta.dump(1) + "\n");
+  for (const auto& version : layout.versions)
+    write_shard_rows({*g.adjacency().a_hat_t, 0, g.ordering(version[0]), 0, g.ordering(version[1])}, n, K, version,
+                     0, K, dir, progress, chunk_entries);
+  finish_shard_directory(dir, shard_meta_of(d, info, fingerprint, layout, K, partition));
 }
 
 Dataset read_shard_dataset(const std::string& dir) {

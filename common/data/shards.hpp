@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/core/progress.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
 #include "common/matrix/host_csr.hpp"
@@ -97,6 +98,25 @@ class ShardStore final : public Graph {
 void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint, const InMemoryGraph& g,
                   int K, const nlohmann::json& partition, const std::string& dir,
                   std::int64_t chunk_entries = std::int64_t{1} << 22);
+
+// write_shards's steps, for writers that hold only some rows of Âᵀ (prepare
+// across ranks, partitioners/prepare_ranks.hpp): the directory made and its
+// meta.json removed; the shards of row blocks [i0, i1) of one version; meta.json
+// last, when every other file is there.
+struct ShardRows {
+  const HostCsr& a_t;                           // rows [first_vertex, first_vertex + a_t.rows) of Âᵀ
+  std::int64_t first_vertex;
+  std::span<const std::int64_t> row_vertices;   // the vertex at each position from first_position on
+  std::int64_t first_position;                  // (covering the row blocks written)
+  std::span<const std::int64_t> column_order;   // the whole column ordering: position q holds vertex order[q]
+};
+void start_shard_directory(const std::string& dir, std::int64_t n, int K);
+void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,
+                      const std::string& dir, Progress& progress, std::int64_t chunk_entries = std::int64_t{1} << 22);
+void finish_shard_directory(const std::string& dir, const ShardMeta& meta);
+// The metadata of `d` (its split counted from d.split) laid out as `layout`.
+ShardMeta shard_meta_of(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint,
+                        const GraphLayout& layout, int K, const nlohmann::json& partition);
 
 // The dataset of a shard directory: metadata only, `shards` set.
 Dataset read_shard_dataset(const std::string& dir);

@@ -66,27 +66,31 @@ HostCsr csr_from_edge_passes(std::int64_t n, const EdgePass& pass, bool symmetri
   for (std::int64_t i = 0; i < n; ++i)
     GCNLAB_CHECK(next[i] == m.rowptr[i + 1], "an edge source gave different edges on its second pass");
   std::vector<std::int64_t>().swap(next);
+  compact_rows(m, n);
+  return m;
+}
+
+void compact_rows(HostCsr& m, std::int64_t room) {
   // sort each row, drop duplicates, compact in place (the fill order of concurrent passes does not matter)
   std::int64_t out = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t i = 0; i < m.rows; ++i) {
     const auto first = m.col.begin() + m.rowptr[i], last = m.col.begin() + m.rowptr[i + 1];
     std::sort(first, last);
     const auto end = std::unique(first, last);
     m.rowptr[i] = out;
     out = std::copy(first, end, m.col.begin() + out) - m.col.begin();
   }
-  m.rowptr[n] = out;
+  m.rowptr[m.rows] = out;
   m.col.resize(out);
-  // many duplicates (R-MAT draws): give the spare room back, keeping n for the diagonal
-  if (static_cast<std::int64_t>(m.col.capacity()) > out + n + out / 8) {
+  // many duplicates (R-MAT draws): give the spare room back, keeping `room`
+  if (static_cast<std::int64_t>(m.col.capacity()) > out + room + out / 8) {
     std::vector<std::int64_t> fit;
-    fit.reserve(out + n);
+    fit.reserve(out + room);
     fit.assign(m.col.begin(), m.col.end());
     m.col.swap(fit);
   }
-  m.val.reserve(out + n);
+  m.val.reserve(out + room);
   m.val.assign(out, 1.f);
-  return m;
 }
 
 HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize) {

@@ -42,6 +42,10 @@ HostCsr csr_from_coo(std::int64_t rows, std::int64_t cols, std::vector<Coo> entr
 using EdgeEmit = std::function<void(std::int64_t u, std::int64_t v)>;
 using EdgePass = std::function<void(const EdgeEmit& emit)>;
 HostCsr csr_from_edge_passes(std::int64_t n, const EdgePass& pass, bool symmetrize);
+// csr_from_edge_passes's last step, for rows filled in any order: each row
+// sorted and its duplicates dropped, values 1, and capacity for `room` more
+// entries (the diagonal) kept.
+void compact_rows(HostCsr& m, std::int64_t room);
 // The same from edges in memory: a pair list, or two id lists, edge k =
 // src[k] -> dst[k] (numpy's edge_index rows, scipy's coo row / col).
 HostCsr csr_from_edges(std::int64_t n, const std::vector<std::array<std::int64_t, 2>>& edges, bool symmetrize);

@@ -1,0 +1,364 @@
+#include "partitioners/prepare_ranks.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "common/core/blocks.hpp"
+#include "common/core/error.hpp"
+#include "common/core/fingerprint.hpp"
+#include "common/core/progress.hpp"
+#include "common/data/dataset.hpp"
+#include "common/data/graph.hpp"
+#include "partitioners/permutation.hpp"
+
+namespace gcnlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Who holds what: rank p owns the shard row blocks block_range(K, P, p) and so
+// their vertices, [vertices(p).first, vertices(p).end()).
+struct Owners {
+  std::int64_t n;
+  int K, P;
+  int of(std::int64_t v) const { return block_of(K, P, block_of(n, K, v)); }
+  BlockRange blocks(int p) const { return block_range(K, P, p); }
+  BlockRange vertices(int p) const {
+    const BlockRange b = blocks(p);
+    const std::int64_t first = block_range(n, K, static_cast<int>(b.first)).first;
+    return {first, block_range(n, K, static_cast<int>(b.end())).first - first};
+  }
+};
+
+std::int64_t row_length(const HostCsr& m, std::int64_t i) { return m.rowptr[i + 1] - m.rowptr[i]; }
+
+// `step` run by the ranks in turn, each on the `carry` the rank before it left
+// (rank 0 on the one it was given); the last rank's carry is the result.
+template <class T>
+void in_turn(Communicator& comm, std::vector<T>& carry, const std::function<void(std::vector<T>&)>& step) {
+  const int me = comm.rank();
+  if (me > 0) comm.exchange<T>({}, {{me - 1, carry.data(), carry.size()}}, Category::p2p);
+  step(carry);
+  if (me + 1 < comm.size()) comm.exchange<T>({{me + 1, carry.data(), carry.size()}}, {}, Category::p2p);
+}
+
+// Every entry the draws put in rows of A (of Aᵀ when `transposed`; both
+// directions when undirected), handed to `consume` on the rank that owns the
+// row as (row, column) pairs. Each rank draws block_range(draws, P, rank), in
+// rounds of `chunk` draws (every rank takes part in every round).
+void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners, bool transposed, std::int64_t chunk,
+                   const std::function<void(std::span<const std::int64_t>)>& consume) {
+  const int P = comm.size();
+  const BlockRange mine = block_range(g.draws, P, comm.rank());
+  std::int64_t rounds = (mine.count + chunk - 1) / chunk;
+  comm.allreduce(std::span<std::int64_t>(&rounds, 1), ReduceOp::max, Category::alltoall);
+  std::vector<std::vector<std::int64_t>> drawn(static_cast<std::size_t>(omp_get_max_threads()));
+  std::vector<std::int64_t> send, recv, count(P), displ(P), recv_count(P), recv_displ(P), one(P, 1), each(P);
+  std::iota(each.begin(), each.end(), 0);
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    const std::int64_t k0 = mine.first + std::min(mine.count, r * chunk);
+    const std::int64_t k1 = mine.first + std::min(mine.count, (r + 1) * chunk);
+    for (auto& d : drawn) d.clear();
+#pragma omp parallel
+    {
+      const BlockRange part = block_range(k1 - k0, omp_get_num_threads(), omp_get_thread_num());
+      std::vector<std::int64_t>& out = drawn[static_cast<std::size_t>(omp_get_thread_num())];
+      g.draw(k0 + part.first, k0 + part.end(), [&](std::int64_t u, std::int64_t v) {
+        if (u == v) return;
+        if (transposed) std::swap(u, v);
+        out.insert(out.end(), {u, v});
+        if (!g.directed) out.insert(out.end(), {v, u});
+      });
+    }
+    std::fill(count.begin(), count.end(), 0);
+    for (const auto& d : drawn)
+      for (std::size_t k = 0; k < d.size(); k += 2) count[owners.of(d[k])] += 2;
+    std::exclusive_scan(count.begin(), count.end(), displ.begin(), std::int64_t{0});
+    send.resize(static_cast<std::size_t>(displ[P - 1] + count[P - 1]));
+    std::vector<std::int64_t> next = displ;
+    for (const auto& d : drawn)
+      for (std::size_t k = 0; k < d.size(); k += 2) {
+        const std::int64_t at = next[owners.of(d[k])];
+        next[owners.of(d[k])] += 2;
+        send[at] = d[k], send[at + 1] = d[k + 1];
+      }
+    comm.alltoallv<std::int64_t>(count, one, each, recv_count, one, each, Category::alltoall);
+    std::exclusive_scan(recv_count.begin(), recv_count.end(), recv_displ.begin(), std::int64_t{0});
+    recv.resize(static_cast<std::size_t>(recv_displ[P - 1] + recv_count[P - 1]));
+    comm.alltoallv<std::int64_t>(send, count, displ, recv, recv_count, recv_displ, Category::alltoall);
+    consume(recv);
+  }
+}
+
+// This rank's rows of A (of Aᵀ when `transposed`) as csr_from_edge_passes
+// builds them: two passes over the draws (count, then place), each row sorted,
+// duplicates dropped, room kept for the diagonal.
+HostCsr gather_rows(Communicator& comm, const EdgeDraws& g, const Owners& owners, bool transposed,
+                    std::int64_t chunk) {
+  const BlockRange rows = owners.vertices(comm.rank());
+  HostCsr m;
+  m.rows = rows.count;
+  m.cols = g.n;
+  m.rowptr.assign(static_cast<std::size_t>(rows.count) + 1, 0);
+  route_entries(comm, g, owners, transposed, chunk, [&](std::span<const std::int64_t> e) {
+    for (std::size_t k = 0; k < e.size(); k += 2) ++m.rowptr[e[k] - rows.first + 1];
+  });
+  for (std::int64_t i = 0; i < rows.count; ++i) m.rowptr[i + 1] += m.rowptr[i];
+  m.col.reserve(static_cast<std::size_t>(m.rowptr.back() + rows.count));
+  m.col.resize(static_cast<std::size_t>(m.rowptr.back()));
+  std::vector<std::int64_t> next(m.rowptr.begin(), m.rowptr.end() - 1);
+  route_entries(comm, g, owners, transposed, chunk, [&](std::span<const std::int64_t> e) {
+    for (std::size_t k = 0; k < e.size(); k += 2) {
+      const std::int64_t i = e[k] - rows.first;
+      if (next[i] < m.rowptr[i + 1]) m.col[next[i]] = e[k + 1];
+      ++next[i];
+    }
+  });
+  for (std::int64_t i = 0; i < rows.count; ++i)
+    GCNLAB_CHECK(next[i] == m.rowptr[i + 1], "an edge source gave different edges on its second pass");
+  std::vector<std::int64_t>().swap(next);
+  compact_rows(m, rows.count);
+  return m;
+}
+
+// dataset_info's statistics from the rows of A a rank holds, and the same rows
+// of Aᵀ (the same object when undirected): u -> v with v < u counts as an
+// undirected pair when v -> u is absent, that is when v is not in Aᵀ's row u.
+DatasetInfo info_of(Communicator& comm, const HostCsr& a, const HostCsr& a_t, std::int64_t first, std::int64_t n) {
+  std::int64_t sum[3] = {a.nnz(), 0, 0};  // nonzeros, isolated vertices, undirected pairs
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const std::int64_t u = first + i, degree = row_length(a, i);
+    lo = std::min(lo, degree), hi = std::max(hi, degree);
+    sum[1] += degree == 0;
+    const auto in_first = a_t.col.begin() + a_t.rowptr[i], in_last = a_t.col.begin() + a_t.rowptr[i + 1];
+    for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) {
+      const std::int64_t v = a.col[k];
+      if (v > u) ++sum[2];
+      else if (v < u) sum[2] += !std::binary_search(in_first, in_last, v);
+    }
+  }
+  comm.allreduce(std::span<std::int64_t>(sum), ReduceOp::sum, Category::allreduce);
+  comm.allreduce(std::span<std::int64_t>(&lo, 1), ReduceOp::min, Category::allreduce);
+  comm.allreduce(std::span<std::int64_t>(&hi, 1), ReduceOp::max, Category::allreduce);
+  return {n, sum[0], sum[0] + n, sum[2], lo, hi, static_cast<double>(sum[0]) / n, sum[1]};
+}
+
+// add_synthetic_vertex_data's labels of this rank's vertices: the place of
+// vertex v in the stable order by degree is the vertices of lower degree plus
+// those of v's degree and a lower id, which the ranks before it count.
+std::vector<std::int32_t> degree_bucket_labels(Communicator& comm, const HostCsr& a, std::int64_t n, int classes,
+                                               std::int64_t max_degree) {
+  std::vector<std::int64_t> mine(static_cast<std::size_t>(max_degree) + 1, 0), place(mine.size(), 0);
+  for (std::int64_t i = 0; i < a.rows; ++i) ++mine[row_length(a, i)];
+  std::vector<std::int64_t> lower = mine;  // of any rank, then the degrees below each degree
+  comm.allreduce(std::span<std::int64_t>(lower), ReduceOp::sum, Category::allreduce);
+  std::exclusive_scan(lower.begin(), lower.end(), lower.begin(), std::int64_t{0});
+  in_turn<std::int64_t>(comm, place, [&](std::vector<std::int64_t>& before) {
+    for (std::size_t d = 0; d < mine.size(); ++d) {
+      const std::int64_t ahead = before[d];
+      before[d] += mine[d];
+      mine[d] = lower[d] + ahead;  // the first place of this rank's vertices of degree d
+    }
+  });
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(a.rows));
+  for (std::int64_t i = 0; i < a.rows; ++i) labels[i] = degree_bucket(mine[row_length(a, i)]++, classes, n);
+  return labels;
+}
+
+// dataset_fingerprint of the whole dataset, from the parts the ranks hold: the
+// stream's sections (shape and row offsets, columns, labels, split and seed)
+// fed by the ranks in turn. Every rank returns it.
+std::string fingerprint_of(Communicator& comm, const Dataset& facts, const HostCsr& a,
+                           std::span<const std::int32_t> labels, std::span<const std::uint8_t> split) {
+  const int P = comm.size(), me = comm.rank();
+  std::vector<std::int64_t> nnz(static_cast<std::size_t>(P));
+  const std::int64_t my_nnz = a.nnz();
+  comm.allgather(std::span<const std::int64_t>(&my_nnz, 1), std::span<std::int64_t>(nnz), Category::allgather);
+  const std::int64_t before = std::accumulate(nnz.begin(), nnz.begin() + me, std::int64_t{0});
+  Fingerprint h;
+  std::vector<std::uint8_t> carry(h.state().size());
+  auto section = [&](const std::function<void(Fingerprint&)>& add) {
+    const std::vector<std::byte> start = h.state();
+    std::memcpy(carry.data(), start.data(), carry.size());
+    in_turn<std::uint8_t>(comm, carry, [&](std::vector<std::uint8_t>& state) {
+      h.restore(std::as_bytes(std::span(state)));
+      add(h);
+      const std::vector<std::byte> s = h.state();
+      std::memcpy(state.data(), s.data(), state.size());
+    });
+    comm.broadcast(std::span<std::uint8_t>(carry), P - 1, Category::bcast_dense);
+    h.restore(std::as_bytes(std::span(carry)));
+  };
+  section([&](Fingerprint& f) {
+    if (me == 0) {
+      const std::int64_t shape[] = {a.cols, facts.features, facts.classes, facts.directed, 0};
+      f.add_values(std::span<const std::int64_t>(shape));  // the last: row 0's offset
+    }
+    std::vector<std::int64_t> ends(static_cast<std::size_t>(a.rows));
+    for (std::int64_t i = 0; i < a.rows; ++i) ends[i] = before + a.rowptr[i + 1];
+    f.add_values(std::span<const std::int64_t>(ends));
+  });
+  section([&](Fingerprint& f) { f.add_values(std::span<const std::int64_t>(a.col)); });
+  section([&](Fingerprint& f) { f.add_values(labels); });
+  section([&](Fingerprint& f) {
+    f.add_values(split);
+    if (me == P - 1 && facts.synthetic_features) {
+      const std::uint64_t seed = facts.feature_seed;
+      f.add_values(std::span<const std::uint64_t>(&seed, 1)).add_values(std::span<const float>(&facts.class_signal, 1));
+    }
+  });
+  return h.hex();
+}
+
+// Âᵀ's rows in the storage of Aᵀ's: the diagonal added, then
+// Âᵀ_vu = Â_uv = d_u^-1/2 d_v^-1/2 with d the row lengths of A + I, as
+// normalized_graph computes them (the product is the same either way round).
+void normalize_rows(Communicator& comm, HostCsr& a_t, std::int64_t first, std::span<const std::int64_t> out_degree) {
+  const int P = comm.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(P));
+  const auto mine = static_cast<std::int64_t>(out_degree.size());
+  comm.allgather(std::span<const std::int64_t>(&mine, 1), std::span<std::int64_t>(counts), Category::allgather);
+  std::vector<std::int64_t> degree(static_cast<std::size_t>(a_t.cols));
+  comm.allgather(out_degree, std::span<std::int64_t>(degree), counts, Category::allgather);
+  std::vector<double> inv_sqrt(degree.size());
+  for (std::size_t v = 0; v < degree.size(); ++v) inv_sqrt[v] = 1.0 / std::sqrt(static_cast<double>(degree[v] + 1));
+  std::vector<std::int64_t>().swap(degree);
+  add_self_loops(a_t, first);
+  for (std::int64_t i = 0; i < a_t.rows; ++i)
+    for (std::int64_t k = a_t.rowptr[i]; k < a_t.rowptr[i + 1]; ++k)
+      a_t.val[k] = static_cast<float>(inv_sqrt[first + i] * inv_sqrt[a_t.col[k]]);
+}
+
+// One file written by every rank at its offset (items [first, first + part.size())
+// of `total`): made at its full size by rank 0 under a temporary name and
+// renamed when every rank's part is in.
+template <class T>
+void write_by_ranges(Communicator& comm, const std::string& path, std::span<const T> part, std::int64_t first,
+                     std::int64_t total) {
+  const std::string tmp = path + ".tmp-ranks";
+  auto open_file = [&](int flags) {
+    const int fd = ::open(tmp.c_str(), flags, 0644);
+    GCNLAB_CHECK(fd >= 0, "cannot open '{}' ({})", tmp, std::strerror(errno));
+    return fd;
+  };
+  if (comm.rank() == 0) {
+    const int fd = open_file(O_WRONLY | O_CREAT | O_TRUNC);
+    const bool sized = ::ftruncate(fd, static_cast<off_t>(total * sizeof(T))) == 0;
+    ::close(fd);
+    GCNLAB_CHECK(sized, "cannot size '{}' to {} bytes ({})", tmp, total * sizeof(T), std::strerror(errno));
+  }
+  comm.barrier();
+  if (!part.empty()) {
+    const int fd = open_file(O_WRONLY);
+    const auto* p = reinterpret_cast<const char*>(part.data());
+    const auto bytes = static_cast<std::int64_t>(part.size_bytes()), at = first * static_cast<std::int64_t>(sizeof(T));
+    std::int64_t done = 0;
+    while (done < bytes) {
+      const ssize_t put = ::pwrite(fd, p + done, static_cast<std::size_t>(bytes - done), at + done);
+      if (put <= 0) break;
+      done += put;
+    }
+    const bool ok = done == bytes && ::fsync(fd) == 0;
+    ::close(fd);
+    GCNLAB_CHECK(ok, "cannot write '{}' ({})", tmp, std::strerror(errno));
+  }
+  comm.barrier();
+  if (comm.rank() == 0) {
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    GCNLAB_CHECK(!ec, "cannot rename '{}' to '{}' ({})", tmp, path, ec.message());
+  }
+}
+
+std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(count));
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+}  // namespace
+
+bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
+  return parse_dataset_spec(spec).kind == "rmat" && plan.partitioner == "block" && plan.parts == 0 &&
+         plan.permutation.kind == Permutation::none;
+}
+
+ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
+                               const std::string& dir, std::int64_t chunk) {
+  GCNLAB_ASSERT(prepares_across_ranks(spec, plan) && chunk >= 1);
+  const DatasetSpec source = parse_dataset_spec(spec);
+  const EdgeDraws g = rmat_draws(source);
+  Dataset facts = rmat_vertex_facts(source);
+  facts.spec = spec;
+  const std::int64_t n = g.n;
+  GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
+  const Owners owners{n, K, comm.size()};
+  const BlockRange rows = owners.vertices(comm.rank()), blocks = owners.blocks(comm.rank());
+
+  // 1. rows of A, and of Aᵀ when they differ
+  HostCsr a = gather_rows(comm, g, owners, false, chunk);
+  HostCsr a_t = g.directed ? gather_rows(comm, g, owners, true, chunk) : HostCsr{};
+  const HostCsr& in = g.directed ? a_t : a;
+
+  // 2. vertex data and facts
+  const DatasetInfo info = info_of(comm, a, in, rows.first, n);
+  const std::vector<std::int32_t> labels = degree_bucket_labels(comm, a, n, facts.classes, info.degree_max);
+  std::vector<std::uint8_t> split(static_cast<std::size_t>(rows.count));
+  std::array<std::int64_t, 4> split_counts{};
+  for (std::int64_t i = 0; i < rows.count; ++i)
+    ++split_counts[split[i] = random_split(rows.first + i, kSyntheticTrain, kSyntheticVal, facts.feature_seed)];
+  comm.allreduce(std::span<std::int64_t>(split_counts), ReduceOp::sum, Category::allreduce);
+  GCNLAB_CHECK(split_counts[ew::kTrain] > 0, "dataset '{}' has no training vertices", spec);
+  const std::string fingerprint = fingerprint_of(comm, facts, a, labels, split);
+  std::vector<std::int64_t> out_degree(static_cast<std::size_t>(rows.count)), in_degree(out_degree.size());
+  for (std::int64_t i = 0; i < rows.count; ++i) out_degree[i] = row_length(a, i), in_degree[i] = row_length(in, i);
+
+  // 3. Âᵀ's rows, in the storage of Aᵀ's
+  HostCsr hat = g.directed ? std::move(a_t) : std::move(a);
+  a = HostCsr{};
+  normalize_rows(comm, hat, rows.first, out_degree);
+
+  // 4. the directory: vertex files by ranges, shards by row blocks, meta.json last
+  if (comm.rank() == 0) start_shard_directory(dir, n, K);
+  const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count), identity = iota_vector(0, n);
+  auto file = [&](const char* name) { return (fs::path(dir) / name).string(); };
+  write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
+  write_by_ranges<std::int32_t>(comm, file("labels.bin"), labels, rows.first, n);
+  write_by_ranges<std::uint8_t>(comm, file("split.bin"), split, rows.first, n);
+  write_by_ranges<std::int64_t>(comm, file("degrees.bin"), in_degree, rows.first, n);
+  GraphLayout layout;
+  layout.partitioner = plan.partitioner;
+  layout.seed = plan.seed;
+  layout.permutation = to_string(plan.permutation);
+  layout.versions = adjacency_versions(plan.permutation);
+  {
+    Progress progress(fmt::format("writing {} x {} shards to {} ({} row blocks a rank)", K, K, dir, blocks.count),
+                      static_cast<double>(blocks.count) * K, "shards");
+    write_shard_rows({hat, rows.first, positions, rows.first, identity}, n, K, layout.versions.front(),
+                     static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress);
+  }
+  comm.barrier();
+  ShardMeta meta = shard_meta_of(facts, info, fingerprint, layout, K, nlohmann::json());
+  meta.split_counts = split_counts;
+  if (comm.rank() == 0) finish_shard_directory(dir, meta);
+  return meta;
+}
+
+}  // namespace gcnlab

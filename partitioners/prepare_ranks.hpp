@@ -1,0 +1,48 @@
+#pragma once
+// `gcnlab prepare` across ranks (issue 75): a graph prepared by P ranks of
+// which none holds it whole, into the directory that one process writes, byte
+// for byte (common/data/shards.hpp).
+//
+//   1. Rows. Rank p owns the shard row blocks block_range(K, P, p), so the
+//      vertices of those blocks. It draws 1/P of the edges (R-MAT's draws are
+//      pure functions of their index, so the graph is the same at every P) and
+//      sends each entry to the owner of its row of A, and of Aᵀ, by all-to-all
+//      in rounds of `chunk` draws; the rows are then sorted, their duplicates
+//      dropped, as in one process (compact_rows).
+//   2. Vertex data and facts. Degrees, the degree-bucket labels (a rank's
+//      place in the stable order by degree from a global histogram and the
+//      histograms of the ranks before it), the split, the statistics of
+//      `gcnlab info`, and the fingerprint: one stream fed by the ranks in
+//      turn, so that it hashes what one process hashes.
+//   3. Âᵀ's rows: the diagonal added in place, D^-1/2 from every vertex's
+//      degree (allgathered: 8n bytes a rank).
+//   4. Writing: each rank writes its row blocks' shards and its ranges of the
+//      vertex files (at their offsets); rank 0 writes meta.json after the
+//      others, so the directory is whole or incomplete, never partial.
+//
+// Beside the n-long vertex arrays (degrees, the column maps of the shard
+// writer: about 24n bytes), a rank holds its rows of A (and of Aᵀ when
+// directed) and one round's entries.
+//
+// So far: R-MAT, the block layout (--partitioner block, no --parts, no
+// --permutation). Other sources and layouts are prepared by one process.
+
+#include <cstdint>
+#include <string>
+
+#include "common/comm/communicator.hpp"
+#include "common/data/shards.hpp"
+#include "partitioners/prepare.hpp"
+
+namespace gcnlab {
+
+// Whether prepare_across_ranks prepares `spec` laid out by `plan`.
+bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan);
+
+// Prepares `spec` as K x K shards in `dir` on every rank of `comm` (all call
+// it); returns the metadata written. `chunk`: draws per rank per round of the
+// exchange (tests make it small to cross rounds).
+ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
+                               const std::string& dir, std::int64_t chunk = std::int64_t{1} << 20);
+
+}  // namespace gcnlab

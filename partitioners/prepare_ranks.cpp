@@ -32,19 +32,68 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Who holds what: rank p owns the shard row blocks block_range(K, P, p) and so
-// their vertices, [vertices(p).first, vertices(p).end()).
-struct Owners {
-  std::int64_t n;
-  int K, P;
-  int of(std::int64_t v) const { return block_of(K, P, block_of(n, K, v)); }
-  BlockRange blocks(int p) const { return block_range(K, P, p); }
-  BlockRange vertices(int p) const {
-    const BlockRange b = blocks(p);
-    const std::int64_t first = block_range(n, K, static_cast<int>(b.first)).first;
-    return {first, block_range(n, K, static_cast<int>(b.end())).first - first};
+// Who holds what: rank p owns the shard row blocks blocks(p), and so their
+// vertices. The blocks are cut where the prefix sums of their entries come
+// nearest to p/P of all: R-MAT's low ids hold most edges, and equal vertex
+// ranges would give rank 0 of 2 three quarters of them.
+class Owners {
+ public:
+  Owners(std::int64_t n, int K, int P, std::span<const std::int64_t> row_entries)
+      : n_(n), K_(K), owner_(static_cast<std::size_t>(K)), first_(static_cast<std::size_t>(P) + 1, K) {
+    std::vector<std::int64_t> prefix(static_cast<std::size_t>(K) + 1, 0);  // entries of blocks [0, i)
+    for (int i = 0; i < K; ++i) {
+      const BlockRange b = block_range(n, K, i);
+      prefix[i + 1] = prefix[i] + std::accumulate(row_entries.begin() + b.first, row_entries.begin() + b.end(),
+                                                  std::int64_t{0});
+    }
+    first_[0] = 0;
+    for (int p = 1; p < P; ++p) {
+      const double target = static_cast<double>(prefix[K]) * p / P;
+      auto i = std::lower_bound(prefix.begin(), prefix.end(), target) - prefix.begin();
+      if (i > 0 && target - static_cast<double>(prefix[i - 1]) < static_cast<double>(prefix[i]) - target) --i;
+      first_[p] = std::max(first_[p - 1], static_cast<std::int64_t>(i));
+    }
+    for (int p = 0; p < P; ++p)
+      for (std::int64_t i = first_[p]; i < first_[p + 1]; ++i) owner_[i] = p;
   }
+  int of(std::int64_t v) const { return owner_[block_of(n_, K_, v)]; }
+  BlockRange blocks(int p) const { return {first_[p], first_[p + 1] - first_[p]}; }
+  BlockRange vertices(int p) const {
+    const std::int64_t first = block_range(n_, K_, static_cast<int>(first_[p])).first;
+    return {first, block_range(n_, K_, static_cast<int>(first_[p + 1])).first - first};
+  }
+
+ private:
+  std::int64_t n_;
+  int K_;
+  std::vector<int> owner_;           // of each shard row block
+  std::vector<std::int64_t> first_;  // rank p's blocks: [first_[p], first_[p + 1])
 };
+
+// The entries each row of A (`out`) and, when directed, of Aᵀ (`in`) gets from
+// every rank's draws, duplicates included: each rank draws
+// block_range(draws, P, rank) and counts, and the counts are summed.
+void count_entries(Communicator& comm, const EdgeDraws& g, std::vector<std::int64_t>& out,
+                   std::vector<std::int64_t>& in) {
+  const BlockRange mine = block_range(g.draws, comm.size(), comm.rank());
+  out.assign(static_cast<std::size_t>(g.n), 0);
+  in.assign(g.directed ? out.size() : 0, 0);
+  std::int64_t* const from = out.data();
+  std::int64_t* const to = (g.directed ? in : out).data();
+  constexpr std::int64_t kBlock = 1 << 14;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < (mine.count + kBlock - 1) / kBlock; ++b)
+    g.draw(mine.first + b * kBlock, mine.first + std::min(mine.count, (b + 1) * kBlock),
+           [&](std::int64_t u, std::int64_t v) {
+             if (u == v) return;
+#pragma omp atomic
+             ++from[u];
+#pragma omp atomic
+             ++to[v];
+           });
+  comm.allreduce(std::span<std::int64_t>(out), ReduceOp::sum, Category::allreduce);
+  if (g.directed) comm.allreduce(std::span<std::int64_t>(in), ReduceOp::sum, Category::allreduce);
+}
 
 std::int64_t row_length(const HostCsr& m, std::int64_t i) { return m.rowptr[i + 1] - m.rowptr[i]; }
 
@@ -107,19 +156,16 @@ void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners,
 }
 
 // This rank's rows of A (of Aᵀ when `transposed`) as csr_from_edge_passes
-// builds them: two passes over the draws (count, then place), each row sorted,
-// duplicates dropped, room kept for the diagonal.
+// builds them, from the counts of every row's entries (count_entries): each
+// row placed, sorted, its duplicates dropped, room kept for the diagonal.
 HostCsr gather_rows(Communicator& comm, const EdgeDraws& g, const Owners& owners, bool transposed,
-                    std::int64_t chunk) {
+                    std::span<const std::int64_t> entries, std::int64_t chunk) {
   const BlockRange rows = owners.vertices(comm.rank());
   HostCsr m;
   m.rows = rows.count;
   m.cols = g.n;
   m.rowptr.assign(static_cast<std::size_t>(rows.count) + 1, 0);
-  route_entries(comm, g, owners, transposed, chunk, [&](std::span<const std::int64_t> e) {
-    for (std::size_t k = 0; k < e.size(); k += 2) ++m.rowptr[e[k] - rows.first + 1];
-  });
-  for (std::int64_t i = 0; i < rows.count; ++i) m.rowptr[i + 1] += m.rowptr[i];
+  for (std::int64_t i = 0; i < rows.count; ++i) m.rowptr[i + 1] = m.rowptr[i] + entries[rows.first + i];
   m.col.reserve(static_cast<std::size_t>(m.rowptr.back() + rows.count));
   m.col.resize(static_cast<std::size_t>(m.rowptr.back()));
   std::vector<std::int64_t> next(m.rowptr.begin(), m.rowptr.end() - 1);
@@ -235,11 +281,9 @@ void normalize_rows(Communicator& comm, HostCsr& a_t, std::int64_t first, std::s
   std::vector<std::int64_t> counts(static_cast<std::size_t>(P));
   const auto mine = static_cast<std::int64_t>(out_degree.size());
   comm.allgather(std::span<const std::int64_t>(&mine, 1), std::span<std::int64_t>(counts), Category::allgather);
-  std::vector<std::int64_t> degree(static_cast<std::size_t>(a_t.cols));
-  comm.allgather(out_degree, std::span<std::int64_t>(degree), counts, Category::allgather);
-  std::vector<double> inv_sqrt(degree.size());
-  for (std::size_t v = 0; v < degree.size(); ++v) inv_sqrt[v] = 1.0 / std::sqrt(static_cast<double>(degree[v] + 1));
-  std::vector<std::int64_t>().swap(degree);
+  std::vector<double> local(out_degree.size()), inv_sqrt(static_cast<std::size_t>(a_t.cols));
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] = 1.0 / std::sqrt(static_cast<double>(out_degree[i] + 1));
+  comm.allgather(std::span<const double>(local), std::span<double>(inv_sqrt), counts, Category::allgather);
   add_self_loops(a_t, first);
   for (std::int64_t i = 0; i < a_t.rows; ++i)
     for (std::int64_t k = a_t.rowptr[i]; k < a_t.rowptr[i + 1]; ++k)
@@ -287,6 +331,10 @@ void write_by_ranges(Communicator& comm, const std::string& path, std::span<cons
   }
 }
 
+// Entries of the shard writer's chunk: a quarter of one process's default, as
+// a rank's share of the graph is a fraction of it.
+constexpr std::int64_t kShardChunk = std::int64_t{1} << 20;
+
 std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(count));
   std::iota(v.begin(), v.end(), first);
@@ -309,12 +357,19 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   facts.spec = spec;
   const std::int64_t n = g.n;
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
-  const Owners owners{n, K, comm.size()};
-  const BlockRange rows = owners.vertices(comm.rank()), blocks = owners.blocks(comm.rank());
 
-  // 1. rows of A, and of Aᵀ when they differ
-  HostCsr a = gather_rows(comm, g, owners, false, chunk);
-  HostCsr a_t = g.directed ? gather_rows(comm, g, owners, true, chunk) : HostCsr{};
+  // 1. rows of A, and of Aᵀ when they differ, on ranks that own about equal shares of them
+  std::vector<std::int64_t> out_entries, in_entries;
+  count_entries(comm, g, out_entries, in_entries);
+  std::vector<std::int64_t> weight = out_entries;
+  for (std::size_t v = 0; v < in_entries.size(); ++v) weight[v] += in_entries[v];
+  const Owners owners(n, K, comm.size(), weight);
+  std::vector<std::int64_t>().swap(weight);
+  const BlockRange rows = owners.vertices(comm.rank()), blocks = owners.blocks(comm.rank());
+  HostCsr a = gather_rows(comm, g, owners, false, out_entries, chunk);
+  std::vector<std::int64_t>().swap(out_entries);
+  HostCsr a_t = g.directed ? gather_rows(comm, g, owners, true, in_entries, chunk) : HostCsr{};
+  std::vector<std::int64_t>().swap(in_entries);
   const HostCsr& in = g.directed ? a_t : a;
 
   // 2. vertex data and facts
@@ -334,25 +389,30 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   HostCsr hat = g.directed ? std::move(a_t) : std::move(a);
   a = HostCsr{};
   normalize_rows(comm, hat, rows.first, out_degree);
+  std::vector<std::int64_t>().swap(out_degree);
 
   // 4. the directory: vertex files by ranges, shards by row blocks, meta.json last
   if (comm.rank() == 0) start_shard_directory(dir, n, K);
-  const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count), identity = iota_vector(0, n);
   auto file = [&](const char* name) { return (fs::path(dir) / name).string(); };
-  write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
+  {
+    const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);
+    write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
+  }
   write_by_ranges<std::int32_t>(comm, file("labels.bin"), labels, rows.first, n);
   write_by_ranges<std::uint8_t>(comm, file("split.bin"), split, rows.first, n);
   write_by_ranges<std::int64_t>(comm, file("degrees.bin"), in_degree, rows.first, n);
+  std::vector<std::int64_t>().swap(in_degree);
   GraphLayout layout;
   layout.partitioner = plan.partitioner;
   layout.seed = plan.seed;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);
   {
-    Progress progress(fmt::format("writing {} x {} shards to {} ({} row blocks a rank)", K, K, dir, blocks.count),
+    Progress progress(fmt::format("writing {} x {} shards to {} ({} row blocks on this rank)", K, K, dir, blocks.count),
                       static_cast<double>(blocks.count) * K, "shards");
-    write_shard_rows({hat, rows.first, positions, rows.first, identity}, n, K, layout.versions.front(),
-                     static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress);
+    // the block layout: position q holds vertex q (no ordering is held)
+    write_shard_rows({hat, rows.first, {}, rows.first, {}}, n, K, layout.versions.front(),
+                     static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress, kShardChunk);
   }
   comm.barrier();
   ShardMeta meta = shard_meta_of(facts, info, fingerprint, layout, K, nlohmann::json());

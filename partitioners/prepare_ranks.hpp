@@ -3,11 +3,13 @@
 // which none holds it whole, into the directory that one process writes, byte
 // for byte (common/data/shards.hpp).
 //
-//   1. Rows. Rank p owns the shard row blocks block_range(K, P, p), so the
-//      vertices of those blocks. It draws 1/P of the edges (R-MAT's draws are
-//      pure functions of their index, so the graph is the same at every P) and
-//      sends each entry to the owner of its row of A, and of Aᵀ, by all-to-all
-//      in rounds of `chunk` draws; the rows are then sorted, their duplicates
+//   1. Rows. Each rank draws 1/P of the edges (R-MAT's draws are pure
+//      functions of their index, so the graph is the same at every P) and
+//      counts the entries of every row; the counts, summed (8n bytes a rank),
+//      give each rank a run of shard row blocks holding about 1/P of the
+//      entries, and each row's length before duplicates. A second pass sends
+//      each entry to the owner of its row of A, and of Aᵀ, by all-to-all in
+//      rounds of `chunk` draws; the rows are then sorted and their duplicates
 //      dropped, as in one process (compact_rows).
 //   2. Vertex data and facts. Degrees, the degree-bucket labels (a rank's
 //      place in the stable order by degree from a global histogram and the
@@ -43,6 +45,6 @@ bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan);
 // it); returns the metadata written. `chunk`: draws per rank per round of the
 // exchange (tests make it small to cross rounds).
 ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
-                               const std::string& dir, std::int64_t chunk = std::int64_t{1} << 20);
+                               const std::string& dir, std::int64_t chunk = std::int64_t{1} << 18);
 
 }  // namespace gcnlab

@@ -34,7 +34,7 @@ int prepare(Args& args, MpiCommunicator& world) {
     plan.parts = static_cast<int>(args.integer("--parts", 0, 0));
     plan.permutation = parse_permutation(args.value_or("--permutation", "none"));
     plan.seed = static_cast<std::uint64_t>(args.integer("--seed", 1, 0));
-    const std::int64_t chunk = args.integer("--round", std::int64_t{1} << 20, 1);
+    const std::int64_t chunk = args.integer("--round", std::int64_t{1} << 18, 1);
     args.finish();
     GCNLAB_CHECK(!shards.empty() || (plan.partitioner == "block" && plan.parts == 0 &&
                                      plan.permutation.kind == Permutation::none),

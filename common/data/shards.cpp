@@ -385,10 +385,13 @@ class ShardWriter {
               std::int64_t chunk_entries)
       : rows_(rows), n_(n), K_(K), version_(version), dir_(std::move(dir)), chunk_entries_(chunk_entries),
         col_block_(static_cast<std::size_t>(n_)), col_local_(static_cast<std::size_t>(n_)) {
+    const bool identity = rows.column_order.empty();
     for (int j = 0; j < K_; ++j) {
       const auto [c0, c1] = part(n_, K_, j);
-      for (std::int64_t q = c0; q < c1; ++q)
-        col_block_[rows.column_order[q]] = j, col_local_[rows.column_order[q]] = static_cast<std::int32_t>(q - c0);
+      for (std::int64_t q = c0; q < c1; ++q) {
+        const std::int64_t v = identity ? q : rows.column_order[q];
+        col_block_[v] = j, col_local_[v] = static_cast<std::int32_t>(q - c0);
+      }
     }
   }
 
@@ -425,7 +428,8 @@ class ShardWriter {
   };
 
   std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const {  // Âᵀ's entries of position q
-    const std::int64_t v = rows_.row_vertices[q - rows_.first_position] - rows_.first_vertex;
+    const std::int64_t v =
+        (rows_.row_vertices.empty() ? q : rows_.row_vertices[q - rows_.first_position]) - rows_.first_vertex;
     return {rows_.a_t.rowptr[v], rows_.a_t.rowptr[v + 1]};
   }
   std::int64_t length(std::int64_t q) const { return row_of(q).second - row_of(q).first; }

@@ -107,8 +107,9 @@ struct ShardRows {
   const HostCsr& a_t;                           // rows [first_vertex, first_vertex + a_t.rows) of Âᵀ
   std::int64_t first_vertex;
   std::span<const std::int64_t> row_vertices;   // the vertex at each position from first_position on
-  std::int64_t first_position;                  // (covering the row blocks written)
-  std::span<const std::int64_t> column_order;   // the whole column ordering: position q holds vertex order[q]
+  std::int64_t first_position;                  // (covering the row blocks written); empty: position q holds q
+  std::span<const std::int64_t> column_order;   // the whole column ordering: position q holds vertex order[q];
+                                                // empty: the identity
 };
 void start_shard_directory(const std::string& dir, std::int64_t n, int K);
 void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,

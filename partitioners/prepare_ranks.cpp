@@ -357,6 +357,14 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   facts.spec = spec;
   const std::int64_t n = g.n;
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
+  // The split is the vertices' alone: checked before any work, as is --out (rank 0 makes it).
+  std::array<std::int64_t, 4> split_counts{};
+  const BlockRange some = block_range(n, comm.size(), comm.rank());
+  for (std::int64_t v = some.first; v < some.end(); ++v)
+    ++split_counts[random_split(v, kSyntheticTrain, kSyntheticVal, facts.feature_seed)];
+  comm.allreduce(std::span<std::int64_t>(split_counts), ReduceOp::sum, Category::allreduce);
+  GCNLAB_CHECK(split_counts[ew::kTrain] > 0, "dataset '{}' has no training vertices", spec);
+  if (comm.rank() == 0) start_shard_directory(dir, n, K);
 
   // 1. rows of A, and of Aᵀ when they differ, on ranks that own about equal shares of them
   std::vector<std::int64_t> out_entries, in_entries;
@@ -376,11 +384,8 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   const DatasetInfo info = info_of(comm, a, in, rows.first, n);
   const std::vector<std::int32_t> labels = degree_bucket_labels(comm, a, n, facts.classes, info.degree_max);
   std::vector<std::uint8_t> split(static_cast<std::size_t>(rows.count));
-  std::array<std::int64_t, 4> split_counts{};
   for (std::int64_t i = 0; i < rows.count; ++i)
-    ++split_counts[split[i] = random_split(rows.first + i, kSyntheticTrain, kSyntheticVal, facts.feature_seed)];
-  comm.allreduce(std::span<std::int64_t>(split_counts), ReduceOp::sum, Category::allreduce);
-  GCNLAB_CHECK(split_counts[ew::kTrain] > 0, "dataset '{}' has no training vertices", spec);
+    split[i] = random_split(rows.first + i, kSyntheticTrain, kSyntheticVal, facts.feature_seed);
   const std::string fingerprint = fingerprint_of(comm, facts, a, labels, split);
   std::vector<std::int64_t> out_degree(static_cast<std::size_t>(rows.count)), in_degree(out_degree.size());
   for (std::int64_t i = 0; i < rows.count; ++i) out_degree[i] = row_length(a, i), in_degree[i] = row_length(in, i);
@@ -391,8 +396,7 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   normalize_rows(comm, hat, rows.first, out_degree);
   std::vector<std::int64_t>().swap(out_degree);
 
-  // 4. the directory: vertex files by ranges, shards by row blocks, meta.json last
-  if (comm.rank() == 0) start_shard_directory(dir, n, K);
+  // 4. the directory (made at the start): vertex files by ranges, shards by row blocks, meta.json last
   auto file = [&](const char* name) { return (fs::path(dir) / name).string(); };
   {
     const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/core/atomic_file.hpp"
+#include "common/core/blocks.hpp"
 #include "common/core/fingerprint.hpp"
 #include "common/results/history.hpp"
 #include "common/results/npy.hpp"
@@ -81,6 +82,31 @@ TEST_CASE("fingerprints: XXH3-64 and, for records written before it, FNV-1a 64 (
   CHECK(Fingerprint::kind_of("af63dc4c8601ec8c") == Fingerprint::Kind::fnv1a);
   CHECK(Fingerprint::kind_of("xxh3:2d06800538d394c2") == Fingerprint::Kind::xxh3);
   CHECK(Fingerprint::kind_of("") == Fingerprint::Kind::xxh3);
+}
+
+TEST_CASE("fingerprints continue from another's state: a stream fed in turn hashes as one", "[files]") {
+  const std::string text(3000, 'x');  // past XXH3's internal buffer of 256 bytes
+  for (const auto kind : {Fingerprint::Kind::xxh3, Fingerprint::Kind::fnv1a}) {
+    Fingerprint first(kind), second(kind), third(kind);
+    first.add(std::string_view(text).substr(0, 1000));
+    second.add("anything");  // its own state is replaced
+    second.restore(first.state());
+    second.add(std::string_view(text).substr(1000, 1500));
+    third.restore(second.state());
+    third.add(std::string_view(text).substr(2500));
+    CHECK(third.hex() == Fingerprint(kind).add(text).hex());
+  }
+  CHECK_THROWS(Fingerprint().restore(Fingerprint(Fingerprint::Kind::fnv1a).state()));
+}
+
+TEST_CASE("block_of inverts block_range", "[files]") {
+  for (std::int64_t n = 1; n <= 40; ++n)
+    for (int p = 1; p <= 12; ++p)
+      for (int k = 0; k < p; ++k) {
+        const BlockRange b = block_range(n, p, k);
+        for (std::int64_t i = b.first; i < b.end(); ++i) REQUIRE(block_of(n, p, i) == k);
+      }
+  CHECK(block_of(std::int64_t{1} << 40, 7, (std::int64_t{1} << 40) - 1) == 6);
 }
 
 TEST_CASE("npy row access: rows written in place by several writers read back by others", "[files]") {

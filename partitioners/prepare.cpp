@@ -22,10 +22,7 @@ PreparedGraph prepare_graph(HostCsr a, bool directed, const VertexPlan& plan) {
   layout.seed = plan.seed;
   std::vector<std::int64_t> base;
   if (plan.parts == 0) {
-    GCNLAB_CHECK(plan.partitioner == "block" || plan.partitioner == "random",
-                 "--partitioner {} needs --parts K (the block rows the strategy will cut)", plan.partitioner);
-    base = plan.partitioner == "random" ? random_permutation(n, plan.seed) : std::vector<std::int64_t>(n);
-    if (plan.partitioner == "block") std::iota(base.begin(), base.end(), std::int64_t{0});
+    base = unpartitioned_order(plan, n);
   } else {
     const auto t0 = std::chrono::steady_clock::now();
     const Partition part = make_partition(plan.partitioner, a, plan.parts, plan.seed);
@@ -38,24 +35,37 @@ PreparedGraph prepare_graph(HostCsr a, bool directed, const VertexPlan& plan) {
   }
 
   NormalizedAdjacency adj = normalized_graph(std::move(a), directed);  // in a's storage
-  std::vector<std::vector<std::int64_t>> orderings;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);
-  if (plan.permutation.kind == Permutation::none) {
-    orderings.push_back(std::move(base));
-  } else {
-    // Plexus's permutations of the partition's ordering: positions of `base` reordered.
-    std::vector<std::int64_t> weight(static_cast<std::size_t>(n));
-    const std::vector<std::int64_t> w = ordering_weights(*adj.a_hat_t);
-    for (std::int64_t q = 0; q < n; ++q) weight[q] = w[base[q]];
-    for (auto& rel : make_orderings(weight, plan.permutation, plan.seed)) {
-      for (auto& q : rel) q = base[q];
-      orderings.push_back(std::move(rel));
-    }
-  }
+  std::vector<std::vector<std::int64_t>> orderings =
+      plan.permutation.kind == Permutation::none
+          ? std::vector<std::vector<std::int64_t>>{std::move(base)}
+          : permuted_orderings(base, ordering_weights(*adj.a_hat_t), plan);
   layout.orderings = static_cast<int>(orderings.size());
   out.graph = std::make_shared<const InMemoryGraph>(std::move(adj), std::move(layout), std::move(orderings));
   return out;
+}
+
+std::vector<std::int64_t> unpartitioned_order(const VertexPlan& plan, std::int64_t n) {
+  GCNLAB_CHECK(plan.partitioner == "block" || plan.partitioner == "random",
+               "--partitioner {} needs --parts K (the block rows the strategy will cut)", plan.partitioner);
+  if (plan.partitioner == "random") return random_permutation(n, plan.seed);
+  std::vector<std::int64_t> base(static_cast<std::size_t>(n));
+  std::iota(base.begin(), base.end(), std::int64_t{0});
+  return base;
+}
+
+std::vector<std::vector<std::int64_t>> permuted_orderings(const std::vector<std::int64_t>& base,
+                                                          const std::vector<std::int64_t>& weight,
+                                                          const VertexPlan& plan) {
+  // Plexus's permutations of the partition's ordering: positions of `base` reordered.
+  const auto n = static_cast<std::int64_t>(base.size());
+  std::vector<std::int64_t> at(static_cast<std::size_t>(n));
+  for (std::int64_t q = 0; q < n; ++q) at[q] = weight[base[q]];
+  std::vector<std::vector<std::int64_t>> orderings = make_orderings(at, plan.permutation, plan.seed);
+  for (auto& rel : orderings)
+    for (auto& q : rel) q = base[q];
+  return orderings;
 }
 
 RunGraph graph_for(const Dataset& d, const Strategy& strategy, const std::string& partitioner, std::uint64_t seed) {

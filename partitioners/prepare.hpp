@@ -44,6 +44,16 @@ PreparedGraph prepare_graph(const Dataset& d, const VertexPlan& plan);
 // is held once).
 PreparedGraph prepare_graph(HostCsr a, bool directed, const VertexPlan& plan);
 
+// prepare_graph's orderings, for preparers that hold no whole graph
+// (prepare_ranks.hpp): ordering 0 of an unpartitioned plan (block: the
+// identity; random: a seeded permutation), and Plexus's permutations of
+// `base` from each vertex's weight (ordering_weights: its row and column
+// lengths in Âᵀ).
+std::vector<std::int64_t> unpartitioned_order(const VertexPlan& plan, std::int64_t n);
+std::vector<std::vector<std::int64_t>> permuted_orderings(const std::vector<std::int64_t>& base,
+                                                          const std::vector<std::int64_t>& weight,
+                                                          const VertexPlan& plan);
+
 // The graph a strategy reads in a run: a prepared directory as it was
 // prepared (the strategy checks that its layout fits), or an in-memory
 // dataset prepared here with the strategy's block rows and permutation.

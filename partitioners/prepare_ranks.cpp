@@ -331,6 +331,105 @@ void write_by_ranges(Communicator& comm, const std::string& path, std::span<cons
   }
 }
 
+// Every vertex's value, from the ranks' runs of it (each rank's run in order), plus `add`.
+std::vector<std::int64_t> gather_vertices(Communicator& comm, std::span<const std::int64_t> mine, std::int64_t add) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(comm.size()));
+  const auto count = static_cast<std::int64_t>(mine.size());
+  comm.allgather(std::span<const std::int64_t>(&count, 1), std::span<std::int64_t>(counts), Category::allgather);
+  std::vector<std::int64_t> all(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0})));
+  comm.allgather(mine, std::span<std::int64_t>(all), counts, Category::allgather);
+  for (auto& x : all) x += add;
+  return all;
+}
+
+// Rows of Âᵀ laid out in an ordering: `rows` holds positions [positions.first,
+// positions.end()), the shard row blocks `blocks`.
+struct PositionRows {
+  HostCsr rows;
+  BlockRange positions, blocks;
+};
+
+// Âᵀ's rows moved from the owners of their vertices (this rank: `hat`, rows
+// from `first`) to the owners of their positions in `order` (the row blocks
+// cut by entries, as Owners cuts them), in rounds of about `chunk` entries a
+// rank. `length`: every vertex's row length. A row is sent as its position
+// and columns (int64) and its values (float).
+PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t first, std::span<const std::int64_t> order,
+                       std::span<const std::int64_t> length, int K, std::int64_t chunk) {
+  const int P = comm.size();
+  const auto n = static_cast<std::int64_t>(order.size());
+  std::vector<std::int64_t> at(static_cast<std::size_t>(n));  // the position of each vertex
+  for (std::int64_t q = 0; q < n; ++q) at[order[q]] = q;
+  std::vector<std::int64_t> weight(static_cast<std::size_t>(n));
+  for (std::int64_t q = 0; q < n; ++q) weight[q] = length[order[q]];
+  const Owners owners(n, K, P, weight);
+  std::vector<std::int64_t>().swap(weight);
+  PositionRows out{{}, owners.vertices(comm.rank()), owners.blocks(comm.rank())};
+  HostCsr& m = out.rows;
+  m.rows = out.positions.count;
+  m.cols = n;
+  m.rowptr.assign(static_cast<std::size_t>(m.rows) + 1, 0);
+  for (std::int64_t k = 0; k < m.rows; ++k) m.rowptr[k + 1] = m.rowptr[k] + length[order[out.positions.first + k]];
+  m.col.resize(static_cast<std::size_t>(m.rowptr.back()));
+  m.val.resize(m.col.size());
+
+  std::vector<std::int64_t> round_end;  // this rank's rows in rounds
+  for (std::int64_t i = 0; i < hat.rows;) {
+    const std::int64_t start = hat.rowptr[i];
+    while (i < hat.rows && (hat.rowptr[i + 1] - start <= chunk || hat.rowptr[i] == start)) ++i;
+    round_end.push_back(i);
+  }
+  std::int64_t rounds = static_cast<std::int64_t>(round_end.size());
+  comm.allreduce(std::span<std::int64_t>(&rounds, 1), ReduceOp::max, Category::alltoall);
+  std::vector<std::int64_t> ints, recv_ints, count(2 * P), recv_count(2 * P), two(P, 2), pairs(P);
+  std::vector<float> vals, recv_vals;
+  std::vector<std::int64_t> int_count(P), int_displ(P), val_count(P), val_displ(P), rint_count(P), rint_displ(P),
+      rval_count(P), rval_displ(P);
+  for (int p = 0; p < P; ++p) pairs[p] = 2 * p;
+  for (std::int64_t r = 0, i0 = 0; r < rounds; ++r) {
+    const std::int64_t i1 = r < static_cast<std::int64_t>(round_end.size()) ? round_end[r] : i0;
+    std::fill(int_count.begin(), int_count.end(), 0);
+    std::fill(val_count.begin(), val_count.end(), 0);
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const int to = owners.of(at[first + i]);
+      int_count[to] += 1 + row_length(hat, i);
+      val_count[to] += row_length(hat, i);
+    }
+    std::exclusive_scan(int_count.begin(), int_count.end(), int_displ.begin(), std::int64_t{0});
+    std::exclusive_scan(val_count.begin(), val_count.end(), val_displ.begin(), std::int64_t{0});
+    ints.resize(static_cast<std::size_t>(int_displ[P - 1] + int_count[P - 1]));
+    vals.resize(static_cast<std::size_t>(val_displ[P - 1] + val_count[P - 1]));
+    std::vector<std::int64_t> int_next = int_displ, val_next = val_displ;
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const std::int64_t q = at[first + i];
+      const int to = owners.of(q);
+      ints[int_next[to]++] = q;
+      for (std::int64_t k = hat.rowptr[i]; k < hat.rowptr[i + 1]; ++k) {
+        ints[int_next[to]++] = hat.col[k];
+        vals[val_next[to]++] = hat.val[k];
+      }
+    }
+    for (int p = 0; p < P; ++p) count[2 * p] = int_count[p], count[2 * p + 1] = val_count[p];
+    comm.alltoallv<std::int64_t>(count, two, pairs, recv_count, two, pairs, Category::alltoall);
+    for (int p = 0; p < P; ++p) rint_count[p] = recv_count[2 * p], rval_count[p] = recv_count[2 * p + 1];
+    std::exclusive_scan(rint_count.begin(), rint_count.end(), rint_displ.begin(), std::int64_t{0});
+    std::exclusive_scan(rval_count.begin(), rval_count.end(), rval_displ.begin(), std::int64_t{0});
+    recv_ints.resize(static_cast<std::size_t>(rint_displ[P - 1] + rint_count[P - 1]));
+    recv_vals.resize(static_cast<std::size_t>(rval_displ[P - 1] + rval_count[P - 1]));
+    comm.alltoallv<std::int64_t>(ints, int_count, int_displ, recv_ints, rint_count, rint_displ, Category::alltoall);
+    comm.alltoallv<float>(vals, val_count, val_displ, recv_vals, rval_count, rval_displ, Category::alltoall);
+    for (std::size_t a = 0, b = 0; a < recv_ints.size();) {  // position, then its row's columns; values alike
+      const std::int64_t k = recv_ints[a++] - out.positions.first, len = row_length(m, k);
+      GCNLAB_ASSERT(0 <= k && k < m.rows);
+      std::copy_n(recv_ints.begin() + static_cast<std::ptrdiff_t>(a), len, m.col.begin() + m.rowptr[k]);
+      std::copy_n(recv_vals.begin() + static_cast<std::ptrdiff_t>(b), len, m.val.begin() + m.rowptr[k]);
+      a += static_cast<std::size_t>(len), b += static_cast<std::size_t>(len);
+    }
+    i0 = i1;
+  }
+  return out;
+}
+
 // Entries of the shard writer's chunk: a quarter of one process's default, as
 // a rank's share of the graph is a fraction of it.
 constexpr std::int64_t kShardChunk = std::int64_t{1} << 20;
@@ -344,8 +443,8 @@ std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
 }  // namespace
 
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
-  return parse_dataset_spec(spec).kind == "rmat" && plan.partitioner == "block" && plan.parts == 0 &&
-         plan.permutation.kind == Permutation::none;
+  return parse_dataset_spec(spec).kind == "rmat" && (plan.partitioner == "block" || plan.partitioner == "random") &&
+         plan.parts == 0;
 }
 
 ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
@@ -394,29 +493,47 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   HostCsr hat = g.directed ? std::move(a_t) : std::move(a);
   a = HostCsr{};
   normalize_rows(comm, hat, rows.first, out_degree);
-  std::vector<std::int64_t>().swap(out_degree);
 
   // 4. the directory (made at the start): vertex files by ranges, shards by row blocks, meta.json last
-  auto file = [&](const char* name) { return (fs::path(dir) / name).string(); };
-  {
-    const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);
-    write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
-  }
+  auto file = [&](const std::string& name) { return (fs::path(dir) / name).string(); };
   write_by_ranges<std::int32_t>(comm, file("labels.bin"), labels, rows.first, n);
   write_by_ranges<std::uint8_t>(comm, file("split.bin"), split, rows.first, n);
   write_by_ranges<std::int64_t>(comm, file("degrees.bin"), in_degree, rows.first, n);
-  std::vector<std::int64_t>().swap(in_degree);
   GraphLayout layout;
   layout.partitioner = plan.partitioner;
   layout.seed = plan.seed;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);
-  {
+  if (plan.partitioner == "block" && plan.permutation.kind == Permutation::none) {
+    // position q holds vertex q: each rank writes the rows it built (no ordering is held)
+    const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);
+    write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
     Progress progress(fmt::format("writing {} x {} shards to {} ({} row blocks on this rank)", K, K, dir, blocks.count),
                       static_cast<double>(blocks.count) * K, "shards");
-    // the block layout: position q holds vertex q (no ordering is held)
     write_shard_rows({hat, rows.first, {}, rows.first, {}}, n, K, layout.versions.front(),
                      static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress, kShardChunk);
+  } else {
+    // The orderings, computed alike on every rank from n-long arrays of every vertex's lengths.
+    const std::vector<std::int64_t> length = gather_vertices(comm, in_degree, 1);  // Âᵀ's rows
+    std::vector<std::vector<std::int64_t>> orderings{unpartitioned_order(plan, n)};
+    if (plan.permutation.kind != Permutation::none) {
+      std::vector<std::int64_t> weight = gather_vertices(comm, out_degree, 1);  // Âᵀ's columns
+      for (std::int64_t v = 0; v < n; ++v) weight[v] += length[v];
+      orderings = permuted_orderings(orderings.front(), weight, plan);
+    }
+    layout.orderings = static_cast<int>(orderings.size());
+    for (int id = 0; id < layout.orderings; ++id)
+      write_by_ranges<std::int64_t>(comm, file(fmt::format("order{}.bin", id)),
+                                    std::span<const std::int64_t>(orderings[id]).subspan(rows.first, rows.count),
+                                    rows.first, n);
+    Progress progress(fmt::format("writing {} x {} shards of {} versions to {}", K, K, layout.versions.size(), dir),
+                      static_cast<double>(layout.versions.size()) * K * K / comm.size(), "shards");
+    for (const auto& [r, c] : layout.versions) {
+      const PositionRows moved = move_rows(comm, hat, rows.first, orderings[r], length, K, chunk);
+      write_shard_rows({moved.rows, moved.positions.first, {}, moved.positions.first, orderings[c]}, n, K, {r, c},
+                       static_cast<int>(moved.blocks.first), static_cast<int>(moved.blocks.end()), dir, progress,
+                       kShardChunk);
+    }
   }
   comm.barrier();
   ShardMeta meta = shard_meta_of(facts, info, fingerprint, layout, K, nlohmann::json());

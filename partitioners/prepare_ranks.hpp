@@ -18,16 +18,23 @@
 //      turn, so that it hashes what one process hashes.
 //   3. Âᵀ's rows: the diagonal added in place, D^-1/2 from every vertex's
 //      degree (allgathered: 8n bytes a rank).
-//   4. Writing: each rank writes its row blocks' shards and its ranges of the
-//      vertex files (at their offsets); rank 0 writes meta.json after the
+//   4. Writing: each rank writes its ranges of the vertex files (at their
+//      offsets). In the block layout it writes the shards of its own row
+//      blocks; in any other the orderings are computed alike on every rank
+//      from n-long arrays of every vertex's lengths (--partitioner random,
+//      Plexus's permutations, partitioners/prepare.hpp), and for each Âᵀ
+//      version the rows move, in rounds, to the owners of their positions'
+//      row blocks, which write those shards. Rank 0 writes meta.json after the
 //      others, so the directory is whole or incomplete, never partial.
 //
-// Beside the n-long vertex arrays (degrees, the column maps of the shard
-// writer: about 24n bytes), a rank holds its rows of A (and of Aᵀ when
-// directed) and one round's entries.
+// Beside the n-long vertex arrays (the summed row counts, D^-1/2, the shard
+// writer's column maps and, for other layouts, the orderings, their inverse
+// and the lengths: 24 to 64 bytes a vertex), a rank holds its rows of A (and
+// of Aᵀ when directed), one round of entries, and while a version other than
+// the block layout's is written, its rows of that version too.
 //
-// So far: R-MAT, the block layout (--partitioner block, no --parts, no
-// --permutation). Other sources and layouts are prepared by one process.
+// So far: R-MAT, --partitioner block or random (no --parts), any
+// --permutation. Other sources and partitioners are prepared by one process.
 
 #include <cstdint>
 #include <string>
@@ -42,8 +49,9 @@ namespace gcnlab {
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan);
 
 // Prepares `spec` as K x K shards in `dir` on every rank of `comm` (all call
-// it); returns the metadata written. `chunk`: draws per rank per round of the
-// exchange (tests make it small to cross rounds).
+// it); returns the metadata written. `chunk`: draws (and entries, when rows
+// move to their positions) per rank per round of an exchange (tests make it
+// small to cross rounds).
 ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
                                const std::string& dir, std::int64_t chunk = std::int64_t{1} << 18);
 

@@ -179,7 +179,7 @@ std::vector<CommandSpec> make_specs() {
                 {"--parts", "K", "parts of the partitioner"},
                 {"--permutation", "P", "none | single | double | single-balanced | double-balanced (default none)"},
                 {"--seed", "S", "permutations (default 1)"},
-                {"--round", "N", "across ranks: edges a rank draws per exchange round (default 262144)"}, kQuiet},
+                {"--round", "N", "across ranks: edges a rank draws (or entries it moves) per exchange round (default 262144)"}, kQuiet},
                "", kDatasetSpecs});
   s.push_back({"partition", "gcnlab partition --dataset SPEC --parts K [--method metis] [--out FILE]",
                "Partition a graph and report the partition's quality; --out writes one part id per vertex.",

@@ -18,14 +18,16 @@ same_dirs() {  # same_dirs A B: the same file names, each file identical
   for f in "$a"/*; do cmp -s "$f" "$b/$(basename "$f")" || { echo "$(basename "$f") differs"; return 1; }; done
 }
 
-check() {  # check NAME SPEC K [ROUND]
+check() {  # check NAME SPEC K [ROUND [LAYOUT...]]
   local name=$1 spec=$2 k=$3 round=${4:-262144} np
-  "$MPIEXEC" -np 1 "$GCNLAB" prepare --dataset "$spec" --shards "${k}x$k" --out "$WORK/$name-1" --quiet \
+  shift 4 2>/dev/null || shift $#
+  local layout=("$@")
+  "$MPIEXEC" -np 1 "$GCNLAB" prepare --dataset "$spec" --shards "${k}x$k" "${layout[@]}" --out "$WORK/$name-1" --quiet \
     >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; fail "$name: prepare in one process"; return; }
   for np in $RANKS; do
     rm -rf "$WORK/$name-$np"
-    if ! timeout 300 "$MPIEXEC" -np "$np" "$GCNLAB" prepare --dataset "$spec" --shards "${k}x$k" --round "$round" \
-      --out "$WORK/$name-$np" --quiet >/dev/null 2>"$WORK/err"; then
+    if ! timeout 300 "$MPIEXEC" -np "$np" "$GCNLAB" prepare --dataset "$spec" --shards "${k}x$k" "${layout[@]}" \
+      --round "$round" --out "$WORK/$name-$np" --quiet >/dev/null 2>"$WORK/err"; then
       cat "$WORK/err"; fail "$name: prepare at $np ranks"; continue
     fi
     grep -q "prepared by $np ranks" "$WORK/err" || { cat "$WORK/err"; fail "$name: $np ranks did not prepare across ranks"; }
@@ -38,6 +40,12 @@ check undirected "rmat:scale=10,features=8,seed=2" 3 700
 check directed "rmat:scale=9,edge-factor=8,features=4,classes=5,directed=1,seed=3" 5 300
 check one-block "rmat:scale=8,features=4" 1
 check many-blocks "rmat:scale=11,edge-factor=4,features=4" 16
+# Other layouts: the orderings computed on every rank, the rows moved to their positions' owners.
+check random "rmat:scale=10,features=8,seed=2" 3 700 --partitioner random
+check single "rmat:scale=10,features=8" 4 900 --permutation single
+check random-double "rmat:scale=9,edge-factor=8,features=4,directed=1,seed=3" 5 300 --partitioner random \
+  --permutation double
+check double-balanced "rmat:scale=10,features=8" 3 262144 --permutation double-balanced
 
 # Bad input across ranks: every rank reports it, one line, nothing written.
 expect_error 3 "cannot cut 512 vertices into 600 blocks" prepare --dataset "rmat:scale=9,features=4" \

@@ -32,6 +32,45 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// fn(b) for b in [0, blocks) on the rank's threads; an error of any block is
+// thrown after the loop (the lowest block's, so every run reports the same),
+// as no exception may leave an OpenMP region.
+void parallel_blocks(std::int64_t blocks, const std::function<void(std::int64_t)>& fn) {
+  std::int64_t failed = blocks;
+  std::string message;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    try {
+      fn(b);
+    } catch (const std::exception& e) {
+#pragma omp critical(prepare_ranks_error)
+      if (b < failed) failed = b, message = e.what();
+    }
+  }
+  if (failed < blocks) throw Error(message);
+}
+
+// Runs fn on every rank and agrees on its failure: when any rank fails, every
+// rank throws the message of the lowest failing one (bad input found in the
+// part of a file one rank reads is one error on every rank, not a hang).
+void agreed(Communicator& comm, const std::function<void()>& fn) {
+  std::string message;
+  std::int64_t first = comm.size();
+  try {
+    fn();
+  } catch (const Error& e) {
+    message = e.what(), first = comm.rank();
+  }
+  comm.allreduce(std::span<std::int64_t>(&first, 1), ReduceOp::min, Category::allreduce);
+  if (first == comm.size()) return;
+  std::int64_t length = static_cast<std::int64_t>(message.size());
+  comm.broadcast(std::span<std::int64_t>(&length, 1), static_cast<int>(first), Category::bcast_dense);
+  std::vector<std::uint8_t> text(message.begin(), message.end());
+  text.resize(static_cast<std::size_t>(length));
+  comm.broadcast(std::span<std::uint8_t>(text), static_cast<int>(first), Category::bcast_dense);
+  throw Error(std::string(text.begin(), text.end()));
+}
+
 // Who holds what: rank p owns the shard row blocks blocks(p), and so their
 // vertices. The blocks are cut where the prefix sums of their entries come
 // nearest to p/P of all: R-MAT's low ids hold most edges, and equal vertex
@@ -81,16 +120,18 @@ void count_entries(Communicator& comm, const EdgeDraws& g, std::vector<std::int6
   std::int64_t* const from = out.data();
   std::int64_t* const to = (g.directed ? in : out).data();
   constexpr std::int64_t kBlock = 1 << 14;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t b = 0; b < (mine.count + kBlock - 1) / kBlock; ++b)
-    g.draw(mine.first + b * kBlock, mine.first + std::min(mine.count, (b + 1) * kBlock),
-           [&](std::int64_t u, std::int64_t v) {
-             if (u == v) return;
+  agreed(comm, [&] {  // bad input (a line of a file) is found here, on the rank that reads it
+    parallel_blocks((mine.count + kBlock - 1) / kBlock, [&](std::int64_t b) {
+      g.draw(mine.first + b * kBlock, mine.first + std::min(mine.count, (b + 1) * kBlock),
+             [&](std::int64_t u, std::int64_t v) {
+               if (u == v) return;
 #pragma omp atomic
-             ++from[u];
+               ++from[u];
 #pragma omp atomic
-             ++to[v];
-           });
+               ++to[v];
+             });
+    });
+  });
   comm.allreduce(std::span<std::int64_t>(out), ReduceOp::sum, Category::allreduce);
   if (g.directed) comm.allreduce(std::span<std::int64_t>(in), ReduceOp::sum, Category::allreduce);
 }
@@ -124,17 +165,17 @@ void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners,
     const std::int64_t k0 = mine.first + std::min(mine.count, r * chunk);
     const std::int64_t k1 = mine.first + std::min(mine.count, (r + 1) * chunk);
     for (auto& d : drawn) d.clear();
-#pragma omp parallel
-    {
-      const BlockRange part = block_range(k1 - k0, omp_get_num_threads(), omp_get_thread_num());
-      std::vector<std::int64_t>& out = drawn[static_cast<std::size_t>(omp_get_thread_num())];
+    const auto parts = static_cast<std::int64_t>(drawn.size());
+    parallel_blocks(parts, [&](std::int64_t t) {
+      const BlockRange part = block_range(k1 - k0, static_cast<int>(parts), static_cast<int>(t));
+      std::vector<std::int64_t>& out = drawn[static_cast<std::size_t>(t)];
       g.draw(k0 + part.first, k0 + part.end(), [&](std::int64_t u, std::int64_t v) {
         if (u == v) return;
         if (transposed) std::swap(u, v);
         out.insert(out.end(), {u, v});
         if (!g.directed) out.insert(out.end(), {v, u});
       });
-    }
+    });
     std::fill(count.begin(), count.end(), 0);
     for (const auto& d : drawn)
       for (std::size_t k = 0; k < d.size(); k += 2) count[owners.of(d[k])] += 2;
@@ -443,33 +484,67 @@ std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
 }  // namespace
 
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
-  return parse_dataset_spec(spec).kind == "rmat" && (plan.partitioner == "block" || plan.partitioner == "random") &&
-         plan.parts == 0;
+  const DatasetSpec source = parse_dataset_spec(spec);
+  const bool splits = source.kind == "rmat" || (source.kind == "edges" && edge_list_splits(source));
+  return splits && (plan.partitioner == "block" || plan.partitioner == "random") && plan.parts == 0;
 }
+
+namespace {
+
+// A source prepared across ranks: its edges by ranges, its dataset's facts
+// (name, synthetic features, classes, seed). An edge list without nodes=N is
+// scanned first, each rank its byte range, for its largest id and its edges.
+struct Source {
+  EdgeDraws g;
+  Dataset facts;
+};
+
+Source source_of(Communicator& comm, const std::string& spec) {
+  const DatasetSpec source = parse_dataset_spec(spec);
+  if (source.kind == "rmat") return {rmat_draws(source), rmat_vertex_facts(source)};
+  Source s{edge_list_draws(source), edge_list_vertex_facts(source)};
+  if (s.g.n < 0) {
+    const BlockRange mine = block_range(s.g.draws, comm.size(), comm.rank());
+    EdgeScan scan;
+    agreed(comm, [&] { scan = edge_list_scan(source, mine.first, mine.end()); });
+    std::int64_t max_id = scan.max_id;
+    comm.allreduce(std::span<std::int64_t>(&max_id, 1), ReduceOp::max, Category::allreduce);
+    comm.allreduce(std::span<std::int64_t>(&scan.edges, 1), ReduceOp::sum, Category::allreduce);
+    s.g = edge_list_draws(source, edge_list_nodes(source.args.at("path"), max_id, scan.edges));
+  }
+  return s;
+}
+
+}  // namespace
 
 ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
                                const std::string& dir, std::int64_t chunk) {
   GCNLAB_ASSERT(prepares_across_ranks(spec, plan) && chunk >= 1);
-  const DatasetSpec source = parse_dataset_spec(spec);
-  const EdgeDraws g = rmat_draws(source);
-  Dataset facts = rmat_vertex_facts(source);
+  Source source = source_of(comm, spec);
+  const EdgeDraws& g = source.g;
+  Dataset& facts = source.facts;
   facts.spec = spec;
   const std::int64_t n = g.n;
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
-  // The split is the vertices' alone: checked before any work, as is --out (rank 0 makes it).
+  // The split is the vertices' alone: checked before any work, as is --out.
   std::array<std::int64_t, 4> split_counts{};
   const BlockRange some = block_range(n, comm.size(), comm.rank());
   for (std::int64_t v = some.first; v < some.end(); ++v)
     ++split_counts[random_split(v, kSyntheticTrain, kSyntheticVal, facts.feature_seed)];
   comm.allreduce(std::span<std::int64_t>(split_counts), ReduceOp::sum, Category::allreduce);
   GCNLAB_CHECK(split_counts[ew::kTrain] > 0, "dataset '{}' has no training vertices", spec);
-  if (comm.rank() == 0) start_shard_directory(dir, n, K);
+  agreed(comm, [&] {
+    if (comm.rank() == 0) check_shard_destination(dir);
+  });
 
   // 1. rows of A, and of Aᵀ when they differ, on ranks that own about equal shares of them
   std::vector<std::int64_t> out_entries, in_entries;
   count_entries(comm, g, out_entries, in_entries);
   std::vector<std::int64_t> weight = out_entries;
   for (std::size_t v = 0; v < in_entries.size(); ++v) weight[v] += in_entries[v];
+  agreed(comm, [&] {  // the input was read whole without error: the directory is made
+    if (comm.rank() == 0) start_shard_directory(dir, n, K);
+  });
   const Owners owners(n, K, comm.size(), weight);
   std::vector<std::int64_t>().swap(weight);
   const BlockRange rows = owners.vertices(comm.rank()), blocks = owners.blocks(comm.rank());
@@ -494,7 +569,7 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   a = HostCsr{};
   normalize_rows(comm, hat, rows.first, out_degree);
 
-  // 4. the directory (made at the start): vertex files by ranges, shards by row blocks, meta.json last
+  // 4. the directory (made once the input was read): vertex files by ranges, shards by row blocks, meta.json last
   auto file = [&](const std::string& name) { return (fs::path(dir) / name).string(); };
   write_by_ranges<std::int32_t>(comm, file("labels.bin"), labels, rows.first, n);
   write_by_ranges<std::uint8_t>(comm, file("split.bin"), split, rows.first, n);

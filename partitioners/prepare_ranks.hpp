@@ -4,10 +4,11 @@
 // for byte (common/data/shards.hpp).
 //
 //   1. Rows. Each rank draws 1/P of the edges (R-MAT's draws are pure
-//      functions of their index, so the graph is the same at every P) and
-//      counts the entries of every row; the counts, summed (8n bytes a rank),
-//      give each rank a run of shard row blocks holding about 1/P of the
-//      entries, and each row's length before duplicates. A second pass sends
+//      functions of their index, so the graph is the same at every P; an
+//      edge list's draws are its bytes) and counts the entries of every row;
+//      the counts, summed (8n bytes a rank), give each rank a run of shard row
+//      blocks holding about 1/P of the entries, and each row's length before
+//      duplicates. A second pass sends
 //      each entry to the owner of its row of A, and of Aᵀ, by all-to-all in
 //      rounds of `chunk` draws; the rows are then sorted and their duplicates
 //      dropped, as in one process (compact_rows).
@@ -33,8 +34,12 @@
 // of Aᵀ when directed), one round of entries, and while a version other than
 // the block layout's is written, its rows of that version too.
 //
-// So far: R-MAT, --partitioner block or random (no --parts), any
-// --permutation. Other sources and partitioners are prepared by one process.
+// So far: R-MAT and uncompressed edge lists (read by byte ranges: a line
+// belongs to the range its first byte is in), --partitioner block or random (no
+// --parts), any --permutation. Other sources and partitioners are prepared by
+// one process. Bad input found by one rank (a line of its byte range) is
+// agreed on: every rank throws the lowest failing rank's message, and the
+// directory is made only after the input was read.
 
 #include <cstdint>
 #include <string>

@@ -139,6 +139,20 @@ struct EdgeDraws {
 // and split are derived from the graph.
 EdgeDraws rmat_draws(const DatasetSpec& spec);
 Dataset rmat_vertex_facts(const DatasetSpec& spec);
+// An uncompressed text edge list (edges:FILE, edge_list.cpp) drawn by byte
+// ranges: draw k is the line that starts at byte k, if any. With n < 0 and
+// no nodes=N in the spec, n is not known (-1) and ids are not checked against
+// it: edge_list_scan of every range, then edge_list_nodes, find it as the
+// 1-process loader does. edge_list_splits: false for a gzip file (one stream).
+struct EdgeScan {
+  long long max_id = -1;
+  std::int64_t edges = 0;
+};
+bool edge_list_splits(const DatasetSpec& spec);
+EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n = -1);
+EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t b0, std::int64_t b1);
+std::int64_t edge_list_nodes(const std::string& path, long long max_id, std::int64_t edges);
+Dataset edge_list_vertex_facts(const DatasetSpec& spec);
 
 // A hash of the graph, labels and split (and the synthetic-feature seed): what
 // a checkpoint records to refuse a resume on other data of the same size. A

@@ -31,7 +31,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "common/data/dataset.hpp"
 #include "common/data/line_reader.hpp"
@@ -70,30 +72,49 @@ std::string base_name(const std::string& path) {
 // checked against n when n >= 0. Returns the largest id (after the shift) and
 // the number of edges. The loaders read a file once per pass of
 // csr_from_edge_passes, so no edge list is ever held.
-struct EdgeScan {
-  long long max_id = -1;
-  std::int64_t edges = 0;
-};
+// One line of an edge list (`where`: "line N" or "byte B" for messages).
+void read_edge(const std::string& path, const std::string& line, const std::string& where, long long base, long long n,
+               const EdgeEmit& emit, EdgeScan& scan) {
+  if (comment(line)) return;
+  const char* p = line.c_str();
+  long long u = 0, v = 0;
+  GCNLAB_CHECK(parse_id(p, u) && parse_id(p, v), "'{}' {}: malformed edge '{}' (expected two vertex ids)", path, where,
+               line);
+  for (long long id : {u, v}) {
+    GCNLAB_CHECK(id >= base, "'{}' {}: vertex id {} is below the first id {} (base={})", path, where, id, base, base);
+    GCNLAB_CHECK(n < 0 || id - base < n, "'{}' {}: vertex id {} is out of range ({} vertices, base={})", path, where,
+                 id, n, base);
+  }
+  emit(u - base, v - base);
+  scan.max_id = std::max<long long>({scan.max_id, u - base, v - base});
+  ++scan.edges;
+}
+
 EdgeScan read_edges(const std::string& path, long long base, long long n, const EdgeEmit& emit) {
   LineReader in(path);
   EdgeScan scan;
   std::string line;
-  while (in.next(line)) {
-    if (comment(line)) continue;
-    const char* p = line.c_str();
-    long long u = 0, v = 0;
-    GCNLAB_CHECK(parse_id(p, u) && parse_id(p, v), "'{}' line {}: malformed edge '{}' (expected two vertex ids)",
-                 path, in.number(), line);
-    for (long long id : {u, v}) {
-      GCNLAB_CHECK(id >= base, "'{}' line {}: vertex id {} is below the first id {} (base={})", path, in.number(), id,
-                   base, base);
-      GCNLAB_CHECK(n < 0 || id - base < n, "'{}' line {}: vertex id {} is out of range ({} vertices, base={})", path,
-                   in.number(), id, n, base);
-    }
-    emit(u - base, v - base);
-    scan.max_id = std::max<long long>({scan.max_id, u - base, v - base});
-    ++scan.edges;
+  while (in.next(line)) read_edge(path, line, fmt::format("line {}", in.number()), base, n, emit, scan);
+  return scan;
+}
+
+// The edges of the lines that start in bytes [b0, b1) of an uncompressed edge
+// list: a line belongs to the range its first byte is in.
+EdgeScan read_edge_bytes(const std::string& path, std::int64_t b0, std::int64_t b1, long long base, long long n,
+                         const EdgeEmit& emit) {
+  EdgeScan scan;
+  if (b0 >= b1) return scan;
+  std::ifstream in(path, std::ios::binary);
+  GCNLAB_CHECK(in.good(), "cannot open '{}': {}", path, std::strerror(errno));
+  std::string line;
+  in.seekg(b0 > 0 ? b0 - 1 : 0);
+  if (b0 > 0 && in.get() != '\n') std::getline(in, line);  // the line that started before b0
+  for (std::int64_t at = in.tellg(); in.good() && at < b1; at = in.tellg()) {
+    if (!std::getline(in, line)) break;
+    while (!line.empty() && line.back() == '\r') line.pop_back();
+    read_edge(path, line, fmt::format("byte {}", at), base, n, emit, scan);
   }
+  GCNLAB_CHECK(!in.bad(), "error reading '{}'", path);
   return scan;
 }
 
@@ -202,29 +223,69 @@ DatasetFacts edge_list_facts(const DatasetSpec& spec) {
   return {.nodes = s.nodes > 0 ? s.nodes : 0, .features = s.features, .classes = s.classes};
 }
 
+std::int64_t edge_list_nodes(const std::string& path, long long max_id, std::int64_t edges) {
+  const std::int64_t n = max_id + 1;
+  GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
+  // ids far beyond the edges they appear in: a sparse id space (or a damaged
+  // file) that would be allocated as mostly isolated vertices
+  GCNLAB_CHECK(n <= std::max<std::int64_t>(1 << 20, 128 * edges),
+               "'{}': vertex id {} implies {} vertices for {} edges; give nodes=N if that is meant, or renumber the "
+               "ids densely",
+               path, max_id, n, edges);
+  return n;
+}
+
 Dataset read_edge_list(const DatasetSpec& spec) {
   const EdgeListSpec s = edge_list_spec(spec);
   const std::string& path = s.path;
   const long long base = s.base;
-  const long long nodes = s.nodes;
-  std::int64_t n = nodes;
-  if (nodes < 0) {  // a first pass finds n
+  std::int64_t n = s.nodes;
+  if (n < 0) {  // a first pass finds n
     const EdgeScan scan = read_edges(path, base, -1, [](std::int64_t, std::int64_t) {});
-    n = scan.max_id + 1;
-    GCNLAB_CHECK(n >= 1, "'{}' holds no edges", path);
-    // ids far beyond the edges they appear in: a sparse id space (or a damaged
-    // file) that would be allocated as mostly isolated vertices
-    GCNLAB_CHECK(n <= std::max<std::int64_t>(1 << 20, 128 * scan.edges),
-                 "'{}': vertex id {} implies {} vertices for {} edges; give nodes=N if that is meant, or renumber the "
-                 "ids densely",
-                 path, scan.max_id, n, scan.edges);
+    n = edge_list_nodes(path, scan.max_id, scan.edges);
   }
-  Dataset d;
-  d.name = base_name(path);
-  d.directed = s.directed;
+  Dataset d = edge_list_vertex_facts(spec);
   d.adj = read_adjacency(path, base, n, !d.directed);
   add_synthetic_vertex_data(d, s.features, s.classes, s.seed);
   return d;
+}
+
+Dataset edge_list_vertex_facts(const DatasetSpec& spec) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  Dataset d;
+  d.name = base_name(s.path);
+  d.directed = s.directed;
+  d.features = s.features;
+  d.synthetic_features = true;
+  d.feature_seed = s.seed;
+  d.classes = s.classes;
+  return d;
+}
+
+bool edge_list_splits(const DatasetSpec& spec) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  std::ifstream in(s.path, std::ios::binary);
+  GCNLAB_CHECK(in.good(), "cannot open '{}': {}", s.path, std::strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  return !(magic[0] == 0x1f && magic[1] == 0x8b);  // gzip: one stream, read whole
+}
+
+EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  EdgeDraws g;
+  g.n = n >= 0 ? n : s.nodes;
+  g.draws = static_cast<std::int64_t>(fs::file_size(s.path));
+  g.directed = s.directed;
+  g.draw = [path = s.path, base = s.base, checked = g.n](std::int64_t b0, std::int64_t b1, const EdgeEmit& emit) {
+    read_edge_bytes(path, b0, b1, base, checked, emit);
+  };
+  return g;
+}
+
+EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t b0, std::int64_t b1) {
+  const EdgeListSpec s = edge_list_spec(spec);
+  return read_edge_bytes(s.path, b0, b1, s.base, s.nodes, [](std::int64_t, std::int64_t) {});
 }
 
 Dataset read_ogb(const DatasetSpec& spec) {

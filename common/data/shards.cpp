@@ -539,6 +539,12 @@ ShardMeta shard_meta_of(const Dataset& d, const DatasetInfo& info, const std::st
   return m;
 }
 
+void check_shard_destination(const std::string& dir) {
+  std::error_code ec;
+  GCNLAB_CHECK(!fs::exists(dir, ec) || fs::is_directory(dir, ec), "cannot create directory '{}' (Not a directory)",
+               dir);
+}
+
 void start_shard_directory(const std::string& dir, std::int64_t n, int K) {
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
   std::error_code ec;

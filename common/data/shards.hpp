@@ -112,6 +112,7 @@ struct ShardRows {
                                                 // empty: the identity
 };
 void start_shard_directory(const std::string& dir, std::int64_t n, int K);
+void check_shard_destination(const std::string& dir);  // before any work: not a file
 void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,
                       const std::string& dir, Progress& progress, std::int64_t chunk_entries = std::int64_t{1} << 22);
 void finish_shard_directory(const std::string& dir, const ShardMeta& meta);

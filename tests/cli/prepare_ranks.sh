@@ -5,7 +5,8 @@
 # count given (default 2 3 4; the sweep label adds 8). R-MAT undirected and
 # directed, K that no P divides, K = 1 (ranks without a row block), rounds of
 # a few draws (many exchange rounds, and ranks with none left to draw).
-# Then bad input at P > 1: one error line, a non-zero exit, no directory.
+# A text edge list (byte ranges) likewise. Then bad input at P > 1: one error
+# line, a non-zero exit, no directory.
 source "$(dirname "$0")/lib.sh"
 RANKS=${*:-2 3 4}
 
@@ -47,7 +48,31 @@ check random-double "rmat:scale=9,edge-factor=8,features=4,directed=1,seed=3" 5 
   --permutation double
 check double-balanced "rmat:scale=10,features=8" 3 262144 --permutation double-balanced
 
+# A text edge list read by byte ranges: comments, blank lines, CRLF, a third column; n found by a scan, or given.
+"$PYTHON" - "$WORK/el.txt" <<'PY'
+import random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as f:
+    f.write("# u v weight\n")
+    for i in range(20000):
+        u, v = random.randrange(3000), random.randrange(3000)
+        f.write(f"{u}\t{v}\r\n" if i % 7 == 0 else f"{u} {v} 1.5\n")
+        if i % 1000 == 0:
+            f.write("% a comment\n\n")
+PY
+check edges "edges:$WORK/el.txt,features=8" 4 3000
+check edges-directed "edges:$WORK/el.txt,features=8,nodes=3100,directed=1" 3 2000 --partitioner random \
+  --permutation single
+
 # Bad input across ranks: every rank reports it, one line, nothing written.
+# In the part of the file that only the last of 3 ranks reads: an id out of range, a truncated line.
+cp "$WORK/el.txt" "$WORK/out-of-range.txt" && echo "5 99999" >>"$WORK/out-of-range.txt"
+expect_error 3 "vertex id 99999 is out of range (3100 vertices" prepare \
+  --dataset "edges:$WORK/out-of-range.txt,nodes=3100" --shards 2x2 --out "$WORK/bad-id"
+[ -e "$WORK/bad-id" ] && fail "an id out of range: a directory was written"
+cp "$WORK/el.txt" "$WORK/truncated.txt" && printf '17' >>"$WORK/truncated.txt"
+expect_error 3 "malformed edge '17'" prepare --dataset "edges:$WORK/truncated.txt" --shards 2x2 --out "$WORK/bad-line"
+[ -e "$WORK/bad-line" ] && fail "a truncated line: a directory was written"
 expect_error 3 "cannot cut 512 vertices into 600 blocks" prepare --dataset "rmat:scale=9,features=4" \
   --shards 600x600 --out "$WORK/bad-k"
 [ -e "$WORK/bad-k" ] && fail "--shards 600x600: a directory was written"

@@ -148,6 +148,32 @@ void in_turn(Communicator& comm, std::vector<T>& carry, const std::function<void
   if (me + 1 < comm.size()) comm.exchange<T>({{me + 1, carry.data(), carry.size()}}, {}, Category::p2p);
 }
 
+// A personalised exchange: `send` holds `count[p]` items for each peer p in
+// peer order; returns what the peers sent this rank, in peer order.
+template <class T>
+std::vector<T> exchange_by_peer(Communicator& comm, std::span<const T> send, std::span<const std::int64_t> count) {
+  const int P = comm.size();
+  std::vector<std::int64_t> displ(P), recv_count(P), recv_displ(P), one(P, 1), each(P);
+  std::iota(each.begin(), each.end(), 0);
+  std::exclusive_scan(count.begin(), count.end(), displ.begin(), std::int64_t{0});
+  comm.alltoallv<std::int64_t>(count, one, each, recv_count, one, each, Category::alltoall);
+  std::exclusive_scan(recv_count.begin(), recv_count.end(), recv_displ.begin(), std::int64_t{0});
+  std::vector<T> recv(static_cast<std::size_t>(recv_displ[P - 1] + recv_count[P - 1]));
+  comm.alltoallv<T>(send, count, displ, recv, recv_count, recv_displ, Category::alltoall);
+  return recv;
+}
+
+// Each rank's run of a vertex array, gathered whole on every rank (runs in rank order).
+template <class T>
+std::vector<T> gather_runs(Communicator& comm, std::span<const T> mine) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(comm.size()));
+  const auto count = static_cast<std::int64_t>(mine.size());
+  comm.allgather(std::span<const std::int64_t>(&count, 1), std::span<std::int64_t>(counts), Category::allgather);
+  std::vector<T> all(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0})));
+  comm.allgather(mine, std::span<T>(all), counts, Category::allgather);
+  return all;
+}
+
 // Every entry the draws put in rows of A (of Aᵀ when `transposed`; both
 // directions when undirected), handed to `consume` on the rank that owns the
 // row as (row, column) pairs. Each rank draws block_range(draws, P, rank), in
@@ -159,8 +185,7 @@ void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners,
   std::int64_t rounds = (mine.count + chunk - 1) / chunk;
   comm.allreduce(std::span<std::int64_t>(&rounds, 1), ReduceOp::max, Category::alltoall);
   std::vector<std::vector<std::int64_t>> drawn(static_cast<std::size_t>(omp_get_max_threads()));
-  std::vector<std::int64_t> send, recv, count(P), displ(P), recv_count(P), recv_displ(P), one(P, 1), each(P);
-  std::iota(each.begin(), each.end(), 0);
+  std::vector<std::int64_t> send, count(P), next(P);
   for (std::int64_t r = 0; r < rounds; ++r) {
     const std::int64_t k0 = mine.first + std::min(mine.count, r * chunk);
     const std::int64_t k1 = mine.first + std::min(mine.count, (r + 1) * chunk);
@@ -179,20 +204,15 @@ void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners,
     std::fill(count.begin(), count.end(), 0);
     for (const auto& d : drawn)
       for (std::size_t k = 0; k < d.size(); k += 2) count[owners.of(d[k])] += 2;
-    std::exclusive_scan(count.begin(), count.end(), displ.begin(), std::int64_t{0});
-    send.resize(static_cast<std::size_t>(displ[P - 1] + count[P - 1]));
-    std::vector<std::int64_t> next = displ;
+    std::exclusive_scan(count.begin(), count.end(), next.begin(), std::int64_t{0});
+    send.resize(static_cast<std::size_t>(next[P - 1] + count[P - 1]));
     for (const auto& d : drawn)
       for (std::size_t k = 0; k < d.size(); k += 2) {
-        const std::int64_t at = next[owners.of(d[k])];
-        next[owners.of(d[k])] += 2;
+        std::int64_t& at = next[owners.of(d[k])];
         send[at] = d[k], send[at + 1] = d[k + 1];
+        at += 2;
       }
-    comm.alltoallv<std::int64_t>(count, one, each, recv_count, one, each, Category::alltoall);
-    std::exclusive_scan(recv_count.begin(), recv_count.end(), recv_displ.begin(), std::int64_t{0});
-    recv.resize(static_cast<std::size_t>(recv_displ[P - 1] + recv_count[P - 1]));
-    comm.alltoallv<std::int64_t>(send, count, displ, recv, recv_count, recv_displ, Category::alltoall);
-    consume(recv);
+    consume(exchange_by_peer<std::int64_t>(comm, send, count));
   }
 }
 
@@ -318,13 +338,9 @@ std::string fingerprint_of(Communicator& comm, const Dataset& facts, const HostC
 // Âᵀ_vu = Â_uv = d_u^-1/2 d_v^-1/2 with d the row lengths of A + I, as
 // normalized_graph computes them (the product is the same either way round).
 void normalize_rows(Communicator& comm, HostCsr& a_t, std::int64_t first, std::span<const std::int64_t> out_degree) {
-  const int P = comm.size();
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(P));
-  const auto mine = static_cast<std::int64_t>(out_degree.size());
-  comm.allgather(std::span<const std::int64_t>(&mine, 1), std::span<std::int64_t>(counts), Category::allgather);
-  std::vector<double> local(out_degree.size()), inv_sqrt(static_cast<std::size_t>(a_t.cols));
+  std::vector<double> local(out_degree.size());
   for (std::size_t i = 0; i < local.size(); ++i) local[i] = 1.0 / std::sqrt(static_cast<double>(out_degree[i] + 1));
-  comm.allgather(std::span<const double>(local), std::span<double>(inv_sqrt), counts, Category::allgather);
+  const std::vector<double> inv_sqrt = gather_runs<double>(comm, local);
   add_self_loops(a_t, first);
   for (std::int64_t i = 0; i < a_t.rows; ++i)
     for (std::int64_t k = a_t.rowptr[i]; k < a_t.rowptr[i + 1]; ++k)
@@ -372,17 +388,6 @@ void write_by_ranges(Communicator& comm, const std::string& path, std::span<cons
   }
 }
 
-// Every vertex's value, from the ranks' runs of it (each rank's run in order), plus `add`.
-std::vector<std::int64_t> gather_vertices(Communicator& comm, std::span<const std::int64_t> mine, std::int64_t add) {
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(comm.size()));
-  const auto count = static_cast<std::int64_t>(mine.size());
-  comm.allgather(std::span<const std::int64_t>(&count, 1), std::span<std::int64_t>(counts), Category::allgather);
-  std::vector<std::int64_t> all(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0})));
-  comm.allgather(mine, std::span<std::int64_t>(all), counts, Category::allgather);
-  for (auto& x : all) x += add;
-  return all;
-}
-
 // Rows of Âᵀ laid out in an ordering: `rows` holds positions [positions.first,
 // positions.end()), the shard row blocks `blocks`.
 struct PositionRows {
@@ -422,11 +427,8 @@ PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t firs
   }
   std::int64_t rounds = static_cast<std::int64_t>(round_end.size());
   comm.allreduce(std::span<std::int64_t>(&rounds, 1), ReduceOp::max, Category::alltoall);
-  std::vector<std::int64_t> ints, recv_ints, count(2 * P), recv_count(2 * P), two(P, 2), pairs(P);
-  std::vector<float> vals, recv_vals;
-  std::vector<std::int64_t> int_count(P), int_displ(P), val_count(P), val_displ(P), rint_count(P), rint_displ(P),
-      rval_count(P), rval_displ(P);
-  for (int p = 0; p < P; ++p) pairs[p] = 2 * p;
+  std::vector<std::int64_t> ints, int_count(P), int_next(P), val_count(P), val_next(P);
+  std::vector<float> vals;
   for (std::int64_t r = 0, i0 = 0; r < rounds; ++r) {
     const std::int64_t i1 = r < static_cast<std::int64_t>(round_end.size()) ? round_end[r] : i0;
     std::fill(int_count.begin(), int_count.end(), 0);
@@ -436,11 +438,10 @@ PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t firs
       int_count[to] += 1 + row_length(hat, i);
       val_count[to] += row_length(hat, i);
     }
-    std::exclusive_scan(int_count.begin(), int_count.end(), int_displ.begin(), std::int64_t{0});
-    std::exclusive_scan(val_count.begin(), val_count.end(), val_displ.begin(), std::int64_t{0});
-    ints.resize(static_cast<std::size_t>(int_displ[P - 1] + int_count[P - 1]));
-    vals.resize(static_cast<std::size_t>(val_displ[P - 1] + val_count[P - 1]));
-    std::vector<std::int64_t> int_next = int_displ, val_next = val_displ;
+    std::exclusive_scan(int_count.begin(), int_count.end(), int_next.begin(), std::int64_t{0});
+    std::exclusive_scan(val_count.begin(), val_count.end(), val_next.begin(), std::int64_t{0});
+    ints.resize(static_cast<std::size_t>(int_next[P - 1] + int_count[P - 1]));
+    vals.resize(static_cast<std::size_t>(val_next[P - 1] + val_count[P - 1]));
     for (std::int64_t i = i0; i < i1; ++i) {
       const std::int64_t q = at[first + i];
       const int to = owners.of(q);
@@ -450,15 +451,8 @@ PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t firs
         vals[val_next[to]++] = hat.val[k];
       }
     }
-    for (int p = 0; p < P; ++p) count[2 * p] = int_count[p], count[2 * p + 1] = val_count[p];
-    comm.alltoallv<std::int64_t>(count, two, pairs, recv_count, two, pairs, Category::alltoall);
-    for (int p = 0; p < P; ++p) rint_count[p] = recv_count[2 * p], rval_count[p] = recv_count[2 * p + 1];
-    std::exclusive_scan(rint_count.begin(), rint_count.end(), rint_displ.begin(), std::int64_t{0});
-    std::exclusive_scan(rval_count.begin(), rval_count.end(), rval_displ.begin(), std::int64_t{0});
-    recv_ints.resize(static_cast<std::size_t>(rint_displ[P - 1] + rint_count[P - 1]));
-    recv_vals.resize(static_cast<std::size_t>(rval_displ[P - 1] + rval_count[P - 1]));
-    comm.alltoallv<std::int64_t>(ints, int_count, int_displ, recv_ints, rint_count, rint_displ, Category::alltoall);
-    comm.alltoallv<float>(vals, val_count, val_displ, recv_vals, rval_count, rval_displ, Category::alltoall);
+    const std::vector<std::int64_t> recv_ints = exchange_by_peer<std::int64_t>(comm, ints, int_count);
+    const std::vector<float> recv_vals = exchange_by_peer<float>(comm, vals, val_count);
     for (std::size_t a = 0, b = 0; a < recv_ints.size();) {  // position, then its row's columns; values alike
       const std::int64_t k = recv_ints[a++] - out.positions.first, len = row_length(m, k);
       GCNLAB_ASSERT(0 <= k && k < m.rows);
@@ -589,11 +583,12 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
                      static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress, kShardChunk);
   } else {
     // The orderings, computed alike on every rank from n-long arrays of every vertex's lengths.
-    const std::vector<std::int64_t> length = gather_vertices(comm, in_degree, 1);  // Âᵀ's rows
+    std::vector<std::int64_t> length = gather_runs<std::int64_t>(comm, in_degree);  // Âᵀ's rows: + the diagonal
+    for (auto& l : length) ++l;
     std::vector<std::vector<std::int64_t>> orderings{unpartitioned_order(plan, n)};
     if (plan.permutation.kind != Permutation::none) {
-      std::vector<std::int64_t> weight = gather_vertices(comm, out_degree, 1);  // Âᵀ's columns
-      for (std::int64_t v = 0; v < n; ++v) weight[v] += length[v];
+      std::vector<std::int64_t> weight = gather_runs<std::int64_t>(comm, out_degree);  // Âᵀ's columns, less 1
+      for (std::int64_t v = 0; v < n; ++v) weight[v] += 1 + length[v];
       orderings = permuted_orderings(orderings.front(), weight, plan);
     }
     layout.orderings = static_cast<int>(orderings.size());

@@ -120,14 +120,18 @@ void assign_random_split(Dataset& d, double train, double val, std::uint64_t see
   for (std::int64_t v = 0; v < d.nodes(); ++v) d.split[v] = random_split(v, train, val, seed);
 }
 
-void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed) {
+void set_synthetic_facts(Dataset& d, std::int64_t features, int classes, std::uint64_t seed) {
   GCNLAB_CHECK(features >= 1, "features must be >= 1");
   GCNLAB_CHECK(classes >= 1, "classes must be >= 1");
-  const std::int64_t n = d.nodes();
   d.features = features;
   d.synthetic_features = true;
   d.feature_seed = seed;
   d.classes = classes;
+}
+
+void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed) {
+  set_synthetic_facts(d, features, classes, seed);
+  const std::int64_t n = d.nodes();
   // Degree buckets of equal size: sort vertices by (degree, id), cut into `classes` parts.
   std::vector<std::int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);

@@ -112,6 +112,8 @@ void write_gcl(const Dataset& d, const std::string& path);
 // Synthetic vertex data for structure-only graphs (as Plexus does): random
 // features and labels = degree buckets of equal size; split by hash.
 void add_synthetic_vertex_data(Dataset& d, std::int64_t features, int classes, std::uint64_t seed);
+// Its facts alone (checked): synthetic features of width `features`, `classes`, `seed`.
+void set_synthetic_facts(Dataset& d, std::int64_t features, int classes, std::uint64_t seed);
 // Assigns each vertex to train/val/test by a counter-based draw: random_split
 // of each vertex, a pure function of (v, seed).
 void assign_random_split(Dataset& d, double train, double val, std::uint64_t seed);

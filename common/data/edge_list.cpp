@@ -255,10 +255,7 @@ Dataset edge_list_vertex_facts(const DatasetSpec& spec) {
   Dataset d;
   d.name = base_name(s.path);
   d.directed = s.directed;
-  d.features = s.features;
-  d.synthetic_features = true;
-  d.feature_seed = s.seed;
-  d.classes = s.classes;
+  set_synthetic_facts(d, s.features, s.classes, s.seed);
   return d;
 }
 

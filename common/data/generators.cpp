@@ -151,21 +151,14 @@ Dataset rmat_vertex_facts(const DatasetSpec& spec) {
   Dataset d;
   d.name = "rmat" + std::to_string(s.scale);
   d.directed = s.directed;
-  d.features = s.f;
-  d.synthetic_features = true;
-  d.feature_seed = s.seed;
-  d.classes = s.classes;
-  GCNLAB_CHECK(d.features >= 1, "features must be >= 1");
-  GCNLAB_CHECK(d.classes >= 1, "classes must be >= 1");
+  set_synthetic_facts(d, s.f, s.classes, s.seed);
   return d;
 }
 
 Dataset generate_rmat(const DatasetSpec& spec) {
   const RmatSpec s = rmat_spec(spec);
   const EdgeDraws g = rmat_draws(spec);
-  Dataset d;
-  d.name = "rmat" + std::to_string(s.scale);
-  d.directed = s.directed;
+  Dataset d = rmat_vertex_facts(spec);
   // Drawn again on each pass, in parallel blocks of draws.
   constexpr std::int64_t kBlock = 1 << 14;
   d.adj = csr_from_edge_passes(

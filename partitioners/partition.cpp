@@ -75,11 +75,16 @@ std::vector<std::int64_t> balanced_cuts(const std::vector<double>& weight, int p
 
 }  // namespace
 
-Partition make_partition(const std::string& method, const HostCsr& adj, int parts, std::uint64_t seed,
-                         double imbalance) {
-  const std::int64_t n = adj.rows;
+bool partition_needs_graph(const std::string& method) {
+  return method == "metis" || method == "metis-nnz" || method == "volume";
+}
+
+Partition partition_by_lengths(const std::string& method, std::span<const std::int64_t> row_length, int parts,
+                               std::uint64_t seed) {
+  const auto n = static_cast<std::int64_t>(row_length.size());
   GCNLAB_CHECK(parts >= 1, "a partition needs at least one part");
   GCNLAB_CHECK(parts <= n, "cannot cut {} vertices into {} non-empty parts", n, parts);
+  GCNLAB_ASSERT(!partition_needs_graph(method));
   std::vector<std::int64_t> identity(n);
   std::iota(identity.begin(), identity.end(), 0);
   Partition p;
@@ -87,22 +92,38 @@ Partition make_partition(const std::string& method, const HostCsr& adj, int part
     p = from_offsets(block_offsets(n, parts), identity);
   } else if (method == "block-nnz") {
     std::vector<double> w(n);
-    for (std::int64_t v = 0; v < n; ++v) w[v] = static_cast<double>(adj.rowptr[v + 1] - adj.rowptr[v] + 1);
+    for (std::int64_t v = 0; v < n; ++v) w[v] = static_cast<double>(row_length[v] + 1);
     p = from_offsets(balanced_cuts(w, parts), identity);
   } else if (method == "random") {
     p = from_offsets(block_offsets(n, parts), random_permutation(n, seed));
-  } else if (method == "metis" || method == "metis-nnz") {
-    p = metis_partition(symmetrize(adj), parts, seed, imbalance, /*minimise_volume=*/false,
-                        method == "metis-nnz" ? &adj : nullptr);
-  } else if (method == "volume") {
-    const HostCsr s = symmetrize(adj);
-    p = refine_max_send_volume(s, metis_partition(s, parts, seed, imbalance, /*minimise_volume=*/true, nullptr),
-                               imbalance);
   } else {
     std::ifstream probe(method);
     GCNLAB_CHECK(probe.good(), "unknown --partitioner '{}' (methods: {}; or a partition file)", method,
                  fmt::join(partition_methods(), ", "));
     return read_partition(method, n, parts);
+  }
+  check_partition(p, n, method);
+  return p;
+}
+
+Partition make_partition(const std::string& method, const HostCsr& adj, int parts, std::uint64_t seed,
+                         double imbalance) {
+  const std::int64_t n = adj.rows;
+  if (!partition_needs_graph(method)) {
+    std::vector<std::int64_t> length(static_cast<std::size_t>(n));
+    for (std::int64_t v = 0; v < n; ++v) length[v] = adj.rowptr[v + 1] - adj.rowptr[v];
+    return partition_by_lengths(method, length, parts, seed);
+  }
+  GCNLAB_CHECK(parts >= 1, "a partition needs at least one part");
+  GCNLAB_CHECK(parts <= n, "cannot cut {} vertices into {} non-empty parts", n, parts);
+  Partition p;
+  if (method == "metis" || method == "metis-nnz") {
+    p = metis_partition(symmetrize(adj), parts, seed, imbalance, /*minimise_volume=*/false,
+                        method == "metis-nnz" ? &adj : nullptr);
+  } else {
+    const HostCsr s = symmetrize(adj);
+    p = refine_max_send_volume(s, metis_partition(s, parts, seed, imbalance, /*minimise_volume=*/true, nullptr),
+                               imbalance);
   }
   check_partition(p, n, method);
   return p;
@@ -183,20 +204,27 @@ double PartitionQuality::imbalance_percent() const {
 }
 
 PartitionQuality evaluate_partition(const HostCsr& adj, const Partition& p) {
-  const HostCsr s = symmetrize(adj);
+  std::vector<std::int64_t> length(static_cast<std::size_t>(adj.rows));
+  for (std::int64_t v = 0; v < adj.rows; ++v) length[v] = adj.rowptr[v + 1] - adj.rowptr[v];
+  return quality_of_rows(symmetrize(adj), 0, length, p);
+}
+
+PartitionQuality quality_of_rows(const HostCsr& sym, std::int64_t first, std::span<const std::int64_t> row_length,
+                                 const Partition& p) {
   PartitionQuality q;
   q.send.assign(p.parts, 0);
   q.recv.assign(p.parts, 0);
   q.size.assign(p.parts, 0);
   q.nnz.assign(p.parts, 0);
   std::vector<std::int64_t> seen(p.parts, -1);
-  for (std::int64_t v = 0; v < s.rows; ++v) {
+  for (std::int64_t i = 0; i < sym.rows; ++i) {
+    const std::int64_t v = first + i;
     const int pv = p.part[v];
     ++q.size[pv];
-    q.nnz[pv] += adj.rowptr[v + 1] - adj.rowptr[v] + 1;  // row of Â = A + I
+    q.nnz[pv] += row_length[i] + 1;  // row of Â = A + I
     seen[pv] = v;
-    for (std::int64_t k = s.rowptr[v]; k < s.rowptr[v + 1]; ++k) {
-      const std::int64_t u = s.col[k];
+    for (std::int64_t k = sym.rowptr[i]; k < sym.rowptr[i + 1]; ++k) {
+      const std::int64_t u = sym.col[k];
       const int pu = p.part[u];
       if (pu != pv && u > v) ++q.edge_cut;
       if (seen[pu] == v) continue;

@@ -17,6 +17,7 @@
 //   FILE       one part id per line, original vertex order (gcnlab partition --out)
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,14 @@ Partition make_partition(const std::string& method, const HostCsr& adj, int part
 
 std::vector<std::string> partition_methods();
 
+// Whether `method` reads the whole graph (METIS's); the others (block,
+// block-nnz, random, a partition file) need only every vertex's row length in
+// A, and partition_by_lengths computes them from those alone, as
+// make_partition does (for preparers that hold no whole graph).
+bool partition_needs_graph(const std::string& method);
+Partition partition_by_lengths(const std::string& method, std::span<const std::int64_t> row_length, int parts,
+                               std::uint64_t seed);
+
 // Validates: n entries, ids in [0, parts), every part non-empty.
 void check_partition(const Partition& p, std::int64_t n, const std::string& what);
 
@@ -63,6 +72,12 @@ struct PartitionQuality {
   double imbalance_percent() const;  // (max send / mean send - 1) x 100
 };
 PartitionQuality evaluate_partition(const HostCsr& adj, const Partition& p);
+// Its counts over the vertices [first, first + sym.rows) alone, from their
+// rows of the symmetrised structure (`sym`, no self-loops) and their row
+// lengths in A: summed over ranks that hold every vertex once, what
+// evaluate_partition counts.
+PartitionQuality quality_of_rows(const HostCsr& sym, std::int64_t first, std::span<const std::int64_t> row_length,
+                                 const Partition& p);
 // As JSON for results files and prepared directories (rows of H; x f·4 for bytes per SpMM).
 nlohmann::json partition_report(const PartitionQuality& q, double seconds);
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,7 +26,9 @@
 #include "common/core/progress.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
+#include "common/data/line_reader.hpp"
 #include "partitioners/permutation.hpp"
+#include "partitioners/ptscotch.hpp"
 
 namespace gcnlab {
 
@@ -109,31 +113,52 @@ class Owners {
   std::vector<std::int64_t> first_;  // rank p's blocks: [first_[p], first_[p + 1])
 };
 
+// The draws rank `rank` of P reads: 1/P of them, or all of a stream on rank 0.
+BlockRange draws_of(const EdgeDraws& g, int P, int rank) {
+  if (!g.stream.empty()) return {0, rank == 0 ? g.draws : 0};
+  return block_range(g.draws, P, rank);
+}
+
+// Draws [k0, k1) in `parts` blocks on the rank's threads (one block for a
+// stream, read in order); fn(block, u, v) for each edge.
+void draw_in_blocks(const EdgeDraws& g, std::int64_t k0, std::int64_t k1, std::int64_t parts,
+                    const std::function<void(std::int64_t, std::int64_t, std::int64_t)>& fn) {
+  if (!g.stream.empty()) parts = 1;
+  parallel_blocks(parts, [&](std::int64_t t) {
+    const BlockRange part = block_range(k1 - k0, static_cast<int>(parts), static_cast<int>(t));
+    g.draw(k0 + part.first, k0 + part.end(), [&](std::int64_t u, std::int64_t v) { fn(t, u, v); });
+  });
+}
+
 // The entries each row of A (`out`) and, when directed, of Aᵀ (`in`) gets from
-// every rank's draws, duplicates included: each rank draws
-// block_range(draws, P, rank) and counts, and the counts are summed.
+// every rank's draws, duplicates included: each rank draws its draws_of and
+// counts, and the counts are summed. The edges read, self-loops included, are
+// checked against what the source declares.
 void count_entries(Communicator& comm, const EdgeDraws& g, std::vector<std::int64_t>& out,
                    std::vector<std::int64_t>& in) {
-  const BlockRange mine = block_range(g.draws, comm.size(), comm.rank());
+  const BlockRange mine = draws_of(g, comm.size(), comm.rank());
   out.assign(static_cast<std::size_t>(g.n), 0);
   in.assign(g.directed ? out.size() : 0, 0);
   std::int64_t* const from = out.data();
   std::int64_t* const to = (g.directed ? in : out).data();
+  std::int64_t read = 0;
   constexpr std::int64_t kBlock = 1 << 14;
   agreed(comm, [&] {  // bad input (a line of a file) is found here, on the rank that reads it
-    parallel_blocks((mine.count + kBlock - 1) / kBlock, [&](std::int64_t b) {
-      g.draw(mine.first + b * kBlock, mine.first + std::min(mine.count, (b + 1) * kBlock),
-             [&](std::int64_t u, std::int64_t v) {
-               if (u == v) return;
+    draw_in_blocks(g, mine.first, mine.end(), (mine.count + kBlock - 1) / kBlock,
+                   [&](std::int64_t, std::int64_t u, std::int64_t v) {
 #pragma omp atomic
-               ++from[u];
+                     ++read;
+                     if (u == v) return;
 #pragma omp atomic
-               ++to[v];
-             });
-    });
+                     ++from[u];
+#pragma omp atomic
+                     ++to[v];
+                   });
   });
   comm.allreduce(std::span<std::int64_t>(out), ReduceOp::sum, Category::allreduce);
   if (g.directed) comm.allreduce(std::span<std::int64_t>(in), ReduceOp::sum, Category::allreduce);
+  comm.allreduce(std::span<std::int64_t>(&read, 1), ReduceOp::sum, Category::allreduce);
+  if (g.check_edges) g.check_edges(read);  // the same total on every rank: the same error on every rank
 }
 
 std::int64_t row_length(const HostCsr& m, std::int64_t i) { return m.rowptr[i + 1] - m.rowptr[i]; }
@@ -176,12 +201,12 @@ std::vector<T> gather_runs(Communicator& comm, std::span<const T> mine) {
 
 // Every entry the draws put in rows of A (of Aᵀ when `transposed`; both
 // directions when undirected), handed to `consume` on the rank that owns the
-// row as (row, column) pairs. Each rank draws block_range(draws, P, rank), in
-// rounds of `chunk` draws (every rank takes part in every round).
+// row as (row, column) pairs. Each rank draws its draws_of, in rounds of
+// `chunk` draws (every rank takes part in every round).
 void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners, bool transposed, std::int64_t chunk,
                    const std::function<void(std::span<const std::int64_t>)>& consume) {
   const int P = comm.size();
-  const BlockRange mine = block_range(g.draws, P, comm.rank());
+  const BlockRange mine = draws_of(g, P, comm.rank());
   std::int64_t rounds = (mine.count + chunk - 1) / chunk;
   comm.allreduce(std::span<std::int64_t>(&rounds, 1), ReduceOp::max, Category::alltoall);
   std::vector<std::vector<std::int64_t>> drawn(static_cast<std::size_t>(omp_get_max_threads()));
@@ -190,16 +215,12 @@ void route_entries(Communicator& comm, const EdgeDraws& g, const Owners& owners,
     const std::int64_t k0 = mine.first + std::min(mine.count, r * chunk);
     const std::int64_t k1 = mine.first + std::min(mine.count, (r + 1) * chunk);
     for (auto& d : drawn) d.clear();
-    const auto parts = static_cast<std::int64_t>(drawn.size());
-    parallel_blocks(parts, [&](std::int64_t t) {
-      const BlockRange part = block_range(k1 - k0, static_cast<int>(parts), static_cast<int>(t));
+    draw_in_blocks(g, k0, k1, static_cast<std::int64_t>(drawn.size()), [&](std::int64_t t, std::int64_t u, std::int64_t v) {
+      if (u == v) return;
+      if (transposed) std::swap(u, v);
       std::vector<std::int64_t>& out = drawn[static_cast<std::size_t>(t)];
-      g.draw(k0 + part.first, k0 + part.end(), [&](std::int64_t u, std::int64_t v) {
-        if (u == v) return;
-        if (transposed) std::swap(u, v);
-        out.insert(out.end(), {u, v});
-        if (!g.directed) out.insert(out.end(), {v, u});
-      });
+      out.insert(out.end(), {u, v});
+      if (!g.directed) out.insert(out.end(), {v, u});
     });
     std::fill(count.begin(), count.end(), 0);
     for (const auto& d : drawn)
@@ -478,16 +499,19 @@ std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
 }  // namespace
 
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
-  const DatasetSpec source = parse_dataset_spec(spec);
-  const bool splits = source.kind == "rmat" || (source.kind == "edges" && edge_list_splits(source));
-  return splits && (plan.partitioner == "block" || plan.partitioner == "random") && plan.parts == 0;
+  const std::string kind = parse_dataset_spec(spec).kind;
+  const bool splits = kind == "rmat" || kind == "edges" || kind == "mtx";
+  const bool laid_out = plan.parts == 0 ? plan.partitioner == "block" || plan.partitioner == "random"
+                                        : !partition_needs_graph(plan.partitioner);
+  return splits && laid_out;
 }
 
 namespace {
 
 // A source prepared across ranks: its edges by ranges, its dataset's facts
-// (name, synthetic features, classes, seed). An edge list without nodes=N is
-// scanned first, each rank its byte range, for its largest id and its edges.
+// (name, synthetic features, classes, seed). A stream's lines are counted
+// first (by rank 0), and an edge list without nodes=N is scanned, each rank
+// its draws, for its largest id and its edges.
 struct Source {
   EdgeDraws g;
   Dataset facts;
@@ -496,23 +520,80 @@ struct Source {
 Source source_of(Communicator& comm, const std::string& spec) {
   const DatasetSpec source = parse_dataset_spec(spec);
   if (source.kind == "rmat") return {rmat_draws(source), rmat_vertex_facts(source)};
-  Source s{edge_list_draws(source), edge_list_vertex_facts(source)};
+  Source s = source.kind == "mtx" ? Source{matrix_market_draws(source), matrix_market_vertex_facts(source)}
+                                  : Source{edge_list_draws(source), edge_list_vertex_facts(source)};
+  auto count_lines = [&](EdgeDraws& g) {
+    if (g.draws >= 0) return;
+    agreed(comm, [&] { g.draws = comm.rank() == 0 ? LineStream::count(g.stream) : 0; });
+    comm.broadcast(std::span<std::int64_t>(&g.draws, 1), 0, Category::bcast_dense);
+  };
+  count_lines(s.g);
   if (s.g.n < 0) {
-    const BlockRange mine = block_range(s.g.draws, comm.size(), comm.rank());
+    const BlockRange mine = draws_of(s.g, comm.size(), comm.rank());
     EdgeScan scan;
     agreed(comm, [&] { scan = edge_list_scan(source, mine.first, mine.end()); });
     std::int64_t max_id = scan.max_id;
     comm.allreduce(std::span<std::int64_t>(&max_id, 1), ReduceOp::max, Category::allreduce);
     comm.allreduce(std::span<std::int64_t>(&scan.edges, 1), ReduceOp::sum, Category::allreduce);
     s.g = edge_list_draws(source, edge_list_nodes(source.args.at("path"), max_id, scan.edges));
+    count_lines(s.g);
   }
+  s.facts.directed = s.g.directed;
   return s;
+}
+
+// Whether every row of `a` holds the columns of the same row of `a_t` (A is
+// structurally symmetric), on every rank.
+bool symmetric_rows(Communicator& comm, const HostCsr& a, const HostCsr& a_t) {
+  std::int64_t same = a.rowptr == a_t.rowptr;
+  for (std::int64_t i = 0; same && i < a.rows; ++i)
+    same = std::equal(a.col.begin() + a.rowptr[i], a.col.begin() + a.rowptr[i + 1], a_t.col.begin() + a_t.rowptr[i]);
+  comm.allreduce(std::span<std::int64_t>(&same, 1), ReduceOp::min, Category::allreduce);
+  return same == 1;
+}
+
+// The vertex layout's partition (--parts K) on every rank, and its quality
+// report: from every vertex's row length in A (block, block-nnz, random, a
+// partition file: partition_by_lengths, as one process computes it), or by
+// PT-Scotch on the ranks' rows of the symmetrised structure, gathered. The
+// quality is summed from each rank's rows (quality_of_rows).
+struct LaidOut {
+  Partition partition;
+  nlohmann::json report;
+};
+
+LaidOut partition_across_ranks(MpiCommunicator& comm, const VertexPlan& plan, const HostCsr& a, const HostCsr* a_t,
+                               std::int64_t first, std::int64_t n, std::span<const std::int64_t> out_degree) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const HostCsr sym = union_rows(a, a_t ? *a_t : a, first);
+  LaidOut out;
+  Partition& p = out.partition;
+  agreed(comm, [&] {  // a partition file that does not fit is one error on every rank
+    if (plan.partitioner == "ptscotch") {
+      const PartitionBlock b =
+          ptscotch_partition(sym, {first, a.rows}, n, plan.parts, 0.03, plan.seed, comm.native());
+      p.parts = plan.parts;
+      p.part = gather_runs<std::int32_t>(comm, b.part);
+      check_partition(p, n, "ptscotch");
+    } else {
+      p = partition_by_lengths(plan.partitioner, gather_runs<std::int64_t>(comm, out_degree), plan.parts, plan.seed);
+    }
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  PartitionQuality q = quality_of_rows(sym, first, out_degree, p);
+  for (auto* v : {&q.send, &q.recv, &q.size, &q.nnz})
+    comm.allreduce(std::span<std::int64_t>(*v), ReduceOp::sum, Category::allreduce);
+  std::int64_t counts[] = {q.edge_cut, q.total_volume};
+  comm.allreduce(std::span<std::int64_t>(counts), ReduceOp::sum, Category::allreduce);
+  q.edge_cut = counts[0], q.total_volume = counts[1];
+  out.report = partition_report(q, seconds);
+  return out;
 }
 
 }  // namespace
 
-ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
-                               const std::string& dir, std::int64_t chunk) {
+ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, const VertexPlan& plan, int K,
+                              const std::string& dir, std::int64_t chunk) {
   GCNLAB_ASSERT(prepares_across_ranks(spec, plan) && chunk >= 1);
   Source source = source_of(comm, spec);
   const EdgeDraws& g = source.g;
@@ -546,7 +627,11 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   std::vector<std::int64_t>().swap(out_entries);
   HostCsr a_t = g.directed ? gather_rows(comm, g, owners, true, in_entries, chunk) : HostCsr{};
   std::vector<std::int64_t>().swap(in_entries);
-  const HostCsr& in = g.directed ? a_t : a;
+  // a 'general' Matrix Market file of symmetric structure is undirected (as
+  // loaded); its rows were cut by the same weights either way
+  if (g.undirected_if_symmetric && symmetric_rows(comm, a, a_t)) facts.directed = false, a_t = HostCsr{};
+  const bool directed = facts.directed;
+  const HostCsr& in = directed ? a_t : a;
 
   // 2. vertex data and facts
   const DatasetInfo info = info_of(comm, a, in, rows.first, n);
@@ -557,9 +642,12 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   const std::string fingerprint = fingerprint_of(comm, facts, a, labels, split);
   std::vector<std::int64_t> out_degree(static_cast<std::size_t>(rows.count)), in_degree(out_degree.size());
   for (std::int64_t i = 0; i < rows.count; ++i) out_degree[i] = row_length(a, i), in_degree[i] = row_length(in, i);
+  std::optional<LaidOut> laid_out;  // --parts K
+  if (plan.parts > 0)
+    laid_out = partition_across_ranks(comm, plan, a, directed ? &a_t : nullptr, rows.first, n, out_degree);
 
   // 3. Âᵀ's rows, in the storage of Aᵀ's
-  HostCsr hat = g.directed ? std::move(a_t) : std::move(a);
+  HostCsr hat = directed ? std::move(a_t) : std::move(a);
   a = HostCsr{};
   normalize_rows(comm, hat, rows.first, out_degree);
 
@@ -573,7 +661,16 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
   layout.seed = plan.seed;
   layout.permutation = to_string(plan.permutation);
   layout.versions = adjacency_versions(plan.permutation);
-  if (plan.partitioner == "block" && plan.permutation.kind == Permutation::none) {
+  std::vector<std::int64_t> base;  // ordering 0; empty: the identity
+  if (laid_out) {
+    layout.parts = plan.parts;
+    layout.blocks = laid_out->partition.offsets();
+    base = laid_out->partition.order();
+    if (std::is_sorted(base.begin(), base.end())) base.clear();
+  } else if (plan.partitioner != "block") {
+    base = unpartitioned_order(plan, n);
+  }
+  if (base.empty() && plan.permutation.kind == Permutation::none) {
     // position q holds vertex q: each rank writes the rows it built (no ordering is held)
     const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);
     write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
@@ -585,7 +682,8 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
     // The orderings, computed alike on every rank from n-long arrays of every vertex's lengths.
     std::vector<std::int64_t> length = gather_runs<std::int64_t>(comm, in_degree);  // Âᵀ's rows: + the diagonal
     for (auto& l : length) ++l;
-    std::vector<std::vector<std::int64_t>> orderings{unpartitioned_order(plan, n)};
+    if (base.empty()) base = iota_vector(0, n);
+    std::vector<std::vector<std::int64_t>> orderings{std::move(base)};
     if (plan.permutation.kind != Permutation::none) {
       std::vector<std::int64_t> weight = gather_runs<std::int64_t>(comm, out_degree);  // Âᵀ's columns, less 1
       for (std::int64_t v = 0; v < n; ++v) weight[v] += 1 + length[v];
@@ -606,7 +704,7 @@ ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, cons
     }
   }
   comm.barrier();
-  ShardMeta meta = shard_meta_of(facts, info, fingerprint, layout, K, nlohmann::json());
+  ShardMeta meta = shard_meta_of(facts, info, fingerprint, layout, K, laid_out ? laid_out->report : nlohmann::json());
   meta.split_counts = split_counts;
   if (comm.rank() == 0) finish_shard_directory(dir, meta);
   return meta;

@@ -44,7 +44,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/comm/communicator.hpp"
+#include "common/comm/mpi_communicator.hpp"
 #include "common/data/shards.hpp"
 #include "partitioners/prepare.hpp"
 
@@ -57,7 +57,7 @@ bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan);
 // it); returns the metadata written. `chunk`: draws (and entries, when rows
 // move to their positions) per rank per round of an exchange (tests make it
 // small to cross rounds).
-ShardMeta prepare_across_ranks(Communicator& comm, const std::string& spec, const VertexPlan& plan, int K,
-                               const std::string& dir, std::int64_t chunk = std::int64_t{1} << 18);
+ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, const VertexPlan& plan, int K,
+                              const std::string& dir, std::int64_t chunk = std::int64_t{1} << 18);
 
 }  // namespace gcnlab

@@ -20,22 +20,8 @@ static_assert(std::is_same_v<SCOTCH_Num, std::int64_t>, "gcnlab links PT-Scotch'
 // graphs are undirected): Âᵀ's rows, and for a directed graph also Â's.
 HostCsr symmetric_rows(const Graph& g, BlockRange rows) {
   const std::int64_t n = g.n();
-  HostCsr in = g.block(Direction::forward, rows.first, rows.end(), 0, n);
-  HostCsr out = g.directed() ? g.block(Direction::backward, rows.first, rows.end(), 0, n) : HostCsr{};
-  HostCsr s;
-  s.rows = rows.count;
-  s.cols = n;
-  s.rowptr.assign(static_cast<std::size_t>(rows.count) + 1, 0);
-  for (std::int64_t i = 0; i < rows.count; ++i) {
-    std::vector<std::int64_t> cols(in.col.begin() + in.rowptr[i], in.col.begin() + in.rowptr[i + 1]);
-    if (g.directed()) cols.insert(cols.end(), out.col.begin() + out.rowptr[i], out.col.begin() + out.rowptr[i + 1]);
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    for (const std::int64_t c : cols)
-      if (c != rows.first + i) s.col.push_back(c);
-    s.rowptr[i + 1] = static_cast<std::int64_t>(s.col.size());
-  }
-  return s;
+  const HostCsr in = g.block(Direction::forward, rows.first, rows.end(), 0, n);
+  return union_rows(in, g.directed() ? g.block(Direction::backward, rows.first, rows.end(), 0, n) : in, rows.first);
 }
 
 // Counts and displacements of the ranks' row blocks (MPI's v-collectives).
@@ -54,10 +40,17 @@ PartitionBlock ptscotch_partition(const Graph& g, int parts, double imbalance, s
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  GCNLAB_CHECK(parts >= 1 && parts <= g.n(), "ptscotch: {} parts of {} vertices", parts, g.n());
+  const BlockRange rows = block_range(g.n(), size, rank);
+  return ptscotch_partition(symmetric_rows(g, rows), rows, g.n(), parts, imbalance, seed, comm);
+}
+
+PartitionBlock ptscotch_partition(HostCsr s, BlockRange rows, std::int64_t n, int parts, double imbalance,
+                                  std::uint64_t seed, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  GCNLAB_CHECK(parts >= 1 && parts <= n, "ptscotch: {} parts of {} vertices", parts, n);
   PartitionBlock b;
-  b.rows = block_range(g.n(), size, rank);
-  HostCsr s = symmetric_rows(g, b.rows);  // handed to Scotch as they are (SCOTCH_Num is int64)
+  b.rows = rows;  // s is handed to Scotch as it is (SCOTCH_Num is int64)
   const SCOTCH_Num local_edges = s.rowptr.back();
   s.col.reserve(s.col.size() + 1);  // a valid pointer even for a block without edges
   std::vector<SCOTCH_Num> part(static_cast<std::size_t>(b.rows.count) + 1, 0);

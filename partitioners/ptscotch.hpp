@@ -28,6 +28,11 @@ struct PartitionBlock {
 
 // Rank r of `comm` contributes positions block_range(n, P, r).
 PartitionBlock ptscotch_partition(const Graph& g, int parts, double imbalance, std::uint64_t seed, MPI_Comm comm);
+// The same from rows of the symmetrised structure without self-loops
+// (union_rows) that the ranks hold: rank r's `rows` of n, runs that follow
+// each other in rank order (prepare across ranks: its Owners' runs).
+PartitionBlock ptscotch_partition(HostCsr sym, BlockRange rows, std::int64_t n, int parts, double imbalance,
+                                  std::uint64_t seed, MPI_Comm comm);
 
 // The whole partition by original vertex id, on rank 0 of `comm` (empty elsewhere).
 Partition gather_partition(const Graph& g, const PartitionBlock& b, int parts, MPI_Comm comm);

@@ -1,8 +1,9 @@
 // gcnlab prepare: a dataset written once as a .gcl file, or as K x K shards of
 // every adjacency version its vertex layout needs (Plexus Sec. 5.4). At P > 1
 // ranks, what partitioners/prepare_ranks.hpp prepares is prepared across them
-// (no rank holds the graph whole); anything else is loaded by every rank and
-// written by rank 0.
+// (no rank holds the graph whole), as is a PT-Scotch layout at any P; anything
+// else is loaded by every rank and written by rank 0, but a METIS layout,
+// which needs the whole graph in one process, only at one rank.
 #include <chrono>
 #include <span>
 #include <utility>
@@ -39,15 +40,25 @@ int prepare(Args& args, MpiCommunicator& world) {
     GCNLAB_CHECK(!shards.empty() || (plan.partitioner == "block" && plan.parts == 0 &&
                                      plan.permutation.kind == Permutation::none),
                  "--partitioner, --parts and --permutation lay out a sharded dataset: add --shards KxK");
+    const bool across = !shards.empty() && prepares_across_ranks(spec, plan);
+    GCNLAB_CHECK(world.size() == 1 || !partition_needs_graph(plan.partitioner),
+                 "--partitioner {} needs the whole graph in one process: prepare it at one rank, or at {} ranks with "
+                 "--partitioner ptscotch (distributed), block-nnz or random",
+                 plan.partitioner, world.size());
+    GCNLAB_CHECK(plan.partitioner != "ptscotch" || across,
+                 "--partitioner ptscotch needs --shards KxK and --parts K, and a dataset prepare reads in parts (rmat:, "
+                 "edges:, mtx:); for others, prepare with --partitioner block, partition the directory with `gcnlab "
+                 "partition --method ptscotch --out FILE`, and prepare again with --partitioner FILE");
     const auto t0 = std::chrono::steady_clock::now();
-    if (world.size() > 1 && !shards.empty() && prepares_across_ranks(spec, plan)) {
+    if (across && (world.size() > 1 || plan.partitioner == "ptscotch")) {
       const ShardMeta m = prepare_across_ranks(world, spec, plan, shards[0], *out, chunk);
       double peak = host_peak_bytes();
       world.allreduce(std::span<double>(&peak, 1), ReduceOp::max, Category::allreduce);
-      log(world, fmt::format("wrote {} ({} nodes, {} nnz) as {}x{} shards to {}, prepared by {} ranks: partitioner {}, "
+      log(world, fmt::format("wrote {} ({} nodes, {} nnz) as {}x{} shards to {}, prepared by {} ranks: partitioner {}{}, "
                              "permutation {}, seed {} ({:.1f} s, peak {:.1f} MiB a rank)",
                              m.name, m.nodes, m.nnz, shards[0], shards[0], *out, world.size(), m.layout.partitioner,
-                             m.layout.permutation, m.layout.seed,
+                             m.layout.parts ? fmt::format(" ({} parts)", m.layout.parts) : "", m.layout.permutation,
+                             m.layout.seed,
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                              peak / (1 << 20)));
       return;

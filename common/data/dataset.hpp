@@ -134,27 +134,42 @@ inline constexpr double kSyntheticTrain = 0.6, kSyntheticVal = 0.2;
 struct EdgeDraws {
   std::int64_t n = 0, draws = 0;
   bool directed = false;
+  // Matrix Market's 'general' files: directed unless their structure is
+  // symmetric (then undirected, as read_matrix_market makes them).
+  bool undirected_if_symmetric = false;
+  // Non-empty: a file read as one stream (gzip), so that its draws, its lines,
+  // are read in order by one reader on one thread; `draws` < 0 until they
+  // are counted (LineStream::count).
+  std::string stream;
   std::function<void(std::int64_t k0, std::int64_t k1, const EdgeEmit& emit)> draw;
+  // Where the source declares how many edges it holds (Matrix Market's size
+  // line): throws unless `read`, the edges of all draws (self-loops
+  // included), is that number. Null: nothing declared.
+  std::function<void(std::int64_t read)> check_edges;
 };
 // R-MAT's draws (generators.cpp) and its dataset without arrays: name,
 // features (synthetic), classes and seed; add_synthetic_vertex_data's labels
 // and split are derived from the graph.
 EdgeDraws rmat_draws(const DatasetSpec& spec);
 Dataset rmat_vertex_facts(const DatasetSpec& spec);
-// An uncompressed text edge list (edges:FILE, edge_list.cpp) drawn by byte
-// ranges: draw k is the line that starts at byte k, if any. With n < 0 and
-// no nodes=N in the spec, n is not known (-1) and ids are not checked against
-// it: edge_list_scan of every range, then edge_list_nodes, find it as the
-// 1-process loader does. edge_list_splits: false for a gzip file (one stream).
+// A text edge list (edges:FILE, edge_list.cpp) drawn by byte ranges: draw k
+// is the line that starts at byte k, if any; a gzip file is drawn as a
+// stream, draw k its line k. With n < 0 and no nodes=N in the spec, n is not
+// known (-1) and ids are not checked against it: edge_list_scan of every
+// range, then edge_list_nodes, find it as the 1-process loader does.
 struct EdgeScan {
   long long max_id = -1;
   std::int64_t edges = 0;
 };
-bool edge_list_splits(const DatasetSpec& spec);
 EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n = -1);
-EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t b0, std::int64_t b1);
+EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t k0, std::int64_t k1);  // draws [k0, k1)
 std::int64_t edge_list_nodes(const std::string& path, long long max_id, std::int64_t edges);
 Dataset edge_list_vertex_facts(const DatasetSpec& spec);
+// A Matrix Market file (mtx:FILE, matrix_market.cpp) drawn alike: draw k is
+// the entry line that starts at byte k after the size line (line k of a gzip
+// file); entry (i, j) is the edge i - 1 -> j - 1.
+EdgeDraws matrix_market_draws(const DatasetSpec& spec);
+Dataset matrix_market_vertex_facts(const DatasetSpec& spec);
 
 // A hash of the graph, labels and split (and the synthetic-feature seed): what
 // a checkpoint records to refuse a resume on other data of the same size. A

@@ -98,23 +98,20 @@ EdgeScan read_edges(const std::string& path, long long base, long long n, const 
   return scan;
 }
 
-// The edges of the lines that start in bytes [b0, b1) of an uncompressed edge
-// list: a line belongs to the range its first byte is in.
-EdgeScan read_edge_bytes(const std::string& path, std::int64_t b0, std::int64_t b1, long long base, long long n,
-                         const EdgeEmit& emit) {
+// The edges of draws [k0, k1) of an edge list (edge_list_draws): the lines
+// that start in bytes [k0, k1) of an uncompressed file, lines [k0, k1) of a
+// gzip one (`stream`: its reader, kept between calls).
+EdgeScan read_edge_draws(const std::string& path, LineStream* stream, std::int64_t k0, std::int64_t k1, long long base,
+                         long long n, const EdgeEmit& emit) {
   EdgeScan scan;
-  if (b0 >= b1) return scan;
-  std::ifstream in(path, std::ios::binary);
-  GCNLAB_CHECK(in.good(), "cannot open '{}': {}", path, std::strerror(errno));
-  std::string line;
-  in.seekg(b0 > 0 ? b0 - 1 : 0);
-  if (b0 > 0 && in.get() != '\n') std::getline(in, line);  // the line that started before b0
-  for (std::int64_t at = in.tellg(); in.good() && at < b1; at = in.tellg()) {
-    if (!std::getline(in, line)) break;
-    while (!line.empty() && line.back() == '\r') line.pop_back();
-    read_edge(path, line, fmt::format("byte {}", at), base, n, emit, scan);
-  }
-  GCNLAB_CHECK(!in.bad(), "error reading '{}'", path);
+  if (stream)
+    stream->read(k0, k1, [&](const std::string& line, std::int64_t k) {
+      read_edge(path, line, fmt::format("line {}", k + 1), base, n, emit, scan);
+    });
+  else
+    for_lines_in_bytes(path, k0, k1, [&](const std::string& line, std::int64_t at) {
+      read_edge(path, line, fmt::format("byte {}", at), base, n, emit, scan);
+    });
   return scan;
 }
 
@@ -259,30 +256,29 @@ Dataset edge_list_vertex_facts(const DatasetSpec& spec) {
   return d;
 }
 
-bool edge_list_splits(const DatasetSpec& spec) {
-  const EdgeListSpec s = edge_list_spec(spec);
-  std::ifstream in(s.path, std::ios::binary);
-  GCNLAB_CHECK(in.good(), "cannot open '{}': {}", s.path, std::strerror(errno));
-  unsigned char magic[2] = {0, 0};
-  in.read(reinterpret_cast<char*>(magic), 2);
-  return !(magic[0] == 0x1f && magic[1] == 0x8b);  // gzip: one stream, read whole
-}
-
 EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n) {
   const EdgeListSpec s = edge_list_spec(spec);
   EdgeDraws g;
   g.n = n >= 0 ? n : s.nodes;
-  g.draws = static_cast<std::int64_t>(fs::file_size(s.path));
   g.directed = s.directed;
-  g.draw = [path = s.path, base = s.base, checked = g.n](std::int64_t b0, std::int64_t b1, const EdgeEmit& emit) {
-    read_edge_bytes(path, b0, b1, base, checked, emit);
+  std::shared_ptr<LineStream> stream;
+  if (gzipped(s.path)) {
+    g.stream = s.path, g.draws = -1;
+    stream = std::make_shared<LineStream>(s.path);
+  } else {
+    g.draws = static_cast<std::int64_t>(fs::file_size(s.path));
+  }
+  g.draw = [path = s.path, stream, base = s.base, checked = g.n](std::int64_t k0, std::int64_t k1,
+                                                                  const EdgeEmit& emit) {
+    read_edge_draws(path, stream.get(), k0, k1, base, checked, emit);
   };
   return g;
 }
 
-EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t b0, std::int64_t b1) {
+EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t k0, std::int64_t k1) {
   const EdgeListSpec s = edge_list_spec(spec);
-  return read_edge_bytes(s.path, b0, b1, s.base, s.nodes, [](std::int64_t, std::int64_t) {});
+  std::unique_ptr<LineStream> stream = gzipped(s.path) ? std::make_unique<LineStream>(s.path) : nullptr;
+  return read_edge_draws(s.path, stream.get(), k0, k1, s.base, s.nodes, [](std::int64_t, std::int64_t) {});
 }
 
 Dataset read_ogb(const DatasetSpec& spec) {

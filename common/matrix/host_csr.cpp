@@ -193,4 +193,24 @@ bool structurally_symmetric(const HostCsr& a) {
   return t.rowptr == a.rowptr && t.col == a.col;
 }
 
+HostCsr union_rows(const HostCsr& a, const HostCsr& b, std::int64_t first) {
+  GCNLAB_ASSERT(a.rows == b.rows);
+  HostCsr s;
+  s.rows = a.rows;
+  s.cols = std::max(a.cols, b.cols);
+  s.rowptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  std::vector<std::int64_t> cols;
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    cols.assign(a.col.begin() + a.rowptr[i], a.col.begin() + a.rowptr[i + 1]);
+    cols.insert(cols.end(), b.col.begin() + b.rowptr[i], b.col.begin() + b.rowptr[i + 1]);
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (const std::int64_t c : cols)
+      if (c != first + i) s.col.push_back(c);
+    s.rowptr[i + 1] = static_cast<std::int64_t>(s.col.size());
+  }
+  s.val.assign(s.col.size(), 1.f);
+  return s;
+}
+
 }  // namespace gcnlab

@@ -72,4 +72,9 @@ HostCsr extract_submatrix(const HostCsr& a, const std::vector<std::int64_t>& row
 
 bool structurally_symmetric(const HostCsr& a);
 
+// The union of the structures of rows [first, first + a.rows) of two
+// matrices held as `a` and `b` (the same rows of A and Aᵀ: the symmetrised
+// structure), columns sorted, each once, the diagonal dropped; values 1.
+HostCsr union_rows(const HostCsr& a, const HostCsr& b, std::int64_t first);
+
 }  // namespace gcnlab

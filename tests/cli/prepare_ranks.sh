@@ -5,18 +5,38 @@
 # count given (default 2 3 4; the sweep label adds 8). R-MAT undirected and
 # directed, K that no P divides, K = 1 (ranks without a row block), rounds of
 # a few draws (many exchange rounds, and ranks with none left to draw).
-# A text edge list (byte ranges) likewise. Then bad input at P > 1: one error
-# line, a non-zero exit, no directory.
+# A text edge list (byte ranges) and Matrix Market files likewise, gzip files
+# streamed by rank 0, partitioned layouts (--parts K; PT-Scotch against its
+# own partition as a file). Then bad input at P > 1: one error line, a
+# non-zero exit, no directory.
 source "$(dirname "$0")/lib.sh"
 RANKS=${*:-2 3 4}
 
-same_dirs() {  # same_dirs A B: the same file names, each file identical
+same_dirs() {  # same_dirs A B [KEY...]: the same file names, each file identical
+  # The one field that may differ is a measured time: meta.json's partition.seconds (with --parts K), and the
+  # meta.json keys named (layout.partitioner: a partition given as a file). meta.json is then compared as JSON.
   local a=$1 b=$2 f
+  shift 2
   if [ "$(cd "$a" && ls)" != "$(cd "$b" && ls)" ]; then
     echo "files differ: $(cd "$a" && ls | tr '\n' ' ') / $(cd "$b" && ls | tr '\n' ' ')"
     return 1
   fi
-  for f in "$a"/*; do cmp -s "$f" "$b/$(basename "$f")" || { echo "$(basename "$f") differs"; return 1; }; done
+  for f in "$a"/*; do
+    cmp -s "$f" "$b/$(basename "$f")" && continue
+    if [ "$(basename "$f")" = meta.json ] && grep -q '"partition": {' "$f" && "$PYTHON" - "$f" "$b/meta.json" "$@" <<'PY'
+import json, sys
+def facts(path):
+    m = json.load(open(path))
+    m["partition"].pop("seconds")
+    for key in sys.argv[3:]:
+        section, name = key.split(".")
+        m[section].pop(name)
+    return m
+sys.exit(facts(sys.argv[1]) != facts(sys.argv[2]))
+PY
+    then continue; fi
+    echo "$(basename "$f") differs"; return 1
+  done
 }
 
 check() {  # check NAME SPEC K [ROUND [LAYOUT...]]
@@ -64,6 +84,71 @@ check edges "edges:$WORK/el.txt,features=8" 4 3000
 check edges-directed "edges:$WORK/el.txt,features=8,nodes=3100,directed=1" 3 2000 --partitioner random \
   --permutation single
 
+# Partitioned layouts (--parts K) from every vertex's row length: block, block-nnz (prefix sums), random.
+check parts-block "rmat:scale=10,features=8,seed=2" 4 700 --partitioner block --parts 4
+check parts-nnz "rmat:scale=10,features=8,seed=2" 4 700 --partitioner block-nnz --parts 3 --permutation single
+check parts-random "rmat:scale=9,edge-factor=8,features=4,directed=1,seed=3" 5 300 --partitioner random --parts 5 \
+  --permutation double
+
+# Matrix Market read by byte ranges after the size line: symmetric (pattern), general of symmetric structure
+# (undirected, as loaded), general (directed); comments, CRLF, values; and gzip files streamed by rank 0.
+"$PYTHON" - "$WORK" <<'PY'
+import random, sys
+random.seed(3)
+n, entries = 2500, set()
+while len(entries) < 15000:
+    entries.add((random.randrange(1, n + 1), random.randrange(1, n + 1)))
+lower = sorted({(max(u, v), min(u, v)) for u, v in entries})
+both = sorted(set(lower) | {(v, u) for u, v in lower})
+random.shuffle(both)
+for name, symmetry, field, rows in [("sym", "symmetric", "pattern", lower), ("gensym", "general", "real", both),
+                                    ("dir", "general", "integer", sorted(entries))]:
+    with open(f"{sys.argv[1]}/{name}.mtx", "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n%\n{n} {n} {len(rows)}\n")
+        for i, (u, v) in enumerate(rows):
+            if i % 500 == 0:
+                f.write("% a comment\n\n")
+            value = "" if field == "pattern" else f" {random.random():.3f}"
+            f.write(f"{u} {v}{value}" + ("\r\n" if i % 9 == 0 else "\n"))
+PY
+gzip -k "$WORK/dir.mtx" "$WORK/el.txt"
+check mtx-symmetric "mtx:$WORK/sym.mtx,features=8" 3 2000 --partitioner random --permutation double
+check mtx-general-symmetric "mtx:$WORK/gensym.mtx,features=8" 4 3000
+check mtx-directed "mtx:$WORK/dir.mtx,features=8" 5 1500 --partitioner block-nnz --parts 5 --permutation single
+check mtx-gzip "mtx:$WORK/dir.mtx.gz,features=8" 3 2000
+check edges-gzip "edges:$WORK/el.txt.gz,features=8" 4 3000 --partitioner random --permutation double-balanced
+
+# PT-Scotch lays the graph out on the ranks' rows (its partition depends on P, so it is not compared with one
+# process): the directory is the one a single process writes from the same partition given as a file, but for
+# the partitioner's name; and that file, with a permutation on top, is prepared across ranks as by one process.
+for np in $RANKS; do
+  rm -rf "$WORK"/scotch-$np "$WORK"/file-$np-*
+  timeout 300 "$MPIEXEC" -np "$np" "$GCNLAB" prepare --dataset "rmat:scale=11,features=8" --shards 4x4 \
+    --partitioner ptscotch --parts 4 --round 2000 --out "$WORK/scotch-$np" --quiet >/dev/null 2>"$WORK/err" ||
+    { cat "$WORK/err"; fail "ptscotch at $np ranks"; continue; }
+  "$PYTHON" - "$WORK/scotch-$np" "$WORK/parts-$np.txt" <<'PY'
+import array, json, sys
+meta = json.load(open(f"{sys.argv[1]}/meta.json"))
+order, blocks = array.array("q", open(f"{sys.argv[1]}/order0.bin", "rb").read()), meta["layout"]["blocks"]
+part = [0] * len(order)
+for k in range(meta["layout"]["parts"]):
+    for v in order[blocks[k]:blocks[k + 1]]:
+        part[v] = k
+assert meta["partition"]["parts"] == 4 and len(set(part)) == 4, meta["partition"]
+open(sys.argv[2], "w").write("".join(f"{k}\n" for k in part))
+PY
+  for run in "1 none" "1 single" "$np single"; do
+    set -- $run
+    "$MPIEXEC" -np "$1" "$GCNLAB" prepare --dataset "rmat:scale=11,features=8" --shards 4x4 --round 2000 \
+      --partitioner "$WORK/parts-$np.txt" --parts 4 --permutation "$2" --out "$WORK/file-$np-$1-$2" --quiet \
+      >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; fail "a PT-Scotch partition file at $1 ranks"; }
+  done
+  if same_dirs "$WORK/scotch-$np" "$WORK/file-$np-1-none" layout.partitioner &&
+     same_dirs "$WORK/file-$np-$np-single" "$WORK/file-$np-1-single"; then
+    echo "ok   ptscotch at $np ranks: the layout of its partition, as one process writes it from the file"
+  else fail "ptscotch at $np ranks: the directory differs from its partition's"; fi
+done
+
 # Bad input across ranks: every rank reports it, one line, nothing written.
 # In the part of the file that only the last of 3 ranks reads: an id out of range, a truncated line.
 cp "$WORK/el.txt" "$WORK/out-of-range.txt" && echo "5 99999" >>"$WORK/out-of-range.txt"
@@ -79,6 +164,22 @@ expect_error 3 "cannot cut 512 vertices into 600 blocks" prepare --dataset "rmat
 expect_error 3 "has no training vertices" prepare --dataset "rmat:scale=1,edge-factor=1,features=4,seed=2" \
   --shards 1x1 --out "$WORK/bad-split"
 [ -e "$WORK/bad-split" ] && fail "no training vertices: a directory was written"
+# Matrix Market: an index out of range in the last rank's part; fewer entries than declared; a gzip stream's bad line.
+cp "$WORK/dir.mtx" "$WORK/bad.mtx" && sed -i '4s/ 15000$/ 15001/' "$WORK/bad.mtx" && echo "5 99999 1" >>"$WORK/bad.mtx"
+expect_error 3 "index (5, 99999) out of range 1..2500" prepare --dataset "mtx:$WORK/bad.mtx" --shards 2x2 \
+  --out "$WORK/bad-mtx"
+[ -e "$WORK/bad-mtx" ] && fail "a Matrix Market index out of range: a directory was written"
+sed -i '4s/ 15000$/ 15004/' "$WORK/dir.mtx"
+expect_error 3 "15004 entries declared but 15000 found" prepare --dataset "mtx:$WORK/dir.mtx" --shards 2x2 \
+  --out "$WORK/bad-count"
+[ -e "$WORK/bad-count" ] && fail "fewer Matrix Market entries than declared: a directory was written"
+gzip -c "$WORK/truncated.txt" >"$WORK/truncated.txt.gz"
+expect_error 3 "line 20042: malformed edge '17'" prepare --dataset "edges:$WORK/truncated.txt.gz" --shards 2x2 \
+  --out "$WORK/bad-gzip"
+[ -e "$WORK/bad-gzip" ] && fail "a gzip edge list's bad line: a directory was written"
+# METIS needs the whole graph: refused at P > 1, naming the alternatives.
+expect_error 2 "--partitioner metis needs the whole graph in one process" prepare --dataset "rmat:scale=9,features=4" \
+  --shards 2x2 --partitioner metis --parts 2 --out "$WORK/bad-metis"
 # A rank that cannot write (the destination is a file) ends the job with one line.
 touch "$WORK/a-file"
 expect_error 2 "cannot create directory" prepare --dataset "rmat:scale=9,features=4" --shards 2x2 \

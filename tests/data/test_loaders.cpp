@@ -17,6 +17,7 @@
 #include "common/core/error.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
+#include "common/data/line_reader.hpp"
 #include "common/data/npz.hpp"
 #include "common/data/pickle.hpp"
 #include "common/data/shards.hpp"
@@ -365,6 +366,62 @@ TEST_CASE("edges: SNAP edge lists, plain and gzip, 0- and 1-based, directed or s
   const Dataset one = load_dataset("edges:" + write_file("one.txt", "1 2\n2 3\n") + ",base=1");
   CHECK(one.nodes() == 3);
   CHECK(edges_of(one.adj) == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 0}, {1, 2}, {2, 1}});
+}
+
+TEST_CASE("text read in parts: byte ranges that tile a file, and a stream's line ranges, read every line once",
+          "[data][ranges]") {
+  // CRLF, blank lines, a last line without its newline
+  const std::string text = "%%MatrixMarket matrix coordinate real general\n% c\n4 4 5\n1 2 0.5\r\n\n2 3 1\n"
+                           "% mid\n3 1 2\n4 4 1\n3 4 7";
+  const std::string plain = write_file("parts.mtx", text), gz = write_gz("parts.mtx.gz", text);
+  std::vector<std::string> lines;
+  for_lines_in_bytes(plain, 0, static_cast<std::int64_t>(text.size()),
+                     [&](const std::string& line, std::int64_t) { lines.push_back(line); });
+  REQUIRE(lines.size() == 10);
+  CHECK(lines[3] == "1 2 0.5");
+  CHECK(lines[9] == "3 4 7");
+  const auto size = static_cast<std::int64_t>(text.size());
+  for (std::int64_t c1 = 0; c1 <= size; ++c1)
+    for (std::int64_t c2 = c1; c2 <= size; c2 += 7) {  // three ranges cut anywhere, empty ones too
+      std::vector<std::string> parts;
+      for (auto [b0, b1] : {std::pair{std::int64_t{0}, c1}, {c1, c2}, {c2, size}})
+        for_lines_in_bytes(plain, b0, b1, [&](const std::string& line, std::int64_t at) {
+          CHECK((at >= b0 && at < b1));
+          parts.push_back(line);
+        });
+      INFO("cut at " << c1 << " and " << c2);
+      REQUIRE(parts == lines);
+    }
+  LineStream stream(gz);
+  std::vector<std::string> streamed;
+  auto keep = [&](const std::string& line, std::int64_t) { streamed.push_back(line); };
+  for (auto [k0, k1] : {std::pair{0, 4}, {4, 5}, {5, 100}}) stream.read(k0, k1, keep);
+  CHECK(streamed == lines);
+  streamed.clear();
+  stream.read(2, 4, keep);  // an earlier line: the stream starts over
+  CHECK(streamed == std::vector<std::string>(lines.begin() + 2, lines.begin() + 4));
+  CHECK(LineStream::count(gz) == 10);
+
+  // Matrix Market's draws: ranges that tile its draws (bytes after the size line; lines of the gzip file) emit
+  // the entries read_matrix_market reads, the diagonal included; the total is checked against the size line.
+  using E = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  const E entries{{0, 1}, {1, 2}, {2, 0}, {3, 3}, {2, 3}};
+  for (const std::string& path : {plain, gz}) {
+    const EdgeDraws g = matrix_market_draws(parse_dataset_spec("mtx:" + path));
+    CHECK(g.n == 4);
+    CHECK(g.directed);
+    CHECK(g.undirected_if_symmetric);
+    CHECK(g.stream.empty() == (path == plain));
+    const std::int64_t draws = g.stream.empty() ? g.draws : LineStream::count(path);
+    for (std::int64_t cut = 0; cut <= draws; ++cut) {
+      E read;
+      for (auto [k0, k1] : {std::pair{std::int64_t{0}, cut}, {cut, draws}})
+        g.draw(k0, k1, [&](std::int64_t u, std::int64_t v) { read.emplace_back(u, v); });
+      REQUIRE(read == entries);
+    }
+    CHECK_NOTHROW(g.check_edges(5));
+    CHECK_THROWS_WITH(g.check_edges(4), Catch::Contains("5 entries declared but 4 found"));
+  }
 }
 
 TEST_CASE("edges: malformed lines and ids out of range name the line", "[data][edges][errors]") {

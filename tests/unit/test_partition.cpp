@@ -102,3 +102,39 @@ TEST_CASE("partition files round trip and are validated", "[partition]") {
   REQUIRE_THROWS_WITH(read_partition(path, 5, 4), Catch::Contains("part 3 is empty"));
   std::remove(path.c_str());
 }
+
+TEST_CASE("from row lengths alone, and summed over ranges of rows: what make_partition and evaluate_partition "
+          "compute from the whole graph", "[partition]") {
+  // prepare across ranks (partitioners/prepare_ranks.hpp) holds no whole graph: its layouts come from every
+  // vertex's row length, its quality from each rank's rows of the symmetrised structure.
+  const Dataset d = load_dataset("rmat:scale=10,edge-factor=8,features=4,classes=3,seed=2,directed=1");
+  const HostCsr at = transpose(d.adj);
+  const std::int64_t n = d.nodes();
+  std::vector<std::int64_t> length(static_cast<std::size_t>(n));
+  for (std::int64_t v = 0; v < n; ++v) length[v] = d.adj.rowptr[v + 1] - d.adj.rowptr[v];
+  for (const std::string method : {"block", "block-nnz", "random", "metis"}) {
+    INFO(method);
+    const Partition whole = make_partition(method, d.adj, 5, 3);
+    if (!partition_needs_graph(method)) CHECK(partition_by_lengths(method, length, 5, 3).part == whole.part);
+    const PartitionQuality q = evaluate_partition(d.adj, whole);
+    PartitionQuality sum;
+    sum.send.assign(5, 0), sum.recv.assign(5, 0), sum.size.assign(5, 0), sum.nnz.assign(5, 0);
+    const std::vector<std::int64_t> cuts{0, 100, 101, 101, 700, n};  // an empty range too
+    for (std::size_t r = 0; r + 1 < cuts.size(); ++r) {
+      const std::int64_t first = cuts[r], end = cuts[r + 1];
+      const HostCsr rows = union_rows(extract_rows(d.adj, first, end), extract_rows(at, first, end), first);
+      const PartitionQuality part =
+          quality_of_rows(rows, first, std::span<const std::int64_t>(length).subspan(first, end - first), whole);
+      sum.edge_cut += part.edge_cut, sum.total_volume += part.total_volume;
+      for (int k = 0; k < 5; ++k)
+        sum.send[k] += part.send[k], sum.recv[k] += part.recv[k], sum.size[k] += part.size[k],
+            sum.nnz[k] += part.nnz[k];
+    }
+    CHECK(sum.edge_cut == q.edge_cut);
+    CHECK(sum.total_volume == q.total_volume);
+    CHECK(sum.send == q.send);
+    CHECK(sum.recv == q.recv);
+    CHECK(sum.size == q.size);
+    CHECK(sum.nnz == q.nnz);
+  }
+}

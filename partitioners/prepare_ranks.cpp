@@ -499,8 +499,10 @@ std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
 }  // namespace
 
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
-  const std::string kind = parse_dataset_spec(spec).kind;
-  const bool splits = kind == "rmat" || kind == "edges" || kind == "mtx";
+  const DatasetSpec source = parse_dataset_spec(spec);
+  const std::string& kind = source.kind;
+  const bool splits = kind == "rmat" || kind == "sbm" || kind == "edges" || kind == "mtx" ||
+                      (kind == "ogb" && ogb_csv_form(source));
   const bool laid_out = plan.parts == 0 ? plan.partitioner == "block" || plan.partitioner == "random"
                                         : !partition_needs_graph(plan.partitioner);
   return splits && laid_out;
@@ -509,19 +511,53 @@ bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
 namespace {
 
 // A source prepared across ranks: its edges by ranges, its dataset's facts
-// (name, synthetic features, classes, seed). A stream's lines are counted
-// first (by rank 0), and an edge list without nodes=N is scanned, each rank
-// its draws, for its largest id and its edges.
+// (name, features, classes, seed), its labels and split where it gives them
+// per vertex (else degree buckets and the synthetic split), and its stored
+// features where it has them (written by one reader, streamed). A stream's
+// lines are counted first (by rank 0), and an edge list without nodes=N is
+// scanned, each rank its draws, for its largest id and its edges. OGB's
+// vertex data is read by rank 0 and broadcast (5 bytes a vertex).
 struct Source {
   EdgeDraws g;
   Dataset facts;
+  VertexLabels labels;
+  std::function<void(const std::string& path)> write_features;  // null: synthetic features
 };
+
+// OGB's csv form: rank 0 reads the vertex data (n, the features' width, labels, split), every rank gets it.
+Source ogb_source(Communicator& comm, const DatasetSpec& source, const std::string& spec) {
+  Source s{{}, ogb_vertex_facts(source), {}, [source](const std::string& path) { write_ogb_features(source, path); }};
+  Dataset read = s.facts;
+  read.spec = spec;
+  std::int64_t facts[3] = {0, 0, 0};  // n, features, classes
+  agreed(comm, [&] {
+    if (comm.rank() == 0) facts[0] = read_ogb_vertex_data(source, read), facts[1] = read.features, facts[2] = read.classes;
+  });
+  comm.broadcast(std::span<std::int64_t>(facts), 0, Category::bcast_dense);
+  const std::int64_t n = facts[0];
+  s.facts.features = facts[1], s.facts.classes = static_cast<int>(facts[2]);
+  auto labels = std::make_shared<std::vector<std::int32_t>>(std::move(read.labels));
+  auto split = std::make_shared<std::vector<std::uint8_t>>(std::move(read.split));
+  labels->resize(static_cast<std::size_t>(n)), split->resize(static_cast<std::size_t>(n));
+  comm.broadcast(std::span<std::int32_t>(*labels), 0, Category::bcast_dense);
+  comm.broadcast(std::span<std::uint8_t>(*split), 0, Category::bcast_dense);
+  s.labels = {[labels](std::int64_t v) { return (*labels)[v]; }, [split](std::int64_t v) { return (*split)[v]; }};
+  s.g = ogb_edge_draws(source, n);
+  return s;
+}
 
 Source source_of(Communicator& comm, const std::string& spec) {
   const DatasetSpec source = parse_dataset_spec(spec);
-  if (source.kind == "rmat") return {rmat_draws(source), rmat_vertex_facts(source)};
-  Source s = source.kind == "mtx" ? Source{matrix_market_draws(source), matrix_market_vertex_facts(source)}
-                                  : Source{edge_list_draws(source), edge_list_vertex_facts(source)};
+  Source s;
+  if (source.kind == "ogb") s = ogb_source(comm, source, spec);
+  else if (source.kind == "sbm") s = {sbm_draws(source), sbm_vertex_facts(source), sbm_vertex_labels(source), {}};
+  else if (source.kind == "rmat") s = {rmat_draws(source), rmat_vertex_facts(source), {}, {}};
+  else if (source.kind == "mtx") s = {matrix_market_draws(source), matrix_market_vertex_facts(source), {}, {}};
+  else s = {edge_list_draws(source), edge_list_vertex_facts(source), {}, {}};
+  if (!s.labels.split)
+    s.labels.split = [seed = s.facts.feature_seed](std::int64_t v) {
+      return random_split(v, kSyntheticTrain, kSyntheticVal, seed);
+    };
   auto count_lines = [&](EdgeDraws& g) {
     if (g.draws >= 0) return;
     agreed(comm, [&] { g.draws = comm.rank() == 0 ? LineStream::count(g.stream) : 0; });
@@ -599,13 +635,14 @@ ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, c
   const EdgeDraws& g = source.g;
   Dataset& facts = source.facts;
   facts.spec = spec;
+  const VertexLabels& given = source.labels;
   const std::int64_t n = g.n;
   GCNLAB_CHECK(K >= 1 && K <= n, "--shards {}x{}: cannot cut {} vertices into {} blocks", K, K, n, K);
   // The split is the vertices' alone: checked before any work, as is --out.
   std::array<std::int64_t, 4> split_counts{};
   const BlockRange some = block_range(n, comm.size(), comm.rank());
   for (std::int64_t v = some.first; v < some.end(); ++v)
-    ++split_counts[random_split(v, kSyntheticTrain, kSyntheticVal, facts.feature_seed)];
+    ++split_counts[given.split(v)];
   comm.allreduce(std::span<std::int64_t>(split_counts), ReduceOp::sum, Category::allreduce);
   GCNLAB_CHECK(split_counts[ew::kTrain] > 0, "dataset '{}' has no training vertices", spec);
   agreed(comm, [&] {
@@ -635,10 +672,14 @@ ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, c
 
   // 2. vertex data and facts
   const DatasetInfo info = info_of(comm, a, in, rows.first, n);
-  const std::vector<std::int32_t> labels = degree_bucket_labels(comm, a, n, facts.classes, info.degree_max);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(rows.count));
+  if (given.label)
+    for (std::int64_t i = 0; i < rows.count; ++i) labels[i] = given.label(rows.first + i);
+  else
+    labels = degree_bucket_labels(comm, a, n, facts.classes, info.degree_max);
   std::vector<std::uint8_t> split(static_cast<std::size_t>(rows.count));
   for (std::int64_t i = 0; i < rows.count; ++i)
-    split[i] = random_split(rows.first + i, kSyntheticTrain, kSyntheticVal, facts.feature_seed);
+    split[i] = given.split(rows.first + i);
   const std::string fingerprint = fingerprint_of(comm, facts, a, labels, split);
   std::vector<std::int64_t> out_degree(static_cast<std::size_t>(rows.count)), in_degree(out_degree.size());
   for (std::int64_t i = 0; i < rows.count; ++i) out_degree[i] = row_length(a, i), in_degree[i] = row_length(in, i);
@@ -656,6 +697,10 @@ ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, c
   write_by_ranges<std::int32_t>(comm, file("labels.bin"), labels, rows.first, n);
   write_by_ranges<std::uint8_t>(comm, file("split.bin"), split, rows.first, n);
   write_by_ranges<std::int64_t>(comm, file("degrees.bin"), in_degree, rows.first, n);
+  if (source.write_features)  // stored features, streamed by rank 0 (its checks passed when it read them first)
+    agreed(comm, [&] {
+      if (comm.rank() == 0) source.write_features(file("x.bin"));
+    });
   GraphLayout layout;
   layout.partitioner = plan.partitioner;
   layout.seed = plan.seed;

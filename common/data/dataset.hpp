@@ -147,6 +147,18 @@ struct EdgeDraws {
   // included), is that number. Null: nothing declared.
   std::function<void(std::int64_t read)> check_edges;
 };
+// The labels and split of a source that gives them vertex by vertex (SBM's:
+// functions of v; OGB's: its files). A null `label`: the graph's degree
+// buckets (add_synthetic_vertex_data).
+struct VertexLabels {
+  std::function<std::int32_t(std::int64_t v)> label;
+  std::function<std::uint8_t(std::int64_t v)> split;
+};
+// SBM's draws (generators.cpp), its dataset without arrays (name, classes,
+// synthetic features and their class signal), and its labels and split.
+EdgeDraws sbm_draws(const DatasetSpec& spec);
+Dataset sbm_vertex_facts(const DatasetSpec& spec);
+VertexLabels sbm_vertex_labels(const DatasetSpec& spec);
 // R-MAT's draws (generators.cpp) and its dataset without arrays: name,
 // features (synthetic), classes and seed; add_synthetic_vertex_data's labels
 // and split are derived from the graph.
@@ -165,6 +177,17 @@ EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n = -1);
 EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t k0, std::int64_t k1);  // draws [k0, k1)
 std::int64_t edge_list_nodes(const std::string& path, long long max_id, std::int64_t edges);
 Dataset edge_list_vertex_facts(const DatasetSpec& spec);
+// OGB's csv form (ogb:DIR, edge_list.cpp) in parts: its facts (name,
+// directed); the vertex data read by one reader (the features' width and
+// rows, checked but not kept; labels, classes and split, checked as
+// load_dataset checks them), returning n; the edge list drawn as edges:
+// draws; the features streamed into a binary file (x.bin's f32[n x f]).
+// ogb_csv_form: false for OGB's npz form (raw/data.npz).
+Dataset ogb_vertex_facts(const DatasetSpec& spec);
+bool ogb_csv_form(const DatasetSpec& spec);
+std::int64_t read_ogb_vertex_data(const DatasetSpec& spec, Dataset& d);
+EdgeDraws ogb_edge_draws(const DatasetSpec& spec, std::int64_t n);
+void write_ogb_features(const DatasetSpec& spec, const std::string& path);
 // A Matrix Market file (mtx:FILE, matrix_market.cpp) drawn alike: draw k is
 // the entry line that starts at byte k after the size line (line k of a gzip
 // file); entry (i, j) is the edge i - 1 -> j - 1.

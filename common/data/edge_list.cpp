@@ -34,7 +34,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 
+#include "common/core/atomic_file.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/line_reader.hpp"
 #include "common/data/spec_args.hpp"
@@ -149,46 +151,85 @@ std::string require_file(const std::string& dir, const std::string& file) {
   return path;
 }
 
-// OGB's csv.gz form: features first (they fix n, or num-node-list does), the graph, the labels.
-void read_ogb_csv(const std::string& dir, Dataset& d) {
-  {
-    LineReader in(require_file(dir, "raw/node-feat.csv.gz"));
-    std::string line;
-    while (in.next(line)) {
-      const char* p = line.c_str();
-      std::int64_t cols = 0;
-      while (*p) {
-        char* end = nullptr;
-        const float x = std::strtof(p, &end);
-        GCNLAB_CHECK(end != p && std::isfinite(x), "'{}' line {}: malformed feature value in column {}", in.path(),
-                     in.number(), cols + 1);
-        d.x.push_back(x);
-        ++cols;
-        p = end;
-        while (*p == ' ' || *p == '\t') ++p;
-        if (*p == ',') ++p;
-      }
-      if (d.features == 0) d.features = cols;
-      GCNLAB_CHECK(cols == d.features, "'{}' line {}: {} features, the first line has {}", in.path(), in.number(), cols,
-                   d.features);
+// Each row of OGB's node-feat.csv.gz, parsed and checked (finite values, the
+// first row's width), handed to fn(row); returns the width.
+std::int64_t for_feature_rows(const std::string& path, const std::function<void(std::span<const float>)>& fn) {
+  LineReader in(path);
+  std::string line;
+  std::vector<float> row;
+  std::int64_t width = 0;
+  while (in.next(line)) {
+    row.clear();
+    const char* p = line.c_str();
+    while (*p) {
+      char* end = nullptr;
+      const float x = std::strtof(p, &end);
+      GCNLAB_CHECK(end != p && std::isfinite(x), "'{}' line {}: malformed feature value in column {}", in.path(),
+                   in.number(), row.size() + 1);
+      row.push_back(x);
+      p = end;
+      while (*p == ' ' || *p == '\t') ++p;
+      if (*p == ',') ++p;
     }
+    const auto cols = static_cast<std::int64_t>(row.size());
+    if (width == 0) width = cols;
+    GCNLAB_CHECK(cols == width, "'{}' line {}: {} features, the first line has {}", in.path(), in.number(), cols,
+                 width);
+    fn(row);
   }
-  GCNLAB_CHECK(d.features > 0, "ogb: '{}/raw/node-feat.csv.gz' is empty", dir);
-  const std::int64_t n = static_cast<std::int64_t>(d.x.size()) / d.features;
+  return width;
+}
+
+// OGB's csv.gz form: the features' width and their rows' count, n (checked against num-node-list).
+std::int64_t ogb_csv_nodes(const std::string& dir, std::int64_t features, std::int64_t rows) {
+  GCNLAB_CHECK(features > 0, "ogb: '{}/raw/node-feat.csv.gz' is empty", dir);
   if (fs::exists(fs::path(dir) / "raw/num-node-list.csv.gz")) {
     const auto counts = read_column((fs::path(dir) / "raw/num-node-list.csv.gz").string(), false);
-    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "ogb: num-node-list.csv.gz says {} vertices, node-feat has {}",
-                 counts.empty() ? 0 : counts[0], n);
+    GCNLAB_CHECK(counts.size() == 1 && counts[0] == rows, "ogb: num-node-list.csv.gz says {} vertices, node-feat has {}",
+                 counts.empty() ? 0 : counts[0], rows);
   }
+  return rows;
+}
 
-  d.adj = read_adjacency(require_file(dir, "raw/edge.csv.gz"), 0, n, !d.directed);
-
+// OGB's labels (nan: -1) for n vertices; d.classes from them.
+void read_ogb_labels(const std::string& dir, std::int64_t n, Dataset& d) {
   const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
   GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
                labels.size(), n);
   d.labels.assign(labels.begin(), labels.end());
   d.classes = static_cast<int>(*std::max_element(labels.begin(), labels.end()) + 1);
+}
 
+// OGB's csv.gz form: features first (they fix n, or num-node-list does), the graph, the labels.
+void read_ogb_csv(const std::string& dir, Dataset& d) {
+  d.features = for_feature_rows(require_file(dir, "raw/node-feat.csv.gz"),
+                                [&](std::span<const float> row) { d.x.insert(d.x.end(), row.begin(), row.end()); });
+  const std::int64_t n =
+      ogb_csv_nodes(dir, d.features, d.features ? static_cast<std::int64_t>(d.x.size()) / d.features : 0);
+  d.adj = read_adjacency(require_file(dir, "raw/edge.csv.gz"), 0, n, !d.directed);
+  read_ogb_labels(dir, n, d);
+}
+
+// The split of OGB's split/NAME folder (the only one when NAME is empty) for n vertices.
+std::vector<std::uint8_t> read_ogb_split(const std::string& dir, std::string split, std::int64_t n) {
+  if (split.empty()) {
+    const fs::path root = fs::path(dir) / "split";
+    GCNLAB_CHECK(fs::is_directory(root), "ogb: '{}' is missing (expected split/NAME/train.csv.gz)", root.string());
+    for (const auto& e : fs::directory_iterator(root)) {
+      if (!e.is_directory()) continue;
+      GCNLAB_CHECK(split.empty(), "ogb: '{}' holds several splits; choose one with ogb:DIR,split=NAME", root.string());
+      split = e.path().filename().string();
+    }
+  }
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n), ew::kNone);
+  for (const auto& [file, kind] : {std::pair{"train", ew::kTrain}, {"valid", ew::kVal}, {"test", ew::kTest}}) {
+    const std::string path = require_file(dir, fmt::format("split/{}/{}.csv.gz", split, file));
+    for (std::int64_t v : read_column(path, false)) {
+      GCNLAB_CHECK(v >= 0 && v < n, "'{}': vertex {} is out of range [0, {})", path, v, n);
+      out[v] = kind;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -281,36 +322,67 @@ EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t k0, std::int64_t k
   return read_edge_draws(s.path, stream.get(), k0, k1, s.base, s.nodes, [](std::int64_t, std::int64_t) {});
 }
 
-Dataset read_ogb(const DatasetSpec& spec) {
+namespace {
+
+struct OgbSpec {
+  std::string dir, split;
+  bool directed;
+};
+
+OgbSpec ogb_spec(const DatasetSpec& spec) {
   const SpecArgs a(spec, {"split", "directed"});
-  const std::string dir = a.str("path");
-  GCNLAB_CHECK(fs::is_directory(dir), "ogb: '{}' is not a directory", dir);
-  Dataset d;
-  d.name = base_name(dir);
-  d.directed = a.integer("directed", 0) != 0;
+  OgbSpec s{a.str("path"), a.has("split") ? a.str("split") : "", a.integer("directed", 0) != 0};
+  GCNLAB_CHECK(fs::is_directory(s.dir), "ogb: '{}' is not a directory", s.dir);
+  return s;
+}
 
-  if (!read_ogb_npz(dir, d)) read_ogb_csv(dir, d);
-  const std::int64_t n = d.nodes();
+}  // namespace
 
-  std::string split = a.has("split") ? a.str("split") : "";
-  if (split.empty()) {
-    const fs::path root = fs::path(dir) / "split";
-    GCNLAB_CHECK(fs::is_directory(root), "ogb: '{}' is missing (expected split/NAME/train.csv.gz)", root.string());
-    for (const auto& e : fs::directory_iterator(root)) {
-      if (!e.is_directory()) continue;
-      GCNLAB_CHECK(split.empty(), "ogb: '{}' holds several splits; choose one with ogb:DIR,split=NAME", root.string());
-      split = e.path().filename().string();
-    }
-  }
-  d.split.assign(n, ew::kNone);
-  for (const auto& [file, kind] : {std::pair{"train", ew::kTrain}, {"valid", ew::kVal}, {"test", ew::kTest}}) {
-    const std::string path = require_file(dir, fmt::format("split/{}/{}.csv.gz", split, file));
-    for (std::int64_t v : read_column(path, false)) {
-      GCNLAB_CHECK(v >= 0 && v < n, "'{}': vertex {} is out of range [0, {})", path, v, n);
-      d.split[v] = kind;
-    }
-  }
+Dataset read_ogb(const DatasetSpec& spec) {
+  Dataset d = ogb_vertex_facts(spec);
+  const OgbSpec s = ogb_spec(spec);
+  if (!read_ogb_npz(s.dir, d)) read_ogb_csv(s.dir, d);
+  d.split = read_ogb_split(s.dir, s.split, d.nodes());
   return d;
+}
+
+Dataset ogb_vertex_facts(const DatasetSpec& spec) {
+  const OgbSpec s = ogb_spec(spec);
+  Dataset d;
+  d.name = base_name(s.dir);
+  d.directed = s.directed;
+  return d;
+}
+
+bool ogb_csv_form(const DatasetSpec& spec) { return !fs::exists(fs::path(ogb_spec(spec).dir) / "raw/data.npz"); }
+
+std::int64_t read_ogb_vertex_data(const DatasetSpec& spec, Dataset& d) {
+  const OgbSpec s = ogb_spec(spec);
+  std::int64_t rows = 0;
+  d.features = for_feature_rows(require_file(s.dir, "raw/node-feat.csv.gz"), [&](std::span<const float>) { ++rows; });
+  const std::int64_t n = ogb_csv_nodes(s.dir, d.features, rows);
+  read_ogb_labels(s.dir, n, d);
+  d.split = read_ogb_split(s.dir, s.split, n);
+  for (std::int64_t v = 0; v < n; ++v)
+    GCNLAB_CHECK(d.labels[v] >= 0 || d.split[v] == ew::kNone,
+                 "dataset '{}': vertex {} is in a train/val/test split but has no label", d.spec, v);
+  return n;
+}
+
+EdgeDraws ogb_edge_draws(const DatasetSpec& spec, std::int64_t n) {
+  const OgbSpec s = ogb_spec(spec);
+  return edge_list_draws({"edges",
+                          {{"path", require_file(s.dir, "raw/edge.csv.gz")},
+                           {"nodes", std::to_string(n)},
+                           {"directed", s.directed ? "1" : "0"}}});
+}
+
+void write_ogb_features(const DatasetSpec& spec, const std::string& path) {
+  AtomicFile file(path);
+  for_feature_rows(require_file(ogb_spec(spec).dir, "raw/node-feat.csv.gz"), [&](std::span<const float> row) {
+    file.stream().write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size_bytes()));
+  });
+  file.commit();
 }
 
 }  // namespace gcnlab

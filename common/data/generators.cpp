@@ -2,6 +2,7 @@
 // Graph500's R-MAT. Both are pure functions of their parameters and seed.
 
 #include <algorithm>
+#include <memory>
 
 #include "common/core/rng.hpp"
 #include "common/data/dataset.hpp"
@@ -58,6 +59,10 @@ RmatSpec rmat_spec(const DatasetSpec& spec) {
   return s;
 }
 
+std::int32_t sbm_label(std::uint64_t seed, int classes, std::int64_t v) {
+  return static_cast<std::int32_t>(rng::key(seed, rng::stream(rng::Stream::labels), v, 0) % classes);
+}
+
 }  // namespace
 
 DatasetFacts sbm_facts(const DatasetSpec& spec) {
@@ -75,45 +80,61 @@ DatasetFacts rmat_facts(const DatasetSpec& spec) {
 // edge stays inside the class with probability `intra`, else goes to a
 // uniformly random vertex. Features are uniform noise plus a +-signal pattern
 // per class, so structure *and* features carry the label.
-Dataset generate_sbm(const DatasetSpec& spec) {
+// Draw k is edge k % per_vertex of vertex k / per_vertex, a pure function of
+// (seed, k) and the classes' member lists (8 bytes a vertex, built by whoever
+// draws), so any range of draws is drawn alone.
+EdgeDraws sbm_draws(const DatasetSpec& spec) {
   const SbmSpec s = sbm_spec(spec);
   const std::int64_t n = s.n;
-  const int k = s.k;
-  const std::uint64_t seed = s.seed;
-  const double intra = s.intra;
-  const bool directed = s.directed;
+  auto members = std::make_shared<std::vector<std::vector<std::int64_t>>>(s.k);
+  for (std::int64_t v = 0; v < n; ++v) (*members)[sbm_label(s.seed, s.k, v)].push_back(v);
+  // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
+  const std::int64_t per_vertex = s.directed ? s.degree : std::max<std::int64_t>(s.degree / 2, s.degree > 0);
+  EdgeDraws g;
+  g.n = n;
+  g.draws = n * per_vertex;
+  g.directed = s.directed;
+  g.draw = [=, seed = s.seed, k = s.k, intra = s.intra, edges = rng::stream(rng::Stream::graph)](
+               std::int64_t k0, std::int64_t k1, const EdgeEmit& emit) {
+    for (std::int64_t draw = k0; draw < k1; ++draw) {
+      const std::int64_t u = draw / per_vertex, e = draw % per_vertex;
+      const double r = rng::uniform_double(seed, edges, u, 2 * e);
+      const std::uint64_t pick = rng::key(seed, edges, u, 2 * e + 1);
+      const auto& same = (*members)[sbm_label(seed, k, u)];
+      emit(u, r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n));
+    }
+  };
+  return g;
+}
 
+Dataset sbm_vertex_facts(const DatasetSpec& spec) {
+  const SbmSpec s = sbm_spec(spec);
   Dataset d;
   d.name = "sbm";
-  d.directed = directed;
-  d.classes = k;
-  d.labels.resize(n);
-  std::vector<std::vector<std::int64_t>> members(k);
-  for (std::int64_t v = 0; v < n; ++v) {
-    d.labels[v] = static_cast<std::int32_t>(rng::key(seed, rng::stream(rng::Stream::labels), v, 0) % k);
-    members[d.labels[v]].push_back(v);
-  }
-  // Directed graphs draw D edges per vertex (out-degree D), undirected D/2 (degree ~D).
-  const std::int64_t per_vertex = directed ? s.degree : std::max<std::int64_t>(s.degree / 2, s.degree > 0);
-  // Edges are drawn again on each pass of csr_from_edge_passes (never held as a list).
-  const std::uint64_t edges = rng::stream(rng::Stream::graph);
-  d.adj = csr_from_edge_passes(
-      n,
-      [&](const EdgeEmit& emit) {
-        for (std::int64_t u = 0; u < n; ++u)
-          for (std::int64_t e = 0; e < per_vertex; ++e) {
-            const double r = rng::uniform_double(seed, edges, u, 2 * e);
-            const std::uint64_t pick = rng::key(seed, edges, u, 2 * e + 1);
-            const auto& same = members[d.labels[u]];
-            emit(u, r < intra ? same[pick % same.size()] : static_cast<std::int64_t>(pick % n));
-          }
-      },
-      !directed);
+  d.directed = s.directed;
+  d.classes = s.k;
   d.features = s.f;
   d.synthetic_features = true;
-  d.feature_seed = seed;
+  d.feature_seed = s.seed;
   d.class_signal = static_cast<float>(s.signal);
-  assign_random_split(d, s.train, s.val, seed);
+  return d;
+}
+
+VertexLabels sbm_vertex_labels(const DatasetSpec& spec) {
+  const SbmSpec s = sbm_spec(spec);
+  return {[seed = s.seed, k = s.k](std::int64_t v) { return sbm_label(seed, k, v); },
+          [s](std::int64_t v) { return random_split(v, s.train, s.val, s.seed); }};
+}
+
+Dataset generate_sbm(const DatasetSpec& spec) {
+  const SbmSpec s = sbm_spec(spec);
+  const EdgeDraws g = sbm_draws(spec);
+  Dataset d = sbm_vertex_facts(spec);
+  d.labels.resize(s.n);
+  for (std::int64_t v = 0; v < s.n; ++v) d.labels[v] = sbm_label(s.seed, s.k, v);
+  // Edges are drawn again on each pass of csr_from_edge_passes (never held as a list).
+  d.adj = csr_from_edge_passes(g.n, [&](const EdgeEmit& emit) { g.draw(0, g.draws, emit); }, !s.directed);
+  assign_random_split(d, s.train, s.val, s.seed);
   return d;
 }
 

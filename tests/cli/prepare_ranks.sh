@@ -5,9 +5,9 @@
 # count given (default 2 3 4; the sweep label adds 8). R-MAT undirected and
 # directed, K that no P divides, K = 1 (ranks without a row block), rounds of
 # a few draws (many exchange rounds, and ranks with none left to draw).
-# A text edge list (byte ranges) and Matrix Market files likewise, gzip files
-# streamed by rank 0, partitioned layouts (--parts K; PT-Scotch against its
-# own partition as a file). Then bad input at P > 1: one error line, a
+# A text edge list (byte ranges), Matrix Market files, SBM and an OGB
+# directory likewise, gzip files streamed by rank 0, partitioned layouts
+# (--parts K; PT-Scotch against its own partition as a file). Then bad input at P > 1: one error line, a
 # non-zero exit, no directory.
 source "$(dirname "$0")/lib.sh"
 RANKS=${*:-2 3 4}
@@ -118,6 +118,34 @@ check mtx-directed "mtx:$WORK/dir.mtx,features=8" 5 1500 --partitioner block-nnz
 check mtx-gzip "mtx:$WORK/dir.mtx.gz,features=8" 3 2000
 check edges-gzip "edges:$WORK/el.txt.gz,features=8" 4 3000 --partitioner random --permutation double-balanced
 
+# SBM: its draws need the classes' member lists (built on every rank); its labels and split are given per vertex.
+check sbm "sbm:nodes=3000,classes=5,avg-degree=10,features=8,seed=4" 4 700 --partitioner random --permutation double
+check sbm-directed "sbm:nodes=2000,avg-degree=7,directed=1,intra=0.5,train=0.3" 3 500 --partitioner block-nnz \
+  --parts 3
+
+# An OGB directory (csv.gz form): vertex data read by rank 0 and broadcast, the edge list streamed, the stored
+# features streamed into x.bin; labels with nan, num-node-list.
+"$PYTHON" - "$WORK/ogb" <<'PY'
+import gzip, os, random, sys
+random.seed(7)
+d, n = sys.argv[1], 1500
+os.makedirs(f"{d}/raw"), os.makedirs(f"{d}/split/time")
+def write(path, text):
+    with gzip.open(f"{d}/{path}", "wt") as f:
+        f.write(text)
+write("raw/edge.csv.gz", "".join(f"{random.randrange(n)},{random.randrange(n)}\n" for _ in range(9000)))
+write("raw/node-feat.csv.gz", "".join(",".join(f"{random.uniform(-1, 1):.4f}" for _ in range(6)) + "\n" for _ in range(n)))
+labels = [random.randrange(7) if v % 11 else None for v in range(n)]
+write("raw/node-label.csv.gz", "".join(("nan" if y is None else str(y)) + "\n" for y in labels))
+write("raw/num-node-list.csv.gz", f"{n}\n")
+labeled = [v for v in range(n) if labels[v] is not None]
+random.shuffle(labeled)
+for name, part in [("train", labeled[:600]), ("valid", labeled[600:800]), ("test", labeled[800:1000])]:
+    write(f"split/time/{name}.csv.gz", "".join(f"{v}\n" for v in part))
+PY
+check ogb "ogb:$WORK/ogb" 4 1000
+check ogb-directed "ogb:$WORK/ogb,directed=1" 3 2000 --partitioner random --permutation double
+
 # PT-Scotch lays the graph out on the ranks' rows (its partition depends on P, so it is not compared with one
 # process): the directory is the one a single process writes from the same partition given as a file, but for
 # the partitioner's name; and that file, with a permutation on top, is prepared across ranks as by one process.
@@ -177,6 +205,19 @@ gzip -c "$WORK/truncated.txt" >"$WORK/truncated.txt.gz"
 expect_error 3 "line 20042: malformed edge '17'" prepare --dataset "edges:$WORK/truncated.txt.gz" --shards 2x2 \
   --out "$WORK/bad-gzip"
 [ -e "$WORK/bad-gzip" ] && fail "a gzip edge list's bad line: a directory was written"
+# OGB: an edge out of range (its streamed edge list), a malformed feature, a split vertex without a label.
+cp -r "$WORK/ogb" "$WORK/ogb-edge" && (zcat "$WORK/ogb/raw/edge.csv.gz"; echo "3,1500") | gzip >"$WORK/ogb-edge/raw/edge.csv.gz"
+expect_error 3 "line 9001: vertex id 1500 is out of range (1500 vertices" prepare --dataset "ogb:$WORK/ogb-edge" \
+  --shards 2x2 --out "$WORK/bad-ogb-edge"
+cp -r "$WORK/ogb" "$WORK/ogb-feat" && (zcat "$WORK/ogb/raw/node-feat.csv.gz" | sed '700s/,/,x/') | gzip \
+  >"$WORK/ogb-feat/raw/node-feat.csv.gz"
+expect_error 3 "line 700: malformed feature value in column 2" prepare --dataset "ogb:$WORK/ogb-feat" --shards 2x2 \
+  --out "$WORK/bad-ogb-feat"
+cp -r "$WORK/ogb" "$WORK/ogb-label" && (zcat "$WORK/ogb/raw/node-label.csv.gz" | sed '1s/.*/nan/') | gzip \
+  >"$WORK/ogb-label/raw/node-label.csv.gz" && echo 0 | gzip >"$WORK/ogb-label/split/time/valid.csv.gz"
+expect_error 3 "vertex 0 is in a train/val/test split but has no label" prepare --dataset "ogb:$WORK/ogb-label" \
+  --shards 2x2 --out "$WORK/bad-ogb-label"
+for d in bad-ogb-edge bad-ogb-feat bad-ogb-label; do [ -e "$WORK/$d" ] && fail "$d: a directory was written"; done
 # METIS needs the whole graph: refused at P > 1, naming the alternatives.
 expect_error 2 "--partitioner metis needs the whole graph in one process" prepare --dataset "rmat:scale=9,features=4" \
   --shards 2x2 --partitioner metis --parts 2 --out "$WORK/bad-metis"

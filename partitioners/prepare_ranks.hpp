@@ -34,12 +34,17 @@
 // of Aᵀ when directed), one round of entries, and while a version other than
 // the block layout's is written, its rows of that version too.
 //
-// So far: R-MAT and uncompressed edge lists (read by byte ranges: a line
-// belongs to the range its first byte is in), --partitioner block or random (no
-// --parts), any --permutation. Other sources and partitioners are prepared by
-// one process. Bad input found by one rank (a line of its byte range) is
-// agreed on: every rank throws the lowest failing rank's message, and the
-// directory is made only after the input was read.
+// Sources: R-MAT and SBM (draws by index), edge lists and Matrix Market files
+// (by byte ranges: a line belongs to the range its first byte is in; a gzip
+// file is one stream, read by rank 0 in rounds), OGB's csv form (its vertex
+// data read by rank 0 and broadcast, its features streamed into x.bin).
+// Layouts: --partitioner block or random, or with --parts K any partitioner
+// that needs only the row lengths (partition_by_lengths) or PT-Scotch on the
+// ranks' rows; any --permutation. Other sources are prepared by one process;
+// METIS is refused at P > 1 (apps/gcnlab/prepare.cpp). Bad input found by
+// one rank (a line of its byte range) is agreed on: every rank throws the
+// lowest failing rank's message, and the directory is made only after the
+// input was read.
 
 #include <cstdint>
 #include <string>

@@ -123,7 +123,7 @@ BlockRange draws_of(const EdgeDraws& g, int P, int rank) {
 // stream, read in order); fn(block, u, v) for each edge.
 void draw_in_blocks(const EdgeDraws& g, std::int64_t k0, std::int64_t k1, std::int64_t parts,
                     const std::function<void(std::int64_t, std::int64_t, std::int64_t)>& fn) {
-  if (!g.stream.empty()) parts = 1;
+  if (!g.stream.empty() || g.serial) parts = 1;
   parallel_blocks(parts, [&](std::int64_t t) {
     const BlockRange part = block_range(k1 - k0, static_cast<int>(parts), static_cast<int>(t));
     g.draw(k0 + part.first, k0 + part.end(), [&](std::int64_t u, std::int64_t v) { fn(t, u, v); });
@@ -501,8 +501,7 @@ std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
 bool prepares_across_ranks(const std::string& spec, const VertexPlan& plan) {
   const DatasetSpec source = parse_dataset_spec(spec);
   const std::string& kind = source.kind;
-  const bool splits = kind == "rmat" || kind == "sbm" || kind == "edges" || kind == "mtx" ||
-                      (kind == "ogb" && ogb_csv_form(source));
+  const bool splits = kind == "rmat" || kind == "sbm" || kind == "edges" || kind == "mtx" || kind == "ogb";
   const bool laid_out = plan.parts == 0 ? plan.partitioner == "block" || plan.partitioner == "random"
                                         : !partition_needs_graph(plan.partitioner);
   return splits && laid_out;

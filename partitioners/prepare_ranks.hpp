@@ -36,8 +36,10 @@
 //
 // Sources: R-MAT and SBM (draws by index), edge lists and Matrix Market files
 // (by byte ranges: a line belongs to the range its first byte is in; a gzip
-// file is one stream, read by rank 0 in rounds), OGB's csv form (its vertex
-// data read by rank 0 and broadcast, its features streamed into x.bin).
+// file is one stream, read by rank 0 in rounds), OGB directories (its vertex
+// data read by rank 0 and broadcast, its features streamed into x.bin; the
+// npz form's edge_index by element ranges when stored, by rank 0 when
+// deflated).
 // Layouts: --partitioner block or random, or with --parts K any partitioner
 // that needs only the row lengths (partition_by_lengths) or PT-Scotch on the
 // ranks' rows; any --permutation. Other sources are prepared by one process;

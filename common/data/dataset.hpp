@@ -137,10 +137,12 @@ struct EdgeDraws {
   // Matrix Market's 'general' files: directed unless their structure is
   // symmetric (then undirected, as read_matrix_market makes them).
   bool undirected_if_symmetric = false;
-  // Non-empty: a file read as one stream (gzip), so that its draws, its lines,
-  // are read in order by one reader on one thread; `draws` < 0 until they
-  // are counted (LineStream::count).
+  // Non-empty: a file read as one stream (gzip, a deflated npz member), so
+  // that its draws are read in order by one reader on one thread of rank 0;
+  // `draws` < 0 until they are counted (a text file's lines, LineStream::count).
   std::string stream;
+  // Read by one thread on each rank (a reader kept between calls: a stored npz member).
+  bool serial = false;
   std::function<void(std::int64_t k0, std::int64_t k1, const EdgeEmit& emit)> draw;
   // Where the source declares how many edges it holds (Matrix Market's size
   // line): throws unless `read`, the edges of all draws (self-loops
@@ -177,17 +179,21 @@ EdgeDraws edge_list_draws(const DatasetSpec& spec, std::int64_t n = -1);
 EdgeScan edge_list_scan(const DatasetSpec& spec, std::int64_t k0, std::int64_t k1);  // draws [k0, k1)
 std::int64_t edge_list_nodes(const std::string& path, long long max_id, std::int64_t edges);
 Dataset edge_list_vertex_facts(const DatasetSpec& spec);
-// OGB's csv form (ogb:DIR, edge_list.cpp) in parts: its facts (name,
+// An OGB directory (ogb:DIR, edge_list.cpp) in parts: its facts (name,
 // directed); the vertex data read by one reader (the features' width and
 // rows, checked but not kept; labels, classes and split, checked as
-// load_dataset checks them), returning n; the edge list drawn as edges:
-// draws; the features streamed into a binary file (x.bin's f32[n x f]).
-// ogb_csv_form: false for OGB's npz form (raw/data.npz).
+// load_dataset checks them), returning n; its edges drawn (the csv form's
+// edge list as edges: draws; the npz form's edge_index by element ranges
+// when stored, inflated in order by one reader when deflated); the features
+// streamed into a binary file (x.bin's f32[n x f]). The npz form's parts are
+// in npz_datasets.cpp.
 Dataset ogb_vertex_facts(const DatasetSpec& spec);
-bool ogb_csv_form(const DatasetSpec& spec);
 std::int64_t read_ogb_vertex_data(const DatasetSpec& spec, Dataset& d);
 EdgeDraws ogb_edge_draws(const DatasetSpec& spec, std::int64_t n);
 void write_ogb_features(const DatasetSpec& spec, const std::string& path);
+std::int64_t read_ogb_npz_vertex_data(const std::string& dir, Dataset& d);
+EdgeDraws ogb_npz_edge_draws(const std::string& dir, std::int64_t n, bool directed);
+void write_ogb_npz_features(const std::string& dir, const std::string& path);
 // A Matrix Market file (mtx:FILE, matrix_market.cpp) drawn alike: draw k is
 // the entry line that starts at byte k after the size line (line k of a gzip
 // file); entry (i, j) is the edge i - 1 -> j - 1.

@@ -354,14 +354,23 @@ Dataset ogb_vertex_facts(const DatasetSpec& spec) {
   return d;
 }
 
-bool ogb_csv_form(const DatasetSpec& spec) { return !fs::exists(fs::path(ogb_spec(spec).dir) / "raw/data.npz"); }
+namespace {
+
+bool npz_form(const OgbSpec& s) { return fs::exists(fs::path(s.dir) / "raw/data.npz"); }
+
+}  // namespace
 
 std::int64_t read_ogb_vertex_data(const DatasetSpec& spec, Dataset& d) {
   const OgbSpec s = ogb_spec(spec);
-  std::int64_t rows = 0;
-  d.features = for_feature_rows(require_file(s.dir, "raw/node-feat.csv.gz"), [&](std::span<const float>) { ++rows; });
-  const std::int64_t n = ogb_csv_nodes(s.dir, d.features, rows);
-  read_ogb_labels(s.dir, n, d);
+  std::int64_t n = 0;
+  if (npz_form(s)) {
+    n = read_ogb_npz_vertex_data(s.dir, d);
+  } else {
+    std::int64_t rows = 0;
+    d.features = for_feature_rows(require_file(s.dir, "raw/node-feat.csv.gz"), [&](std::span<const float>) { ++rows; });
+    n = ogb_csv_nodes(s.dir, d.features, rows);
+    read_ogb_labels(s.dir, n, d);
+  }
   d.split = read_ogb_split(s.dir, s.split, n);
   for (std::int64_t v = 0; v < n; ++v)
     GCNLAB_CHECK(d.labels[v] >= 0 || d.split[v] == ew::kNone,
@@ -371,6 +380,7 @@ std::int64_t read_ogb_vertex_data(const DatasetSpec& spec, Dataset& d) {
 
 EdgeDraws ogb_edge_draws(const DatasetSpec& spec, std::int64_t n) {
   const OgbSpec s = ogb_spec(spec);
+  if (npz_form(s)) return ogb_npz_edge_draws(s.dir, n, s.directed);
   return edge_list_draws({"edges",
                           {{"path", require_file(s.dir, "raw/edge.csv.gz")},
                            {"nodes", std::to_string(n)},
@@ -378,6 +388,7 @@ EdgeDraws ogb_edge_draws(const DatasetSpec& spec, std::int64_t n) {
 }
 
 void write_ogb_features(const DatasetSpec& spec, const std::string& path) {
+  if (npz_form(ogb_spec(spec))) return write_ogb_npz_features(ogb_spec(spec).dir, path);
   AtomicFile file(path);
   for_feature_rows(require_file(ogb_spec(spec).dir, "raw/node-feat.csv.gz"), [&](std::span<const float> row) {
     file.stream().write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size_bytes()));

@@ -293,4 +293,84 @@ std::string NpzArchive::read_bytes(const std::string& name) const {
   return s;
 }
 
+NpyCursor::NpyCursor(const NpzArchive& archive, const std::string& name)
+    : archive_(archive), name_(name), where_(fmt::format("'{}' member '{}'", archive.path(), name)),
+      index_(archive.index(name)) {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  GCNLAB_CHECK(zip_stat_index(archive_.archive_.get(), index_, 0, &st) == 0 && (st.valid & ZIP_STAT_COMP_METHOD),
+               "{}: no recorded compression ({})", where_, zip_strerror(archive_.archive_.get()));
+  stored_ = st.comp_method == ZIP_CM_STORE;
+  open();
+  std::string head;
+  std::size_t len = 0;
+  while (len == 0) {
+    char buf[256];
+    const zip_int64_t n = zip_fread(file_, buf, sizeof buf);
+    GCNLAB_CHECK(n > 0, "{}: the .npy header is cut off", where_);
+    head.append(buf, static_cast<std::size_t>(n));
+    at_ += static_cast<std::uint64_t>(n);
+    len = parse_header(head, header_, where_);
+  }
+  const Dtype t = parse_descr(header_.descr, where_);
+  GCNLAB_CHECK(t.kind != 'S', "{}: holds bytes ({}), not numbers", where_, header_.descr);
+  kind_ = t.kind, size_ = t.size, data_ = len;
+  const std::uint64_t size = archive_.inflated_size(name), data_bytes = size - std::min<std::uint64_t>(size, len);
+  GCNLAB_CHECK(static_cast<std::uint64_t>(header_.count()) <= data_bytes / static_cast<std::uint64_t>(size_),
+               "{}: its shape needs {} elements of {} bytes, the member holds {} bytes", where_, header_.count(), size_,
+               data_bytes);
+}
+
+NpyCursor::~NpyCursor() {
+  if (file_) zip_fclose(file_);
+}
+
+void NpyCursor::open() {
+  if (file_) zip_fclose(file_);
+  file_ = zip_fopen_index(archive_.archive_.get(), index_, 0);
+  GCNLAB_CHECK(file_, "{} cannot be read ({})", where_, zip_strerror(archive_.archive_.get()));
+  at_ = 0;
+}
+
+void NpyCursor::seek(std::uint64_t byte) {
+  if (byte == at_) return;
+  if (stored_) {
+    GCNLAB_CHECK(zip_fseek(file_, static_cast<zip_int64_t>(byte), SEEK_SET) == 0, "{}: cannot seek ({})", where_,
+                 zip_file_strerror(file_));
+    at_ = byte;
+    return;
+  }
+  if (byte < at_) open();
+  std::vector<char> skip(std::min<std::uint64_t>(kChunk, byte - at_));
+  while (at_ < byte) fill(skip.data(), static_cast<std::size_t>(std::min<std::uint64_t>(skip.size(), byte - at_)));
+}
+
+void NpyCursor::fill(char* out, std::size_t bytes) {
+  for (std::size_t done = 0; done < bytes;) {
+    const zip_int64_t n = zip_fread(file_, out + done, bytes - done);
+    // libzip reports a bad deflate stream, a short member and a CRC-32 mismatch here
+    GCNLAB_CHECK(n >= 0, "{} is damaged ({})", where_, zip_file_strerror(file_));
+    GCNLAB_CHECK(n > 0, "{}: holds fewer elements than its shape says", where_);
+    done += static_cast<std::size_t>(n), at_ += static_cast<std::uint64_t>(n);
+  }
+}
+
+template <class T>
+void NpyCursor::read(std::int64_t k, std::span<T> out) {
+  GCNLAB_ASSERT(k >= 0 && k + static_cast<std::int64_t>(out.size()) <= header_.count());
+  const Dtype t{static_cast<char>(kind_), size_};
+  seek(data_ + static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(size_));
+  constexpr std::size_t kElements = 1 << 16;
+  for (std::size_t first = 0; first < out.size(); first += kElements) {
+    const std::size_t count = std::min(kElements, out.size() - first);
+    bytes_.resize(count * static_cast<std::size_t>(size_));
+    fill(bytes_.data(), bytes_.size());
+    for (std::size_t e = 0; e < count; ++e) out[first + e] = element<T>(bytes_.data() + e * size_, t);
+  }
+}
+
+template void NpyCursor::read<float>(std::int64_t, std::span<float>);
+template void NpyCursor::read<double>(std::int64_t, std::span<double>);
+template void NpyCursor::read<std::int64_t>(std::int64_t, std::span<std::int64_t>);
+
 }  // namespace gcnlab

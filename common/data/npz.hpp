@@ -11,10 +11,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-struct zip;  // libzip's archive handle (zip.h stays out of this header)
+struct zip;       // libzip's archive handle (zip.h stays out of this header)
+struct zip_file;  // and a member opened for reading
 
 namespace gcnlab {
 
@@ -26,6 +28,8 @@ struct NpyHeader {
   std::vector<std::int64_t> shape;
   std::int64_t count() const;  // elements
 };
+
+class NpyCursor;
 
 class NpzArchive {
  public:
@@ -57,6 +61,41 @@ class NpzArchive {
   };
   std::unique_ptr<::zip, Discard> archive_;
   std::map<std::string, std::uint64_t> members_;  // name (without .npy) -> libzip's index
+  friend class NpyCursor;
+};
+
+// One numeric member read element by element from any element on, for
+// readers that hold a part of it (prepare across ranks): a stored member is
+// read from the element's offset (libzip seeks in it), a deflated one is
+// inflated from its start, and asked for an earlier element it starts over;
+// reads in increasing order inflate it once. Elements in the file's order
+// (Fortran order when header().fortran). For one thread; the archive must
+// outlive it.
+class NpyCursor {
+ public:
+  NpyCursor(const NpzArchive& archive, const std::string& name);
+  ~NpyCursor();
+  NpyCursor(const NpyCursor&) = delete;
+  NpyCursor& operator=(const NpyCursor&) = delete;
+  const NpyHeader& header() const { return header_; }
+  bool stored() const { return stored_; }  // seekable
+  // Elements [k, k + out.size()) converted to T (float, double, std::int64_t).
+  template <class T>
+  void read(std::int64_t k, std::span<T> out);
+
+ private:
+  void open();
+  void seek(std::uint64_t byte);  // to a byte of the member's .npy
+  void fill(char* out, std::size_t bytes);
+
+  const NpzArchive& archive_;
+  std::string name_, where_;
+  std::uint64_t index_ = 0, data_ = 0, at_ = 0;  // libzip's index; the first element's byte; the next byte read
+  NpyHeader header_;
+  int kind_ = 0, size_ = 0;  // the dtype's kind and size
+  bool stored_ = false;
+  ::zip_file* file_ = nullptr;
+  std::vector<char> bytes_;
 };
 
 }  // namespace gcnlab

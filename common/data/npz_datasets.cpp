@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <span>
 
+#include "common/core/atomic_file.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/npz.hpp"
 #include "common/data/spec_args.hpp"
@@ -141,6 +144,94 @@ bool read_ogb_npz(const std::string& dir, Dataset& d) {
   const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
   set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
   return true;
+}
+
+// OGB's npz form in parts. node_feat is read in blocks of rows, C order only
+// (a Fortran-order matrix has no contiguous rows).
+namespace {
+
+// Rows [r0, r0 + count) of the C-order features, checked finite, handed to fn.
+void for_feature_blocks(const NpzArchive& data, const std::function<void(std::span<const float>)>& fn) {
+  NpyCursor x(data, "node_feat");
+  const std::int64_t rows = matrix_shape(data, "node_feat")[0], f = matrix_shape(data, "node_feat")[1];
+  GCNLAB_CHECK(!x.header().fortran || x.header().shape.size() < 2,
+               "{} member 'node_feat' is in Fortran order: prepare it in one process", data.path());
+  const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 20) / std::max<std::int64_t>(f, 1));
+  std::vector<float> buf;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += block) {
+    buf.resize(static_cast<std::size_t>(std::min(block, rows - r0) * f));
+    x.read<float>(r0 * f, buf);
+    for (std::size_t k = 0; k < buf.size(); ++k)
+      GCNLAB_CHECK(std::isfinite(buf[k]), "'{}' member 'node_feat': feature ({}, {}) is not finite", data.path(),
+                   r0 + static_cast<std::int64_t>(k) / f, static_cast<std::int64_t>(k) % f);
+    fn(buf);
+  }
+}
+
+std::string data_npz(const std::string& dir) { return (fs::path(dir) / "raw/data.npz").string(); }
+
+}  // namespace
+
+std::int64_t read_ogb_npz_vertex_data(const std::string& dir, Dataset& d) {
+  const NpzArchive data(data_npz(dir));
+  const auto [n, f] = matrix_shape(data, "node_feat");
+  d.features = f;
+  for_feature_blocks(data, [](std::span<const float>) {});
+  if (data.has("num_nodes_list")) {
+    const auto counts = data.read<std::int64_t>("num_nodes_list");
+    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "'{}': num_nodes_list says {} vertices, node_feat has {}",
+                 data.path(), counts.empty() ? 0 : counts[0], n);
+  }
+  const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
+  set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
+  return n;
+}
+
+EdgeDraws ogb_npz_edge_draws(const std::string& dir, std::int64_t n, bool directed) {
+  struct Reader {  // one thread's: the archive and its cursors on the sources and targets (one, Fortran order)
+    NpzArchive data;
+    std::unique_ptr<NpyCursor> src, dst;
+    explicit Reader(const std::string& path) : data(path), src(std::make_unique<NpyCursor>(data, "edge_index")) {}
+  };
+  auto r = std::make_shared<Reader>(data_npz(dir));
+  const auto [two, edges] = matrix_shape(r->data, "edge_index");
+  GCNLAB_CHECK(two == 2, "'{}' member 'edge_index' is {} x {}, expected 2 x E", r->data.path(), two, edges);
+  const bool pairs = r->src->header().fortran;  // column-major: edge k is elements 2k, 2k + 1
+  if (!pairs) r->dst = std::make_unique<NpyCursor>(r->data, "edge_index");
+  EdgeDraws g;
+  g.n = n;
+  g.draws = edges;
+  g.directed = directed;
+  if (r->src->stored()) g.serial = true;  // each rank its range, one thread
+  else g.stream = r->data.path();          // deflated: rank 0 inflates it in order
+  const std::string where = r->data.path() + " member 'edge_index'";
+  g.draw = [r, pairs, edges, n, where](std::int64_t k0, std::int64_t k1, const EdgeEmit& emit) {
+    constexpr std::int64_t kBlock = 1 << 16;
+    std::vector<std::int64_t> a, b;
+    for (std::int64_t k = k0; k < k1; k += kBlock) {
+      const std::int64_t count = std::min(kBlock, k1 - k);
+      a.resize(static_cast<std::size_t>(pairs ? 2 * count : count));
+      b.resize(pairs ? 0 : a.size());
+      r->src->read<std::int64_t>(pairs ? 2 * k : k, a);
+      if (!pairs) r->dst->read<std::int64_t>(edges + k, b);
+      for (std::int64_t e = 0; e < count; ++e) {
+        const std::int64_t u = pairs ? a[2 * e] : a[e], v = pairs ? a[2 * e + 1] : b[e];
+        for (const std::int64_t id : {u, v})
+          GCNLAB_CHECK(id >= 0 && id < n, "{}: edge {} names vertex {}, out of range [0, {})", where, k + e, id, n);
+        emit(u, v);
+      }
+    }
+  };
+  return g;
+}
+
+void write_ogb_npz_features(const std::string& dir, const std::string& path) {
+  const NpzArchive data(data_npz(dir));
+  AtomicFile file(path);
+  for_feature_blocks(data, [&](std::span<const float> rows) {
+    file.stream().write(reinterpret_cast<const char*>(rows.data()), static_cast<std::streamsize>(rows.size_bytes()));
+  });
+  file.commit();
 }
 
 }  // namespace gcnlab

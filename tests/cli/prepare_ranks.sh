@@ -5,8 +5,8 @@
 # count given (default 2 3 4; the sweep label adds 8). R-MAT undirected and
 # directed, K that no P divides, K = 1 (ranks without a row block), rounds of
 # a few draws (many exchange rounds, and ranks with none left to draw).
-# A text edge list (byte ranges), Matrix Market files, SBM and an OGB
-# directory likewise, gzip files streamed by rank 0, partitioned layouts
+# A text edge list (byte ranges), Matrix Market files, SBM and OGB
+# directories (csv and npz forms) likewise, gzip files streamed by rank 0, partitioned layouts
 # (--parts K; PT-Scotch against its own partition as a file). Then bad input at P > 1: one error line, a
 # non-zero exit, no directory.
 source "$(dirname "$0")/lib.sh"
@@ -146,6 +146,36 @@ PY
 check ogb "ogb:$WORK/ogb" 4 1000
 check ogb-directed "ogb:$WORK/ogb,directed=1" 3 2000 --partitioner random --permutation double
 
+# OGB's npz form (numpy's own archives): a stored edge_index read by element ranges on every rank, a deflated one
+# inflated in order by rank 0 (C order: two cursors; Fortran order: one, on pairs); float32 and float16 features.
+"$PYTHON" - "$WORK" <<'PY'
+import gzip, os, shutil, sys
+import numpy as np
+work, n, edges = sys.argv[1], 1500, 9000
+rng = np.random.default_rng(5)
+labels = [line.strip() for line in gzip.open(f"{work}/ogb/raw/node-label.csv.gz", "rt")]
+y = np.array([[np.nan if l == "nan" else float(l)] for l in labels])
+for name, save, fortran, ftype in [("npz-stored", np.savez, False, np.float32),
+                                   ("npz-deflated", np.savez_compressed, False, np.float32),
+                                   ("npz-fortran", np.savez_compressed, True, np.float16)]:
+    d = f"{work}/{name}"
+    os.makedirs(f"{d}/raw")
+    shutil.copytree(f"{work}/ogb/split", f"{d}/split")
+    ei = np.stack([rng.integers(0, n, edges), rng.integers(0, n, edges)]).astype(np.int64)
+    if name == "npz-stored":
+        ei[1, -1] = n  # the last edge: out of range, in the part the last rank reads (npz-bad)
+        bad = ei.copy()
+        ei[1, -1] = 0
+    save(f"{d}/raw/data.npz", edge_index=np.asfortranarray(ei) if fortran else ei,
+         node_feat=rng.uniform(-1, 1, (n, 6)).astype(ftype), num_nodes_list=np.array([n]))
+    save(f"{d}/raw/node-label.npz", node_label=y)
+shutil.copytree(f"{work}/npz-stored", f"{work}/npz-bad")
+np.savez(f"{work}/npz-bad/raw/data.npz", edge_index=bad, node_feat=np.zeros((n, 6), np.float32))
+PY
+check npz-stored "ogb:$WORK/npz-stored" 4 1000 --partitioner random --permutation single
+check npz-deflated "ogb:$WORK/npz-deflated,directed=1" 3 2000
+check npz-fortran "ogb:$WORK/npz-fortran" 5 1500 --partitioner block-nnz --parts 3
+
 # PT-Scotch lays the graph out on the ranks' rows (its partition depends on P, so it is not compared with one
 # process): the directory is the one a single process writes from the same partition given as a file, but for
 # the partitioner's name; and that file, with a permutation on top, is prepared across ranks as by one process.
@@ -217,7 +247,9 @@ cp -r "$WORK/ogb" "$WORK/ogb-label" && (zcat "$WORK/ogb/raw/node-label.csv.gz" |
   >"$WORK/ogb-label/raw/node-label.csv.gz" && echo 0 | gzip >"$WORK/ogb-label/split/time/valid.csv.gz"
 expect_error 3 "vertex 0 is in a train/val/test split but has no label" prepare --dataset "ogb:$WORK/ogb-label" \
   --shards 2x2 --out "$WORK/bad-ogb-label"
-for d in bad-ogb-edge bad-ogb-feat bad-ogb-label; do [ -e "$WORK/$d" ] && fail "$d: a directory was written"; done
+expect_error 3 "edge 8999 names vertex 1500, out of range [0, 1500)" prepare --dataset "ogb:$WORK/npz-bad" \
+  --shards 2x2 --out "$WORK/bad-npz"
+for d in bad-ogb-edge bad-ogb-feat bad-ogb-label bad-npz; do [ -e "$WORK/$d" ] && fail "$d: a directory was written"; done
 # METIS needs the whole graph: refused at P > 1, naming the alternatives.
 expect_error 2 "--partitioner metis needs the whole graph in one process" prepare --dataset "rmat:scale=9,features=4" \
   --shards 2x2 --partitioner metis --parts 2 --out "$WORK/bad-metis"

@@ -541,6 +541,33 @@ TEST_CASE("reddit and OGB's npz form: numpy's archives read as the same graph as
   CHECK(dataset_fingerprint(o) == dataset_fingerprint(load_dataset("ogb:" + (temp_dir() / "ogbn_npz").string())));
 }
 
+TEST_CASE("npz: a member read in parts, from any element, stored or deflated, as read whole", "[data][npz]") {
+  numpy(kNpzFixtures);  // reddit_coo's graph is stored, reddit_csr's and OGB's deflated
+  for (const auto& [archive, member] : {std::pair{"reddit_coo/reddit_graph.npz", "row"},
+                                        {"reddit_csr/reddit_data.npz", "feature"},
+                                        {"ogbn_npz/raw/data.npz", "node_feat"}}) {
+    INFO(archive << " " << member);
+    const NpzArchive a((temp_dir() / archive).string());
+    const std::vector<double> whole = a.read<double>(member);
+    NpyCursor c(a, member);
+    CHECK(c.stored() == (std::string(archive) == "reddit_coo/reddit_graph.npz"));
+    const auto count = static_cast<std::int64_t>(whole.size());
+    CHECK(c.header().count() == count);
+    for (const std::int64_t k : {std::int64_t{0}, count / 2, std::int64_t{1}, count - 1, std::int64_t{0}}) {
+      std::vector<double> part(static_cast<std::size_t>(count - k));  // forwards, then back to an earlier element
+      c.read<double>(k, part);
+      CHECK(part == std::vector<double>(whole.begin() + k, whole.end()));
+    }
+  }
+  // Fortran order: the file's order (the transpose of read's)
+  const NpzArchive o((temp_dir() / "ogbn_npz/raw/data.npz").string());
+  NpyCursor e(o, "edge_index");
+  CHECK(e.header().fortran);
+  std::vector<std::int64_t> pairs(10);
+  e.read<std::int64_t>(0, pairs);
+  CHECK(pairs == std::vector<std::int64_t>{0, 1, 1, 2, 2, 3, 3, 4, 4, 0});
+}
+
 TEST_CASE("npz: truncated, damaged and incomplete archives are one clear error", "[data][npz][errors]") {
   numpy(kNpzFixtures);
   const fs::path dir = temp_dir() / "reddit_csr", data = dir / "reddit_data.npz";

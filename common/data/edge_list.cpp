@@ -75,7 +75,7 @@ std::string base_name(const std::string& path) {
 // the number of edges. The loaders read a file once per pass of
 // csr_from_edge_passes, so no edge list is ever held.
 // One line of an edge list (`where`: "line N" or "byte B" for messages).
-void read_edge(const std::string& path, const std::string& line, const std::string& where, long long base, long long n,
+void read_edge(const std::string& path, const std::string& line, LinePlace where, long long base, long long n,
                const EdgeEmit& emit, EdgeScan& scan) {
   if (comment(line)) return;
   const char* p = line.c_str();
@@ -96,7 +96,7 @@ EdgeScan read_edges(const std::string& path, long long base, long long n, const 
   LineReader in(path);
   EdgeScan scan;
   std::string line;
-  while (in.next(line)) read_edge(path, line, fmt::format("line {}", in.number()), base, n, emit, scan);
+  while (in.next(line)) read_edge(path, line, LinePlace{"line", in.number()}, base, n, emit, scan);
   return scan;
 }
 
@@ -108,11 +108,11 @@ EdgeScan read_edge_draws(const std::string& path, LineStream* stream, std::int64
   EdgeScan scan;
   if (stream)
     stream->read(k0, k1, [&](const std::string& line, std::int64_t k) {
-      read_edge(path, line, fmt::format("line {}", k + 1), base, n, emit, scan);
+      read_edge(path, line, LinePlace{"line", k + 1}, base, n, emit, scan);
     });
   else
     for_lines_in_bytes(path, k0, k1, [&](const std::string& line, std::int64_t at) {
-      read_edge(path, line, fmt::format("byte {}", at), base, n, emit, scan);
+      read_edge(path, line, LinePlace{"byte", at}, base, n, emit, scan);
     });
   return scan;
 }

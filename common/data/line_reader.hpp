@@ -73,6 +73,13 @@ class LineReader {
   Progress progress_;
 };
 
+// Where a line is, for messages ("line 12", "byte 4096"): formatted only when
+// a message is written, not for every line read.
+struct LinePlace {
+  const char* unit;
+  std::int64_t at;
+};
+
 inline bool blank(const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; }
 inline bool blank(const char* s) { return blank(std::string(s)); }
 
@@ -134,3 +141,11 @@ class LineStream {
 };
 
 }  // namespace gcnlab
+
+template <>
+struct fmt::formatter<gcnlab::LinePlace> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const gcnlab::LinePlace& p, Context& ctx) const {
+    return fmt::format_to(ctx.out(), "{} {}", p.unit, p.at);
+  }
+};

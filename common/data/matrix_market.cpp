@@ -82,7 +82,7 @@ MtxHeader read_header(LineReader& in) {
 
 // One line after the size line (`where`: "line N" or "byte B" for messages):
 // emit(i - 1, j - 1) for an entry (i, j), diagonal entries included.
-void read_entry(const MtxHeader& h, const std::string& line, const std::string& where, const EdgeEmit& emit) {
+void read_entry(const MtxHeader& h, const std::string& line, LinePlace where, const EdgeEmit& emit) {
   if (line.empty() || line[0] == '%' || blank(line)) return;
   const char* p = line.c_str();
   char* end = nullptr;
@@ -132,7 +132,7 @@ Dataset read_matrix_market(const DatasetSpec& spec) {
   std::int64_t seen = 0;
   std::string line;
   while (in.next(line)) {
-    read_entry(h, line, fmt::format("line {}", in.number()), [&](std::int64_t u, std::int64_t v) {
+    read_entry(h, line, LinePlace{"line", in.number()}, [&](std::int64_t u, std::int64_t v) {
       GCNLAB_CHECK(seen < h.entries, "'{}' line {}: more entries than the {} declared", h.path, in.number(),
                    h.entries);
       ++seen;
@@ -174,11 +174,11 @@ EdgeDraws matrix_market_draws(const DatasetSpec& spec) {
   g.draw = [h, stream](std::int64_t k0, std::int64_t k1, const EdgeEmit& emit) {
     if (stream)
       stream->read(std::max(k0, h.lines), k1, [&](const std::string& line, std::int64_t k) {
-        read_entry(h, line, fmt::format("line {}", k + 1), emit);
+        read_entry(h, line, LinePlace{"line", k + 1}, emit);
       });
     else
       for_lines_in_bytes(h.path, h.data_byte + k0, h.data_byte + k1, [&](const std::string& line, std::int64_t at) {
-        read_entry(h, line, fmt::format("byte {}", at), emit);
+        read_entry(h, line, LinePlace{"byte", at}, emit);
       });
   };
   g.check_edges = [h](std::int64_t read) { check_entries(h, read); };

@@ -194,7 +194,8 @@ EdgeDraws ogb_npz_edge_draws(const std::string& dir, std::int64_t n, bool direct
     explicit Reader(const std::string& path) : data(path), src(std::make_unique<NpyCursor>(data, "edge_index")) {}
   };
   auto r = std::make_shared<Reader>(data_npz(dir));
-  const auto [two, edges] = matrix_shape(r->data, "edge_index");
+  const std::array<std::int64_t, 2> shape = matrix_shape(r->data, "edge_index");
+  const std::int64_t two = shape[0], edges = shape[1];  // named, not bound: lambdas capture them
   GCNLAB_CHECK(two == 2, "'{}' member 'edge_index' is {} x {}, expected 2 x E", r->data.path(), two, edges);
   const bool pairs = r->src->header().fortran;  // column-major: edge k is elements 2k, 2k + 1
   if (!pairs) r->dst = std::make_unique<NpyCursor>(r->data, "edge_index");

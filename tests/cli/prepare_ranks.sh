@@ -10,7 +10,7 @@
 # (--parts K; PT-Scotch against its own partition as a file). Then bad input at P > 1: one error line, a
 # non-zero exit, no directory.
 source "$(dirname "$0")/lib.sh"
-RANKS=${*:-2 3 4}
+RANKS=${*:-${PREPARE_RANKS:-2 3 4}}  # PREPARE_RANKS: the ASan stage runs one count (.ci/run)
 
 same_dirs() {  # same_dirs A B [KEY...]: the same file names, each file identical
   # The one field that may differ is a measured time: meta.json's partition.seconds (with --parts K), and the

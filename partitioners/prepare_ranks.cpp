@@ -600,7 +600,9 @@ struct LaidOut {
 LaidOut partition_across_ranks(MpiCommunicator& comm, const VertexPlan& plan, const HostCsr& a, const HostCsr* a_t,
                                std::int64_t first, std::int64_t n, std::span<const std::int64_t> out_degree) {
   const auto t0 = std::chrono::steady_clock::now();
-  const HostCsr sym = union_rows(a, a_t ? *a_t : a, first);
+  // the symmetrised rows: A's own when undirected (no self-loops), merged with Aᵀ's when directed
+  const HostCsr merged = a_t ? union_rows(a, *a_t, first) : HostCsr{};
+  const HostCsr& sym = a_t ? merged : a;
   LaidOut out;
   Partition& p = out.partition;
   agreed(comm, [&] {  // a partition file that does not fit is one error on every rank

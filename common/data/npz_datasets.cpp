@@ -98,6 +98,20 @@ HostCsr sparse_adjacency(const NpzArchive& g, std::int64_t n, bool directed) {
   return format == "csr" ? adjacency(n, outer, idx, directed, g.path()) : adjacency(n, idx, outer, directed, g.path());
 }
 
+// OGB's npz form: num_nodes_list, when present, against the n of node_feat.
+void check_num_nodes(const NpzArchive& data, std::int64_t n) {
+  if (!data.has("num_nodes_list")) return;
+  const auto counts = data.read<std::int64_t>("num_nodes_list");
+  GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "'{}': num_nodes_list says {} vertices, node_feat has {}",
+               data.path(), counts.empty() ? 0 : counts[0], n);
+}
+
+// OGB's npz form: the labels of raw/node-label.npz (nan: unlabeled), and the classes.
+void read_ogb_npz_labels(const std::string& dir, std::int64_t n, Dataset& d) {
+  const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
+  set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
+}
+
 }  // namespace
 
 Dataset read_reddit(const DatasetSpec& spec) {
@@ -131,18 +145,13 @@ bool read_ogb_npz(const std::string& dir, Dataset& d) {
   const NpzArchive data((raw / "data.npz").string());
   read_features(data, "node_feat", d);
   const std::int64_t n = static_cast<std::int64_t>(d.x.size()) / std::max<std::int64_t>(d.features, 1);
-  if (data.has("num_nodes_list")) {
-    const auto counts = data.read<std::int64_t>("num_nodes_list");
-    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "'{}': num_nodes_list says {} vertices, node_feat has {}",
-                 data.path(), counts.empty() ? 0 : counts[0], n);
-  }
+  check_num_nodes(data, n);
   const auto [two, edges] = matrix_shape(data, "edge_index");
   GCNLAB_CHECK(two == 2, "'{}' member 'edge_index' is {} x {}, expected 2 x E", data.path(), two, edges);
   const std::vector<std::int64_t> ei = data.read<std::int64_t>("edge_index");  // sources, then targets
   const std::span<const std::int64_t> all(ei);
   d.adj = adjacency(n, all.first(edges), all.subspan(edges), d.directed, data.path() + " member 'edge_index'");
-  const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
-  set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
+  read_ogb_npz_labels(dir, n, d);
   return true;
 }
 
@@ -153,7 +162,8 @@ namespace {
 // Rows [r0, r0 + count) of the C-order features, checked finite, handed to fn.
 void for_feature_blocks(const NpzArchive& data, const std::function<void(std::span<const float>)>& fn) {
   NpyCursor x(data, "node_feat");
-  const std::int64_t rows = matrix_shape(data, "node_feat")[0], f = matrix_shape(data, "node_feat")[1];
+  const std::array<std::int64_t, 2> shape = matrix_shape(data, "node_feat");
+  const std::int64_t rows = shape[0], f = shape[1];
   GCNLAB_CHECK(!x.header().fortran || x.header().shape.size() < 2,
                "{} member 'node_feat' is in Fortran order: prepare it in one process", data.path());
   const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 20) / std::max<std::int64_t>(f, 1));
@@ -177,13 +187,8 @@ std::int64_t read_ogb_npz_vertex_data(const std::string& dir, Dataset& d) {
   const auto [n, f] = matrix_shape(data, "node_feat");
   d.features = f;
   for_feature_blocks(data, [](std::span<const float>) {});
-  if (data.has("num_nodes_list")) {
-    const auto counts = data.read<std::int64_t>("num_nodes_list");
-    GCNLAB_CHECK(counts.size() == 1 && counts[0] == n, "'{}': num_nodes_list says {} vertices, node_feat has {}",
-                 data.path(), counts.empty() ? 0 : counts[0], n);
-  }
-  const NpzArchive labels(npz_path(dir, "raw/node-label.npz", "ogb"));
-  set_labels(d, n, labels.read<double>("node_label"), fmt::format("'{}' member 'node_label'", labels.path()));
+  check_num_nodes(data, n);
+  read_ogb_npz_labels(dir, n, d);
   return n;
 }
 

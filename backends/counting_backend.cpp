@@ -86,6 +86,25 @@ void CountingBackend::dropout_relu_backward(ConstView dx, ConstView x, float sca
   if (count(Kernel::elementwise, elements(g), bytes(dx) + bytes(x) + bytes(g)))
     inner_->dropout_relu_backward(dx, x, scale, g);
 }
+void CountingBackend::add_row(const float* b, View y) {
+  if (count(Kernel::elementwise, elements(y), 2 * bytes(y) + kFloat * width(y))) inner_->add_row(b, y);
+}
+void CountingBackend::bias_relu(View z, const float* b, View h) {  // z read and written, h written (may be z)
+  if (count(Kernel::elementwise, elements(h), 2 * bytes(z) + bytes(h) + kFloat * width(z))) inner_->bias_relu(z, b, h);
+}
+void CountingBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                        const DropoutParams& p) {
+  if (count(Kernel::elementwise, elements(x), 2 * bytes(z) + bytes(x) + kFloat * width(z) + kId * height(x)))
+    inner_->bias_relu_dropout(z, b, x, row_ids, col0, p);
+}
+void CountingBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
+  if (count(Kernel::elementwise, elements(g), bytes(dh) + bytes(z) + bytes(g) + kFloat * width(g)))
+    inner_->relu_backward_sums(dh, z, g, sums);
+}
+void CountingBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) {
+  if (count(Kernel::elementwise, elements(g), bytes(dx) + bytes(x) + bytes(g) + kFloat * width(g)))
+    inner_->dropout_relu_backward_sums(dx, x, scale, g, sums);
+}
 void CountingBackend::elu(ConstView z, View h) {
   if (count(Kernel::elementwise, elements(h), bytes(z) + bytes(h))) inner_->elu(z, h);
 }

@@ -57,6 +57,12 @@ class CountingBackend final : public Backend {
   void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                     const DropoutParams& p) override;
   void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) override;
+  void add_row(const float* b, View y) override;
+  void bias_relu(View z, const float* b, View h) override;
+  void bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                         const DropoutParams& p) override;
+  void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) override;
+  void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) override;
   void elu(ConstView z, View h) override;
   void elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) override;
   void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,

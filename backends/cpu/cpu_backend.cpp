@@ -244,6 +244,33 @@ void CpuBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, V
   for_each_2d(g.rows, g.cols, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 
+void CpuBackend::add_row(const float* b, View y) { for_each_2d(y.rows, y.cols, ew::AddRow{b, y.data, y.ld}); }
+
+void CpuBackend::bias_relu(View z, const float* b, View h) {
+  GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
+  for_each_2d(h.rows, h.cols, ew::BiasRelu{z.data, z.ld, b, h.data, h.ld});
+}
+
+void CpuBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                   const DropoutParams& p) {
+  GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols);
+  for_each_row(x.rows, x.cols,
+               ew::BiasReluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
+                                   z.data, z.ld, b});
+}
+
+void CpuBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
+  GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
+  const ew::WrittenColumnSums<ew::ReluBackward> f{{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums};
+  column_reduce(g.rows, g.cols, [&](std::int64_t i, std::int64_t c) { return f.term(i, c); }, sums);
+}
+
+void CpuBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) {
+  GCNLAB_ASSERT(dx.rows == g.rows && x.rows == g.rows && dx.cols == g.cols && x.cols == g.cols);
+  const ew::WrittenColumnSums<ew::DropoutReluBackward> f{{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums};
+  column_reduce(g.rows, g.cols, [&](std::int64_t i, std::int64_t c) { return f.term(i, c); }, sums);
+}
+
 void CpuBackend::elu(ConstView z, View h) {
   GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
   for_each_2d(h.rows, h.cols, ew::Elu{z.data, z.ld, h.data, h.ld});

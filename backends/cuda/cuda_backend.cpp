@@ -326,6 +326,23 @@ void CudaBackend::relu_dropout(ConstView z, View x, const std::int64_t* row_ids,
 void CudaBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) {
   cuda::dropout_relu_backward(stream_, g.rows, g.cols, {dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
+void CudaBackend::add_row(const float* b, View y) { cuda::add_row(stream_, y.rows, y.cols, {b, y.data, y.ld}); }
+void CudaBackend::bias_relu(View z, const float* b, View h) {
+  cuda::bias_relu(stream_, h.rows, h.cols, {z.data, z.ld, b, h.data, h.ld});
+}
+void CudaBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                    const DropoutParams& p) {
+  cuda::bias_relu_dropout(stream_, x.rows, x.cols,
+                          {{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, b});
+}
+void CudaBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
+  cuda::relu_backward_sums(stream_, g.rows, g.cols, {{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums},
+                           column_partials(g.rows, g.cols));
+}
+void CudaBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) {
+  cuda::dropout_relu_backward_sums(stream_, g.rows, g.cols, {{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums},
+                                   column_partials(g.rows, g.cols));
+}
 void CudaBackend::elu(ConstView z, View h) { cuda::elu(stream_, h.rows, h.cols, {z.data, z.ld, h.data, h.ld}); }
 void CudaBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
   cuda::elu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, of, g.data, g.ld});

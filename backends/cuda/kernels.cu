@@ -412,6 +412,19 @@ void relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Relu
 void dropout_relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutReluBackward& f) {
   launch_2d(s, r, c, f);
 }
+void add_row(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::AddRow& f) { launch_2d(s, r, c, f); }
+void bias_relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasRelu& f) { launch_2d(s, r, c, f); }
+void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasReluDropout& f) {
+  launch_2d(s, r, c, f);
+}
+void relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<ew::ReluBackward>& f,
+                        double* partial) {
+  column_reduce(s, r, c, f, f.out, partial);
+}
+void dropout_relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c,
+                                const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial) {
+  column_reduce(s, r, c, f, f.out, partial);
+}
 void elu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Elu& f) { launch_2d(s, r, c, f); }
 void elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluBackward& f) { launch_2d(s, r, c, f); }
 void elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluDropout& f) { launch_2d(s, r, c, f); }

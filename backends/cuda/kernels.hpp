@@ -32,6 +32,14 @@ void relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const e
 void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dropout& f);
 void relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluDropout& f);
 void dropout_relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutReluBackward& f);
+void add_row(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::AddRow& f);
+void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasRelu& f);
+void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout& f);
+// G written and its column sums taken in one column reduction (column_sums' bits).
+void relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
+                        const ew::WrittenColumnSums<ew::ReluBackward>& f, double* partial);
+void dropout_relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
+                                const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial);
 void elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Elu& f);
 void elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluBackward& f);
 void elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluDropout& f);

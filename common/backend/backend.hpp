@@ -85,6 +85,17 @@ class Backend : public Allocator {
   virtual void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                             const DropoutParams& p) = 0;
   virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
+  // A layer's bias in its activation's pass (LayerStack): z += 1 bᵀ (b: z.cols
+  // values), then relu / relu_dropout of it, z keeping the sum (ew::BiasRelu,
+  // ew::BiasReluDropout); add_row without an activation (ew::AddRow). The
+  // backwards with `sums` = Σ_i g_i, the bias's gradient, taken in the pass that
+  // writes g, with column_sums' bits (ew::WrittenColumnSums).
+  virtual void add_row(const float* b, View y) = 0;
+  virtual void bias_relu(View z, const float* b, View h) = 0;
+  virtual void bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                 const DropoutParams& p) = 0;
+  virtual void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) = 0;
+  virtual void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) = 0;
   // ELU and its fused forms with dropout (GAT's activation; ew::Elu ... ew::DropoutEluBackward):
   // h = ELU(z); g = dh ELU'(z); x = dropout(ELU(z)); g = dropout'(dx) ELU'(z).
   // The backwards read z, or h = ELU(z) in its place (`of`, ew::EluOperand).

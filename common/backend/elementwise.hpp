@@ -58,14 +58,33 @@ struct Relu {
   }
 };
 
+// Z += 1 bᵀ (a layer's bias), then H = ReLU(Z), in one pass: Z keeps the bias
+// for ReLU's backward (H may be Z: the shared plan's in-place ReLU). z + b[j]
+// is the sum the rank-1 product Z += 1 bᵀ rounds to (1 · b[j] is exact).
+struct BiasRelu {
+  float* z; std::int64_t ldz; const float* b; float* h; std::int64_t ldh;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    const float v = z[i * ldz + j] + b[j];
+    z[i * ldz + j] = v;
+    h[i * ldh + j] = v > 0.f ? v : 0.f;
+  }
+};
+
+// Y += 1 bᵀ (a bias on a layer without an activation after it: the logits).
+struct AddRow {
+  const float* b; float* y; std::int64_t ldy;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { y[i * ldy + j] += b[j]; }
+};
+
 // G = dH * ReLU'(Z). Both operands are loaded unconditionally: a load under
 // the condition would keep the compiler from vectorising the loop.
 struct ReluBackward {
   const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; float* g; std::int64_t ldg;
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+  GCNLAB_HD float value(std::int64_t i, std::int64_t j) const {
     const float d = dh[i * lddh + j], v = z[i * ldz + j];
-    g[i * ldg + j] = v > 0.f ? d : 0.f;
+    return v > 0.f ? d : 0.f;
   }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { g[i * ldg + j] = value(i, j); }
 };
 
 // Inverted dropout with a P-independent mask: element (v, c) of the global
@@ -102,6 +121,22 @@ struct ReluDropout {
   GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
     const std::uint64_t k = d.key(i);
     for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, relu(d.x[i * d.ldx + j]));
+  }
+};
+
+// Z += 1 bᵀ, then X = dropout(ReLU(Z)), in one pass (BiasRelu's sum, ReluDropout's mask).
+struct BiasReluDropout {
+  Dropout d;  // d.y is X; d.x is unused
+  float* z; std::int64_t ldz; const float* b;
+  GCNLAB_HD float biased(std::int64_t i, std::int64_t j) const {
+    const float v = z[i * ldz + j] + b[j];
+    z[i * ldz + j] = v;
+    return ReluDropout::relu(v);
+  }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { d.y[i * d.ldy + j] = d.apply(d.key(i), j, biased(i, j)); }
+  GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
+    const std::uint64_t k = d.key(i);
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, biased(i, j));
   }
 };
 
@@ -201,9 +236,24 @@ struct DropoutEluBackward {
 // without redrawing the mask or reading Z.
 struct DropoutReluBackward {
   const float* dx; std::int64_t lddx; const float* x; std::int64_t ldx; float* g; std::int64_t ldg; float scale;
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+  GCNLAB_HD float value(std::int64_t i, std::int64_t j) const {
     const float d = dx[i * lddx + j] * scale, v = x[i * ldx + j];
-    g[i * ldg + j] = v != 0.f ? d : 0.f;
+    return v != 0.f ? d : 0.f;
+  }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { g[i * ldg + j] = value(i, j); }
+};
+
+// A backward functor's G written, and returned as the term of its column sums:
+// the bias's gradient Σ_i G_i taken in the pass that forms G (summed as
+// ColumnSums sums, so the bits are column_sums(G)'s). F: ReluBackward or
+// DropoutReluBackward.
+template <class F>
+struct WrittenColumnSums {
+  F f; float* out;
+  GCNLAB_HD double term(std::int64_t i, std::int64_t j) const {
+    const float v = f.value(i, j);
+    f.g[i * f.ldg + j] = v;
+    return v;
   }
 };
 

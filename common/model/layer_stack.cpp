@@ -68,18 +68,26 @@ void LayerStack::forward(Pass& p) const {
     // X_0 = dropout(H_0); per layer, the later inputs come out of the fused ReLU below
     if (drop(l) && (l == 0 || shared)) drop_input(p, l);
     layer_forward(p, l, drop(l) ? s.x : s.h);
-    if (l + 1 == L) break;
+    const float* bias = biased() ? p.buf.param(LayerStack::bias(l).name).value.data() : nullptr;
+    if (l + 1 == L) {
+      if (bias) p.elementwise([&](Backend& b) { b.add_row(bias, s.z); });
+      break;
+    }
     p.elementwise([&](Backend& b) {
       LayerBuffers& next = p.buf.layers[l + 1];
       const bool elu = activation() == Activation::elu;
+      if (elu && bias) b.add_row(bias, s.z);  // ELU's passes take no bias
       if (drop(l + 1) && !shared) {
         const std::int64_t col0 = p.strategy.layout(l + 1).col0;
         if (elu) b.elu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
+        else if (bias) b.bias_relu_dropout(s.z, bias, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
         else b.relu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
       } else if (elu) {
         b.elu(s.z, next.h);
+      } else if (bias) {
+        b.bias_relu(s.z, bias, next.h);  // in place under the shared plan
       } else {
-        b.relu(s.z, next.h);  // in place under the shared plan
+        b.relu(s.z, next.h);
       }
     });
   }
@@ -93,8 +101,11 @@ void LayerStack::backward(Pass& p) const {
     if (shared && drop) drop_input(p, l);  // the forward's X_l was overwritten
     const bool input_gradient = p.input_gradient(l);
     View dx = input_gradient ? s.dx : View{};
+    if (biased()) bias_backward(p, l);  // reads G_l before layer_backward may write dX_l over it (shared plan)
     layer_backward(p, l, drop ? s.x : s.h, input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
+    // G_{l-1}, and with a bias its column sums, the bias's gradient (bias_backward)
+    float* sums = biased() && l > 0 && sums_with_activation() ? p.buf.param(bias(l - 1).name).grad.data() : nullptr;
     p.elementwise([&](Backend& b) {
       if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
         if (drop) b.dropout(s.dx, s.dx, s.row_ids.data(), p.strategy.layout(0).col0, p.dropout(0));
@@ -106,7 +117,11 @@ void LayerStack::backward(Pass& p) const {
         else
           b.elu_backward(s.dx, prev.z, of, prev.g);
       } else if (drop) {
-        b.dropout_relu_backward(s.dx, s.x, p.dropout(l).scale(), p.buf.layers[l - 1].g);
+        const float scale = p.dropout(l).scale();
+        if (sums) b.dropout_relu_backward_sums(s.dx, s.x, scale, p.buf.layers[l - 1].g, sums);
+        else b.dropout_relu_backward(s.dx, s.x, scale, p.buf.layers[l - 1].g);
+      } else if (sums) {
+        b.relu_backward_sums(s.dx, p.buf.layers[l - 1].z, p.buf.layers[l - 1].g, sums);
       } else {
         b.relu_backward(s.dx, p.buf.layers[l - 1].z, p.buf.layers[l - 1].g);
       }
@@ -123,20 +138,11 @@ ParameterSpec LayerStack::bias(int l) {
   return b;
 }
 
-View LayerStack::ones_column(ActivationSlots& slots, const Layout& out) {
-  return View{slots.take(rows_of(out)), rows_of(out), 1, 1};
-}
-
-void LayerStack::add_bias(const Pass& p, int l, View ones) {
-  p.elementwise([&](Backend& b) {
-    b.fill(ones, 1.f);
-    b.gemm(Op::N, Op::N, 1.f, ones, p.buf.param(bias(l).name).value, 1.f, p.buf.layers[l].z);  // Z += 1 bᵀ
-  });
-}
-
-void LayerStack::bias_backward(const Pass& p, int l) {
+void LayerStack::bias_backward(const Pass& p, int l) const {
   Parameter& b = p.buf.param(bias(l).name);
-  p.elementwise([&](Backend& be) { be.column_sums(p.buf.layers[l].g, b.grad.data()); });  // this rank's rows of Σ_i G_i
+  // this rank's rows of Σ_i G_i: taken with G_l by the activation's backward, or here
+  const bool summed = l + 1 < p.arch.weight_layers() && sums_with_activation();
+  if (!summed) p.elementwise([&](Backend& be) { be.column_sums(p.buf.layers[l].g, b.grad.data()); });
   p.primitives.sum_over_rows(l + 1, b.grad);
 }
 

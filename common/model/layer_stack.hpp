@@ -12,8 +12,9 @@
 // dropout and the ReLU.
 //
 // Element-wise work is fused where it touches the same matrix: X_{l+1} =
-// dropout(ReLU(Z_l)) in one pass (H_{l+1} is written only by the evaluation
-// pass), and G_{l-1} from dX_l and X_l in one pass (ew::DropoutReluBackward).
+// dropout(ReLU(Z_l + 1 b_lᵀ)) in one pass (H_{l+1} is written only by the
+// evaluation pass), and G_{l-1} from dX_l and X_l in one pass
+// (ew::DropoutReluBackward) that also sums G_{l-1}'s columns for the bias.
 // Under MG-GCN's shared activation plan (ActivationPlan::shared) Z_l, H_{l+1},
 // G_l and dX_l take turns in one buffer per layer, ReLU runs in place and
 // dropout(H_l) is recomputed from its keyed mask for the backward pass
@@ -64,19 +65,23 @@ class LayerStack : public Model {
     return true;
   }
 
-  // A bias on layer l's output, Z_l += 1 b_lᵀ, as PyG's layers add it:
-  // parameter b<l> (1 x f_{l+1}, zeros, decayed), its columns on the ranks
-  // that hold layout(l+1)'s. `ones`: a column of layout(l+1)'s rows (ones_column).
+  // Whether every layer has a bias on its output, Z_l += 1 b_lᵀ, as PyG's
+  // layers add it: parameter b<l> (bias(l): 1 x f_{l+1}, zeros, decayed; the
+  // model lists it in parameters()), its columns on the ranks that hold
+  // layout(l+1)'s. The stack adds it after layer_forward, in the activation's
+  // pass (Backend::bias_relu; ELU's after Backend::add_row), and takes dL/db_l
+  // = Σ_i G_i (in double; Primitives::sum_over_rows) before layer_backward, its
+  // column sums in the pass of the ReLU's backward that writes G_l.
+  virtual bool biased() const { return false; }
   static ParameterSpec bias(int l);
-  static View ones_column(ActivationSlots& slots, const Layout& out);
-  static void add_bias(const Pass& p, int l, View ones);
-  // dL/db_l = Σ_i G_i (Backend::column_sums, in double; Primitives::sum_over_rows).
-  // Reads G_l: call it before dX_l is written.
-  static void bias_backward(const Pass& p, int l);
 
  private:
   // X_l = dropout(H_l) (forward, and the shared plan's backward).
   static void drop_input(const Pass& p, int l);
+  // dL/db_l (biased()): its local sums (here, or taken with G_l) summed over the ranks.
+  void bias_backward(const Pass& p, int l) const;
+  // Whether the activation's backward takes the bias's sums with G (ReLU's fused forms).
+  bool sums_with_activation() const { return activation() == Activation::relu; }
   bool dropped(const Pass& p, int l) const { return p.config.dropout > 0 && drops_input(p.arch, l); }
 };
 

@@ -32,13 +32,25 @@ void Pass::layer_backward(int l, ConstView x, View* dx) const {
   else convolution_backward(primitives, l, backward_orders[l], x, s.g, w.value, w.grad, dx, s.conv);
 }
 
-void Pass::align(int l, Direction d, ConstView in, View out) const {
-  if (!strategy.same_rows()) return primitives.align(l, d, in, out);
-  GCNLAB_ASSERT(strategy.layout(l).vertices == strategy.layout(l + 1).vertices);
-  elementwise([&](Backend& b) {
-    if (d == Direction::forward) b.copy(in, out);
-    else b.axpy(1.f, in, out);
-  });
+ConstView Pass::aligned(int l, ConstView in, View out) const {
+  if (strategy.same_rows()) {
+    GCNLAB_ASSERT(strategy.layout(l).vertices == strategy.layout(l + 1).vertices);
+    return in;
+  }
+  primitives.align(l, Direction::forward, in, out);
+  return out;
+}
+
+void Pass::add_aligned(int l, ConstView in, View out) const {
+  if (!strategy.same_rows()) return primitives.align(l, Direction::backward, in, out);
+  elementwise([&](Backend& b) { b.axpy(1.f, in, out); });
+}
+
+ConstView Pass::aligned_adjoint(int l, ConstView in, View out) const {
+  if (strategy.same_rows()) return in;
+  elementwise([&](Backend& b) { b.fill(out, 0.f); });
+  primitives.align(l, Direction::backward, in, out);
+  return out;
 }
 
 }  // namespace gcnlab

@@ -60,10 +60,14 @@ struct Pass {
   // backward, dW and (dx non-null) dX.
   void layer_forward(int l, ConstView x) const;
   void layer_backward(int l, ConstView x, View* dx) const;
-  // X_l (layout(l)) into aggregated_layout(l), out = in (forward), or its
-  // adjoint out += in (backward): a local copy where the strategy's layers
-  // hold the same rows (Strategy::same_rows), else the strategy's Primitives::align.
-  void align(int l, Direction d, ConstView in, View out) const;
+  // X_l (layout(l)) in aggregated_layout(l): X_l itself where the strategy's
+  // layers hold the same rows (Strategy::same_rows: the two layouts agree, no
+  // copy is made), else the strategy's Primitives::align into `out`.
+  ConstView aligned(int l, ConstView in, View out) const;
+  // Its adjoint, out += align'(in) (out in layout(l)): a local axpy where they agree.
+  void add_aligned(int l, ConstView in, View out) const;
+  // align'(in) alone: `in` itself where they agree, else out = align'(in).
+  ConstView aligned_adjoint(int l, ConstView in, View out) const;
 };
 
 class Model {

@@ -219,9 +219,10 @@ class Primitives {
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
   // A convolution's term on its own input rows (Architecture::self_term):
   // forward, out (aggregated_layout(l)) = in (layout(l)); backward, out
-  // (layout(l)) += in (aggregated_layout(l)). Pass::align calls it only for
-  // a strategy whose layers' rows differ (Strategy::same_rows() false:
-  // plexus-3d, scalegnn-4d) and copies locally elsewhere; Strategy's default refuses.
+  // (layout(l)) += in (aggregated_layout(l)). Pass::aligned and its adjoints
+  // call it only for a strategy whose layers' rows differ (Strategy::same_rows()
+  // false: plexus-3d, scalegnn-4d); elsewhere the layouts agree and X_l is used
+  // as it is (no copy). Strategy's default refuses.
   virtual void align(int l, Direction d, ConstView in, View out) = 0;
   // Norm blocks (ScaleGNN Sec. IV-C4): the collectives of RMSNorm and of the
   // residual connections on this strategy's layouts, asked for only by a

@@ -10,7 +10,7 @@ namespace gcnlab {
 namespace {
 
 // LayerBuffers::own of every layer
-enum Own { kOnes, kZ, kDz, kSrc, kDst, kDs, kDd, kOwn };
+enum Own { kZ, kDz, kSrc, kDst, kDs, kDd, kOwn };
 
 std::string src_name(int l) { return fmt::format("att_src{}", l); }
 std::string dst_name(int l) { return fmt::format("att_dst{}", l); }
@@ -71,7 +71,6 @@ void GatModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, La
   const int H = p.arch.heads_of(l);
   const auto matrix = [&](std::int64_t r, std::int64_t c) { return View{slots.take(r * c), r, c, c}; };
   s.own.assign(kOwn, View{});
-  s.own[kOnes] = ones_column(slots, st.layout(l + 1));
   s.own[kZ] = slots.take(z);
   s.own[kDz] = slots.take(z);
   for (const Own k : {kSrc, kDst, kDs, kDd}) s.own[k] = matrix(rows, H);
@@ -86,14 +85,12 @@ void GatModel::layer_forward(const Pass& p, int l, ConstView x) const {
                 s.own[kSrc], s.own[kDst]);
   });
   p.primitives.attention(l, attention_of(p, l));
-  p.primitives.aggregate_attention(l, z, s.z);
-  add_bias(p, l, s.own[kOnes]);
+  p.primitives.aggregate_attention(l, z, s.z);  // the stack adds b (biased)
 }
 
 void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
   const View z = s.own[kZ], dz = s.own[kDz], ds = s.own[kDs], dd = s.own[kDd];
-  bias_backward(p, l);
   p.primitives.attention_backward(l, attention_of(p, l), s.g, z, dz, ds, dd);  // dz = βᵀ G
   Parameter& src = p.buf.param(src_name(l));
   Parameter& dst = p.buf.param(dst_name(l));

@@ -15,7 +15,7 @@
 //           or its mean over h where the layer averages (Eq. 6; Architecture::head_mean)
 //
 // and its backward (G = dL/dout, layout(l+1)):
-//   db = Σ_i G_i (sum_over_rows)
+//   db = Σ_i G_i (the stack's: LayerStack::biased, sum_over_rows)
 //   βᵀ G, ds, dd = attention_backward(G, Z): the aggregation's adjoint, the
 //            SDDMM dβ_ij = G_i · Z_j (one pass over the edges for both), the
 //            dropout's mask, the softmax's and LeakyReLU's backward, and the
@@ -42,10 +42,11 @@ class GatModel final : public LayerStack {
 
  protected:
   Activation activation() const override { return Activation::elu; }
+  bool biased() const override { return true; }
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
   // Z and dZ (transformed_layout(l)); s, d, ds, dd (its rows x H); the H x
-  // columns product of da; a column of ones (layout(l+1)'s rows).
+  // columns product of da.
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
 };
 

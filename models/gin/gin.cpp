@@ -8,9 +8,9 @@ namespace gcnlab {
 
 namespace {
 
-// LayerBuffers::own: every layer's kOnes; a convolution's (weight layer 2k)
-// kSum, kRootThenGrad, kInputGrad; a linear layer's kLinearDx under the shared plan
-enum Own { kOnes, kSum, kRootThenGrad, kInputGrad, kLinearDx = kSum };
+// LayerBuffers::own: a convolution's (weight layer 2k) kSum, kRootThenGrad,
+// kInputGrad; a linear layer's kLinearDx under the shared plan
+enum Own { kSum, kRootThenGrad, kInputGrad, kLinearDx = kSum };
 
 std::string eps_name(int l) { return fmt::format("eps{}", l / 2); }
 
@@ -50,8 +50,7 @@ std::vector<ParameterSpec> GinModel::parameters(const ModelConfig& c, const Arch
 
 void GinModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
   const Strategy& st = *p.strategy;
-  s.own.assign(4, View{});
-  s.own[kOnes] = ones_column(slots, st.layout(l + 1));
+  s.own.assign(3, View{});
   if (!p.arch.conv(l)) {
     // MG-GCN's shared plan keeps G_l and dX_l in one buffer; a linear layer's
     // dX = G Wᵀ is one GEMM, which cannot read and write the same storage.
@@ -61,7 +60,8 @@ void GinModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, La
   const Layout aggregated = aggregated_layout(st, l);
   s.own[kSum] = slots.take(aggregated);
   s.own[kRootThenGrad] = slots.take(aggregated);
-  if (input_side(p.input_gradient(l), p.config)) s.own[kInputGrad] = slots.take(st.layout(l));
+  // D is dA itself where the layouts agree (Pass::aligned_adjoint)
+  if (input_side(p.input_gradient(l), p.config) && !st.same_rows()) s.own[kInputGrad] = slots.take(st.layout(l));
 }
 
 void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
@@ -69,18 +69,15 @@ void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
   if (p.arch.conv(l)) {
     const View a = s.own[kSum], r = s.own[kRootThenGrad];
     p.primitives.aggregate(l, Direction::forward, x, a);  // Sᵀ X
-    p.align(l, Direction::forward, x, r);
-    add_root(p, l, r, a);
+    add_root(p, l, p.aligned(l, x, r), a);
     p.primitives.linear(l, a, p.buf.params[l].value, s.z);
   } else {
     p.layer_forward(l, x);
   }
-  add_bias(p, l, s.own[kOnes]);
 }
 
 void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
-  bias_backward(p, l);  // reads G_l before dX_l may overwrite it (shared plan)
   if (!p.arch.conv(l)) {
     if (!dx || p.strategy.activation_plan() != ActivationPlan::shared) return p.layer_backward(l, x, dx);
     View own_dx = s.own[kLinearDx];
@@ -89,11 +86,10 @@ void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   }
   Parameter& w = p.buf.params[l];
   const bool input = input_side(p.input_gradient(l), p.config);
-  View da = s.own[kRootThenGrad], d = s.own[kInputGrad];
+  View da = s.own[kRootThenGrad];
   p.primitives.linear_backward(l, s.own[kSum], s.g, w.value, w.grad, input ? &da : nullptr);
   if (!input) return;
-  p.elementwise([&](Backend& b) { b.fill(d, 0.f); });
-  p.align(l, Direction::backward, da, d);  // D = align'(dA)
+  const ConstView d = p.aligned_adjoint(l, da, s.own[kInputGrad]);  // D = align'(dA)
   if (dx) p.primitives.aggregate(l, Direction::backward, da, *dx);  // S dA
   if (p.config.train_eps) {
     Parameter& e = p.buf.param(eps_name(l));

@@ -14,10 +14,10 @@
 // them is the MLP's. In gcnlab's row-vector notation, on the strategies'
 // primitives (S: the sum values, EdgeValues::sum, 1 per edge j -> i):
 //
-//   forward   A = Sᵀ X + (1 + ε) R,  R = align(X)        (aggregate, Pass::align)
+//   forward   A = Sᵀ X + (1 + ε) R,  R = align(X)        (aggregate, Pass::aligned: X itself where the layouts agree)
 //             Z_{2k} = A W_{2k} + 1 b_{2k}ᵀ              (linear: the MLP's first layer)
 //             Z_{2k+1} = ReLU(Z_{2k}) W_{2k+1} + 1 b_{2k+1}ᵀ   (the stack's ReLU, a linear layer)
-//   backward  db = Σ_i G_i (sum_over_rows);  dW = Aᵀ G and dA = G Wᵀ (linear_backward)
+//   backward  db = Σ_i G_i (the stack's);  dW = Aᵀ G and dA = G Wᵀ (linear_backward)
 //             D = align'(dA) (layout(l)): dε = <X, D> (sum_over_layout)
 //             dX = S dA + (1 + ε) D                       (aggregate backward)
 //
@@ -38,10 +38,11 @@ class GinModel final : public LayerStack {
   bool convolves(const Architecture& a, int l) const override;
 
  protected:
+  bool biased() const override { return true; }
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
   // A (aggregated_layout(l)); R, then dA (aggregated_layout(l): R is dead
-  // once A is formed); D (layout(l)); a column of ones (layout(l+1)'s rows).
+  // once A is formed); D (layout(l), where the layouts differ: else D is dA).
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
   bool drops_input(const Architecture& a, int l) const override { return a.conv(l); }
 

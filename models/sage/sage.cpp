@@ -7,7 +7,7 @@ namespace gcnlab {
 namespace {
 
 // LayerBuffers::own of a layer
-enum Own { kRoot, kRootGrad, kRootProduct, kOnes };
+enum Own { kRoot, kRootGrad, kRootProduct };
 
 std::string root_name(int l) { return fmt::format("Wroot{}", l); }
 
@@ -37,31 +37,29 @@ void SageModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, L
   const Strategy& st = *p.strategy;
   const Layout aggregated = aggregated_layout(st, l);
   const Layout& out = st.layout(l + 1);
-  s.own.assign(4, View{});
-  s.own[kRoot] = slots.take(aggregated);
+  s.own.assign(3, View{});
+  if (!st.same_rows()) s.own[kRoot] = slots.take(aggregated);  // else R_l is X_l (Pass::aligned)
   if (p.input_gradient(l)) s.own[kRootGrad] = slots.take(aggregated);
   s.own[kRootProduct] = slots.take(out);
-  s.own[kOnes] = ones_column(slots, out);
 }
 
 void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
   LayerBuffers& s = p.buf.layers[l];
   p.layer_forward(l, x);  // Z = Mᵀ X W
-  p.align(l, Direction::forward, x, s.own[kRoot]);
-  p.primitives.linear(l, s.own[kRoot], p.buf.param(root_name(l)).value, s.own[kRootProduct]);
-  p.elementwise([&](Backend& b) { b.axpy(1.f, s.own[kRootProduct], s.z); });
-  add_bias(p, l, s.own[kOnes]);
+  p.primitives.linear(l, p.aligned(l, x, s.own[kRoot]), p.buf.param(root_name(l)).value, s.own[kRootProduct]);
+  p.elementwise([&](Backend& b) { b.axpy(1.f, s.own[kRootProduct], s.z); });  // the stack adds b (biased)
 }
 
 void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
   Parameter& root = p.buf.param(root_name(l));
   // G_l is read here, before the convolution's dX_l may overwrite it (shared plan)
-  bias_backward(p, l);
   View root_grad = s.own[kRootGrad];
-  p.primitives.linear_backward(l, s.own[kRoot], s.g, root.value, root.grad, dx ? &root_grad : nullptr);
+  // R_l again: the backward's X_l is the forward's (recomputed under the shared plan), the copy's source
+  const ConstView r = p.strategy.same_rows() ? x : static_cast<ConstView>(s.own[kRoot]);
+  p.primitives.linear_backward(l, r, s.g, root.value, root.grad, dx ? &root_grad : nullptr);
   p.layer_backward(l, x, dx);
-  if (dx) p.align(l, Direction::backward, root_grad, *dx);
+  if (dx) p.add_aligned(l, root_grad, *dx);
 }
 
 }  // namespace gcnlab

@@ -11,8 +11,8 @@
 //             M: the mean values (EdgeValues::mean, 1 / d_in(i) on j -> i),
 //             Mᵀ X W the graph convolution in its product orders
 //             (common/model/convolution.hpp); R_l: X_l in aggregated_layout(l)
-//             (Pass::align: a copy, or plexus-3d's reshard)
-//   backward  db_l = Σ_i G_i (sum_over_rows);  dS_l = R_lᵀ G_l and
+//             (Pass::aligned: X_l itself, or plexus-3d's reshard)
+//   backward  db_l = Σ_i G_i (the stack's);  dS_l = R_lᵀ G_l and
 //             dR_l = G_l S_lᵀ (linear_backward);  dW_l and dX_l of the
 //             convolution;  dX_l += align'(dR_l)
 // Parameters: W<l> (the neighbour weight, f_l x f_{l+1}), Wroot<l> (the root
@@ -29,9 +29,10 @@ class SageModel final : public LayerStack {
   std::vector<ParameterSpec> parameters(const ModelConfig& c, const Architecture& a) const override;
 
  protected:
+  bool biased() const override { return true; }
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
-  // R_l and dR_l (aggregated_layout(l)), R_l S_l (layout(l+1)), a column of ones (layout(l+1)'s rows).
+  // R_l (where the layouts differ) and dR_l (aggregated_layout(l)), R_l S_l (layout(l+1)).
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
 };
 

@@ -374,6 +374,58 @@ TEST_CASE("fused element-wise passes equal the unfused ones exactly", "[backend]
   CHECK(rng::key(1, 2, 3, 4) == rng::mix(rng::mix(rng::mix(rng::mix(1) ^ 2) ^ 3) ^ 4));
 }
 
+TEST_CASE("a bias in the activation's passes equals the rank-1 product and column_sums exactly",
+          "[backend][elementwise][bias]") {
+  auto be = cpu_backend();
+  const std::int64_t n = 600, f = 37;  // more rows than one block of the column sums
+  const auto z = random_vector(n * f, 23), d = random_vector(n * f, 24), bias = random_vector(f, 25);
+  std::vector<std::int64_t> ids(n);
+  for (std::int64_t i = 0; i < n; ++i) ids[i] = 2 * i + 3;
+  Buffer<std::int64_t> dids = make_buffer<std::int64_t>(*be, ids);
+  const Dense ones = make_dense(*be, n, 1, std::vector<float>(n, 1.f)), b = make_dense(*be, 1, f, bias);
+  const auto product = [&] {  // Z + 1 bᵀ as the layers added it before
+    Dense out = make_dense(*be, n, f, z);
+    be->gemm(Op::N, Op::N, 1.f, ones, b, 1.f, out);
+    return out;
+  };
+  const Dense zb = product();
+  Dense z1 = make_dense(*be, n, f, z), h(*be, n, f), h1(*be, n, f);
+  be->relu(zb, h);
+  be->bias_relu(z1, b.data(), h1);
+  REQUIRE(z1.download() == zb.download());
+  REQUIRE(h1.download() == h.download());
+  Dense in_place = make_dense(*be, n, f, z);  // the shared plan's ReLU in place
+  be->bias_relu(in_place, b.data(), in_place);
+  REQUIRE(in_place.download() == h.download());
+  Dense logits = make_dense(*be, n, f, z);
+  be->add_row(b.data(), logits);
+  REQUIRE(logits.download() == zb.download());
+  const DropoutParams dp{7, 11, 0.3f};
+  Dense x(*be, n, f), x1(*be, n, f), z2 = make_dense(*be, n, f, z);
+  be->relu_dropout(zb, x, dids.data(), 4, dp);
+  be->bias_relu_dropout(z2, b.data(), x1, dids.data(), 4, dp);
+  REQUIRE(z2.download() == zb.download());
+  REQUIRE(x1.download() == x.download());
+  // backward: G and Σ_i G_i in one pass, the bits of relu_backward then column_sums
+  const Dense dd = make_dense(*be, n, f, d);
+  Dense g(*be, n, f), g1(*be, n, f);
+  Buffer<float> sums(*be, f), sums1(*be, f);
+  be->relu_backward(dd, zb, g);
+  be->column_sums(g, sums.data());
+  be->relu_backward_sums(dd, zb, g1, sums1.data());
+  REQUIRE(g1.download() == g.download());
+  REQUIRE(sums1.download() == sums.download());
+  Dense shared = product();  // G written over Z (the shared plan)
+  be->relu_backward_sums(dd, shared, shared, sums1.data());
+  REQUIRE(shared.download() == g.download());
+  REQUIRE(sums1.download() == sums.download());
+  be->dropout_relu_backward(dd, x, dp.scale(), g);
+  be->column_sums(g, sums.data());
+  be->dropout_relu_backward_sums(dd, x, dp.scale(), g1, sums1.data());
+  REQUIRE(g1.download() == g.download());
+  REQUIRE(sums1.download() == sums.download());
+}
+
 TEST_CASE("softmax cross-entropy in one pass equals the three-pass form", "[backend][loss]") {
   auto be = cpu_backend();
   const std::int64_t n = 50, c = 7;

@@ -23,6 +23,12 @@ pattern as a torch.sparse CSR) or edge_index; gat on edge_index only (GATConv's
 form); plain PyTorch (--framework pytorch) only gcn. The graph's pattern as
 of Âᵀ (A + I, as for gcn), no self-loops added by the layers.
 
+--framework dgl trains every model with DGL's layer (GraphConv with norm="both"
+on A + I, which is Â, or on a directed graph norm="none" with Âᵀ's values as
+edge weights; SAGEConv mean, GINConv sum with a learned ε,
+GATConv), DGL's g-SpMM and g-SDDMM kernels on a DGLGraph of the same edges: the
+strongest CPU peer (experiments/setup_pyg.sh installs DGL 1.1.3 beside PyG).
+
 --framework and --model take comma-separated lists: the graph is read once and
 the (model, framework) epochs interleaved over --rounds rounds (one line per
 model, framework and round). --device cuda runs on the GPU (CUDA timings synchronise before
@@ -34,7 +40,8 @@ can set them side by side:
   bench=epoch framework=pytorch|pyg-sparse|pyg-edge-index model=M ... median_ms=...
 
 Optional dependencies: Debian's python3-torch (apt-get install python3-torch);
-for PyG, torch_geometric 2.3.1 from PyPI in a venv over it (experiments/setup_pyg.sh).
+for PyG, torch_geometric 2.3.1 from PyPI in a venv over it, and DGL 1.1.3
+beside it (experiments/setup_pyg.sh).
 """
 
 import argparse
@@ -50,6 +57,22 @@ try:
     import torch
 except ImportError:  # pragma: no cover - reported to the user
     sys.exit("bench_pytorch: PyTorch is not installed (Debian: apt-get install python3-torch)")
+
+
+def import_dgl():
+    """DGL 1.1.3 over Debian's torch 1.13 (experiments/setup_pyg.sh). DGL's import check compares
+    torch.__version__ with "1.13.0", and Debian tags its build of the 1.13.0 release "1.13.0a0", which
+    compares as older; the check alone is shown the release's number (DGL's tensor adapter for 1.13.0
+    is the one it loads), and torch's own is put back once DGL is imported."""
+    real = torch.__version__
+    if str(real).startswith("1.13.0a0"):
+        torch.__version__ = "1.13.0"
+    try:
+        import dgl
+        import dgl.nn.pytorch  # noqa: F401 (the layers)
+    finally:
+        torch.__version__ = real
+    return dgl
 
 
 def read_gcl(path):
@@ -125,8 +148,8 @@ def main():
     args = ap.parse_args()
     frameworks = args.framework.split(",")
     for fw in frameworks:
-        if fw not in ("pytorch", "pyg-sparse", "pyg-edge-index"):
-            sys.exit(f"bench_pytorch: unknown framework '{fw}' (pytorch, pyg-sparse, pyg-edge-index)")
+        if fw not in ("pytorch", "pyg-sparse", "pyg-edge-index", "dgl"):
+            sys.exit(f"bench_pytorch: unknown framework '{fw}' (pytorch, pyg-sparse, pyg-edge-index, dgl)")
     dev = torch.device(args.device)
 
     torch.set_num_threads(args.threads)
@@ -213,8 +236,72 @@ def main():
 
         return epoch
 
+    def make_dgl_epoch(model):
+        """One epoch of DGL's layer for `model` on a DGLGraph of the pattern's edges j -> i (gcn: Âᵀ's values as
+        edge weights), the same widths, activations and loss as the PyG forms."""
+        dgl = import_dgl()
+        from dgl.nn.pytorch import GATConv, GINConv, GraphConv, SAGEConv
+        _, edge_index = pattern_forms()
+        graph = dgl.graph((edge_index[0], edge_index[1]), num_nodes=n).to(dev)
+        weight = None
+        convs, act, gat = [], torch.relu, model.startswith("gat")
+        if model == "gcn":  # undirected: norm="both" on A + I is Â (DGL's own form); directed: Âᵀ's values as weights
+            directed = head["directed"]
+            if directed:
+                coo = a_t.to_sparse_coo().coalesce()
+                graph = dgl.graph((coo.indices()[1], coo.indices()[0]), num_nodes=n).to(dev)
+                weight = coo.values()
+            for l in range(args.layers):
+                conv = GraphConv(dims[l], dims[l + 1], norm="none" if directed else "both", bias=False,
+                                 allow_zero_in_degree=True)
+                with torch.no_grad():
+                    conv.weight.copy_(initial[l])
+                convs.append(conv)
+        elif gat:
+            parts = model.split("-")
+            heads, width = (int(v) for v in parts[1].split("x"))
+            out_heads = int(parts[2][3:]) if len(parts) > 2 else 1
+            widths = [feats] + [width] * (args.layers - 1) + [classes]
+            for l in range(args.layers):
+                last = l + 1 == args.layers
+                convs.append(GATConv(widths[l] * (heads if l > 0 else 1), widths[l + 1],
+                                     out_heads if last else heads, allow_zero_in_degree=True))
+            act = torch.nn.functional.elu
+        else:
+            for l in range(args.layers):
+                if model == "sage":
+                    convs.append(SAGEConv(dims[l], dims[l + 1], "mean"))
+                elif model == "gin":
+                    mlp = torch.nn.Sequential(torch.nn.Linear(dims[l], dims[l + 1]), torch.nn.ReLU(),
+                                              torch.nn.Linear(dims[l + 1], dims[l + 1]))
+                    convs.append(GINConv(mlp, "sum", learn_eps=True))
+                else:
+                    sys.exit(f"bench_pytorch: unknown model '{model}' (gcn, sage, gin, gat-HxW[-outO])")
+        net = torch.nn.ModuleList(convs).to(dev)
+        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+
+        def epoch():
+            opt.zero_grad()
+            h = x
+            for l, conv in enumerate(net):
+                if args.dropout > 0:
+                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
+                h = conv(graph, h, edge_weight=weight) if weight is not None else conv(graph, h)
+                if gat:  # (n, heads, width): concatenated in the hidden layers, averaged at the output
+                    h = h.flatten(1) if l + 1 < args.layers else h.mean(1)
+                if l + 1 < args.layers:
+                    h = act(h)
+            loss = torch.nn.functional.cross_entropy(h[train], y[train])
+            loss.backward()
+            opt.step()
+            return loss
+
+        return epoch
+
     def make_epoch(model, framework):
         """One training epoch of `model` under `framework` from the same initial weights, as a closure."""
+        if framework == "dgl":
+            return make_dgl_epoch(model)
         if model != "gcn":
             return None if framework == "pytorch" else make_model_epoch(model, framework)
         weights = [torch.nn.Parameter(w.clone().to(dev)) for w in initial]
@@ -255,9 +342,11 @@ def main():
         return epoch
 
     versions = {"torch": torch.__version__}
-    if any(fw != "pytorch" for fw in frameworks):
+    if any(fw.startswith("pyg") for fw in frameworks):
         import torch_geometric
         versions["pyg"] = torch_geometric.__version__
+    if "dgl" in frameworks:
+        versions["dgl"] = import_dgl().__version__
     def failed(key, e):  # a framework that does not fit the device (or cannot run the form) is a result, not a crash
         kind = "out_of_memory" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
         print(f"bench=epoch framework={key[1]} model={key[0]} device={args.device} n={n} nnz={nnz} error={kind} "

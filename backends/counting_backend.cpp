@@ -89,13 +89,14 @@ void CountingBackend::dropout_relu_backward(ConstView dx, ConstView x, float sca
 void CountingBackend::add_row(const float* b, View y) {
   if (count(Kernel::elementwise, elements(y), 2 * bytes(y) + kFloat * width(y))) inner_->add_row(b, y);
 }
-void CountingBackend::bias_relu(View z, const float* b, View h) {  // z read and written, h written (may be z)
-  if (count(Kernel::elementwise, elements(h), 2 * bytes(z) + bytes(h) + kFloat * width(z))) inner_->bias_relu(z, b, h);
+void CountingBackend::bias_relu(ConstView z, ConstView r, const float* b, View h) {
+  if (count(Kernel::elementwise, elements(h), bytes(z) + (r.data ? bytes(r) : 0) + bytes(h) + kFloat * width(z)))
+    inner_->bias_relu(z, r, b, h);
 }
-void CountingBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
-                                        const DropoutParams& p) {
-  if (count(Kernel::elementwise, elements(x), 2 * bytes(z) + bytes(x) + kFloat * width(z) + kId * height(x)))
-    inner_->bias_relu_dropout(z, b, x, row_ids, col0, p);
+void CountingBackend::bias_relu_dropout(ConstView z, ConstView r, const float* b, View x, const std::int64_t* row_ids,
+                                        std::int64_t col0, const DropoutParams& p) {
+  const double read = bytes(z) + (r.data ? bytes(r) : 0) + kFloat * width(z) + kId * height(x);
+  if (count(Kernel::elementwise, elements(x), read + bytes(x))) inner_->bias_relu_dropout(z, r, b, x, row_ids, col0, p);
 }
 void CountingBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
   if (count(Kernel::elementwise, elements(g), bytes(dh) + bytes(z) + bytes(g) + kFloat * width(g)))

@@ -58,8 +58,8 @@ class CountingBackend final : public Backend {
                     const DropoutParams& p) override;
   void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) override;
   void add_row(const float* b, View y) override;
-  void bias_relu(View z, const float* b, View h) override;
-  void bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+  void bias_relu(ConstView z, ConstView r, const float* b, View h) override;
+  void bias_relu_dropout(ConstView z, ConstView r, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
                          const DropoutParams& p) override;
   void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) override;
   void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) override;

@@ -105,13 +105,22 @@ std::string Plexus3DStrategy::describe() const {
 }
 
 void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
-  const std::vector<std::int64_t>& dims = arch.dims;
   n_ = g.n();
-  dims_ = dims;
+  dims_ = arch.dims;
   shape_ = ModelShape(arch);
   rows_ = RowSplit(n_);
   cur_ = &full_;
-  const int L = static_cast<int>(dims.size()) - 1;
+  check_graph(g, arch);
+  full_ = Geometry{};
+  lay_out(g);
+  cut_shards(g);
+  w_full_.clear();
+  if (shape_.attention) return setup_attention(g, arch);
+  allocate_workspaces();
+  choose_gemm_orders();
+}
+
+void Plexus3DStrategy::check_graph(const Graph& g, const Architecture& arch) const {
   GCNLAB_CHECK(n_ >= static_cast<std::int64_t>(*std::max_element(g_.begin(), g_.end())),
                "{} vertices cannot fill grid {}x{}x{}", n_, g_[0], g_[1], g_[2]);
   // Sec. 5.1: the orderings were made when the graph was prepared (in memory
@@ -128,25 +137,28 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
   GCNLAB_CHECK(!keep_host_shards_ || permutation_.kind == Permutation::none,
                "mini-batches are sampled in one vertex ordering (ScaleGNN Alg. 2): --permutation must be none "
                "(got {})", to_string(permutation_));
+}
 
-  Geometry& geo = full_;
-  geo = Geometry{};
-  for (int l = 0; l <= L; ++l) {
+void Plexus3DStrategy::lay_out(const Graph& g) {
+  for (int l = 0; l <= shape_.layers(); ++l) {
     const InputBlock b = input_block(n_, shape_, g_, k_, l);
     Layout lay;
     lay.vertices = g.vertices(ordering_id(permutation_, l), b.rows.first, b.rows.end());
     lay.col0 = b.cols.first;
     lay.cols = b.cols.count;
-    geo.layouts.push_back(std::move(lay));
+    full_.layouts.push_back(std::move(lay));
   }
+}
 
+void Plexus3DStrategy::cut_shards(const Graph& g) {
   // Adjacency shards: A^(l) = Π_{l+1} Âᵀ Π_lᵀ restricted to rows R_c (ordering
   // l+1) and columns C_a (ordering l); layers with the same planes and
   // orderings share one shard.
+  Geometry& geo = full_;
   host_shards_.clear();
   shard_ranges_.clear();
   std::map<std::tuple<int, int, int, int>, int> index;
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < shape_.layers(); ++l) {
     const LayerBlocks b = layer_blocks(n_, shape_, g_, k_, l);
     geo.blocks.push_back(b);
     if (!conv(l) || shape_.attention) {  // GAT's shards are its edge tensors' (attention_)
@@ -170,28 +182,24 @@ void Plexus3DStrategy::setup(const Graph& g, const Architecture& arch) {
       shard_ranges_.push_back({b.rows_out, b.rows_in});
     }
   }
+}
 
-  w_full_.clear();
-  if (shape_.attention) {
-    setup_attention(g, arch);
-    return;
-  }
+void Plexus3DStrategy::allocate_workspaces() {
+  const std::vector<LayerBlocks>& blocks = full_.blocks;
   std::int64_t dw = 0;
-  for (int l = 0; l < L; ++l) {
-    const LayerBlocks& b = geo.blocks[l];
+  for (const LayerBlocks& b : blocks) {
     std::vector<GatheredWeight> weights(shape_.self_term ? 2 : 1);  // W_l, and a root term's S_l
     if (g_[b.ax.c] > 1)
       for (GatheredWeight& w : weights) w.full = Dense(backend_, b.cols_in.count, b.cols_out.count);
     w_full_.push_back(std::move(weights));
     dw = std::max(dw, b.cols_in.count * b.cols_out.count);
   }
-  sums_.reserve(largest_partial_sum(geo.blocks));
-  const LayerBlocks& b0 = geo.blocks.front();
+  sums_.reserve(largest_partial_sum(blocks));
+  const LayerBlocks& b0 = blocks.front();
   f_full_ = conv(0) ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
   dw_part_ = Dense(backend_, 1, dw);
   dw_t_ = Dense(backend_, 1, dw);
   dx_part_ = learn_features_ ? Dense(backend_, b0.rows_in.count, b0.cols_in.count) : Dense();
-  choose_gemm_orders();
 }
 
 void Plexus3DStrategy::setup_attention(const Graph& g, const Architecture& arch) {

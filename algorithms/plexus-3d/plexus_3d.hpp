@@ -130,6 +130,12 @@ class Plexus3DStrategy final : public Strategy {
   void choose_gemm_orders();
   // H = A F with the all-reduce over a, in row blocks (Sec. 5.2).
   void aggregate_blocks(const Shard& s, Communicator& group, ConstView f, View h);
+  // setup's parts: the prepared graph fits the grid and this run's orderings; every
+  // layer's layout; the adjacency shards; the gathered weights and partial-sum buffers.
+  void check_graph(const Graph& g, const Architecture& arch) const;
+  void lay_out(const Graph& g);
+  void cut_shards(const Graph& g);
+  void allocate_workspaces();
   // GAT's edge tensors and buffers (setup's part for --model gat).
   void setup_attention(const Graph& g, const Architecture& arch);
   // GAT's Z = X W and its backward (decomposition.hpp), and their bytes.

@@ -252,7 +252,9 @@ void bench_elementwise(const KernelBench& k) {
   const Buffer<std::int64_t> row_ids = make_buffer<std::int64_t>(*backend, ids);
   for (const std::int64_t f : k.widths) {
     const Dense z = random_dense(*backend, n, f, 3), dx = random_dense(*backend, n, f, 4);
-    Dense h(*backend, n, f), x(*backend, n, f), g(*backend, n, f);
+    const Dense bias = random_dense(*backend, 1, f, 5), root = random_dense(*backend, n, f, 6);
+    Dense h(*backend, n, f), x(*backend, n, f), g(*backend, n, f), zb = random_dense(*backend, n, f, 3);
+    Buffer<float> sums(*backend, static_cast<std::size_t>(f));
     const DropoutParams drop{1, rng::stream(rng::Stream::dropout), 0.5f};
     std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(i % f);
@@ -265,13 +267,23 @@ void bench_elementwise(const KernelBench& k) {
         {"dropout", [&] { backend->dropout(z, x, row_ids.data(), 0, drop); }},
         {"relu_dropout", [&] { backend->relu_dropout(z, x, row_ids.data(), 0, drop); }},
         {"dropout_relu_backward", [&] { backend->dropout_relu_backward(dx, x, drop.scale(), g); }},
+        // the layer stack's fused forms: a bias (and GraphSAGE's root term) in the activation's pass, and
+        // the bias's gradient in the pass of its backward (z read and written: the fused forms' extra stream)
+        {"bias_relu", [&] { backend->bias_relu(zb, {}, bias.data(), h); }},
+        {"bias_relu_addend", [&] { backend->bias_relu(zb, root, bias.data(), h); }},
+        {"relu_backward_sums", [&] { backend->relu_backward_sums(dx, z, g, sums.data()); }},
+        {"dropout_relu_backward_sums", [&] { backend->dropout_relu_backward_sums(dx, x, drop.scale(), g, sums.data()); }},
+        {"column_sums", [&] { backend->column_sums(dx, sums.data()); }},
         {"softmax_xent", [&] {
            backend->softmax_xent(z, 0, nullptr, nullptr, label.data(), split.data(), 1.f / static_cast<float>(n), g);
          }},
     };
     for (const auto& [name, fn] : cases) {
       const Stats s = time_reps(*backend, k.warmup, k.reps, fn);
-      const int streams = name == "relu_backward" || name == "dropout_relu_backward" ? 3 : 2;
+      const int streams = name == "column_sums"        ? 1
+                          : name == "bias_relu_addend" ? 4
+                          : name.find("backward") != std::string::npos || name == "bias_relu" ? 3
+                                                                                               : 2;
       fmt::print("bench=elementwise kernel={} backend={} graph={} n={} f={} threads={} {}\n", name,
                  k.backend_name, data.name, n, f, k.threads,
                  timing(s, 0.0, 4.0 * streams * n * f, fmt::format("elementwise {} f={}", name, f)));
@@ -344,52 +356,98 @@ void bench_epoch(Args& args, MpiCommunicator& world) {
   std::fflush(stdout);
 }
 
-// collective: each collective of --sizes bytes (the nccl-tests convention: the whole buffer — all-reduce's
-// and broadcast's operand, all-gather's output, reduce-scatter's input, all-to-all's send buffer, S/P to
-// each rank) on the backend's memory, over the transport a run would use. Each repetition starts at a
-// barrier; its time is the slowest rank's (the backend synchronised), and bytes are the ledger's wire
-// bytes of the busiest rank (docs/design.md's convention): busbw = those bytes / time.
-void bench_collective(Args& args, MpiCommunicator& world) {
-  std::string backend_name;
-  std::optional<std::string> gpu_comm;
+// What `bench collective` runs on: its arguments, the backend and the transport.
+struct CollectiveBench {
+  std::string backend_name, transport;
   std::vector<double> sizes;
   int warmup = 0, reps = 0;
   std::unique_ptr<CountingBackend> backend;
-  std::unique_ptr<Communicator> device_world;
+  std::unique_ptr<Communicator> device_world;  // null: plain MPI on the host
+};
+
+CollectiveBench collective_bench(Args& args, MpiCommunicator& world) {
+  CollectiveBench b;
+  std::optional<std::string> gpu_comm;
   collectively(world, [&] {  // every rank parses the same arguments
-    backend_name = args.value_or("--backend", "cpu");
+    b.backend_name = args.value_or("--backend", "cpu");
     gpu_comm = args.value("--gpu-comm");
-    GCNLAB_CHECK(backend_name == "cuda" || gpu_comm != "nccl", "--gpu-comm nccl needs --backend cuda");
+    GCNLAB_CHECK(b.backend_name == "cuda" || gpu_comm != "nccl", "--gpu-comm nccl needs --backend cuda");
     const std::string list = args.value_or("--sizes", "4K,256K,4M,32M");
     for (const std::string& item : split_commas(list)) {
-      sizes.push_back(parse_bytes(item, "--sizes"));
-      GCNLAB_CHECK(sizes.back() >= 1, "--sizes takes sizes of at least 1 byte (got '{}')", list);
+      b.sizes.push_back(parse_bytes(item, "--sizes"));
+      GCNLAB_CHECK(b.sizes.back() >= 1, "--sizes takes sizes of at least 1 byte (got '{}')", list);
     }
-    warmup = static_cast<int>(args.integer("--warmup", 2, 0));
-    reps = static_cast<int>(args.integer("--reps", 10, 1));
+    b.warmup = static_cast<int>(args.integer("--warmup", 2, 0));
+    b.reps = static_cast<int>(args.integer("--reps", 10, 1));
     args.finish();
   });
   const NodeRanks node = node_ranks(world.native());
   collectively(world, [&] {
-    backend = make_backend(backend_name, {1, node.local_rank, node.count, gpu_comm == "mpi", node.nccl_host_ids});
+    b.backend = make_backend(b.backend_name, {1, node.local_rank, node.count, gpu_comm == "mpi", node.nccl_host_ids});
     // --backend cpu --gpu-comm mpi: the staged transport with memcpy for the device's copies (what it costs
     // over plain MPI on the host, and the code path the CPU tests check)
-    if (gpu_comm || backend_name == "cuda")
-      device_world = make_device_communicator(*backend, world, gpu_comm.value_or("nccl"));
+    if (gpu_comm || b.backend_name == "cuda")
+      b.device_world = make_device_communicator(*b.backend, world, gpu_comm.value_or("nccl"));
   });
-  Communicator& comm = device_world ? *device_world : static_cast<Communicator&>(world);
   // one token, as every key=value of the line: mpi, nccl, mpi-staged, mpi-cuda-aware, mpi-staged-memcpy
-  const std::string transport = !device_world ? "mpi"
-                                : gpu_comm.value_or("nccl") == "nccl"
-                                    ? "nccl"
-                                    : backend_name == "cuda" ? "mpi-" + mpi_device_transport() : "mpi-staged-memcpy";
-  const int p = comm.size(), me = comm.rank();
+  b.transport = !b.device_world                        ? "mpi"
+                : gpu_comm.value_or("nccl") == "nccl" ? "nccl"
+                : b.backend_name == "cuda"            ? "mpi-" + mpi_device_transport()
+                                                      : "mpi-staged-memcpy";
+  return b;
+}
+
+struct CollectiveOp {
+  const char* name;
+  Category category;
+  std::function<void()> run;
+};
+
+// One op's repetitions: the slowest rank's times and staging copies, the busiest rank's wire bytes.
+struct OpTimes {
+  std::vector<double> times, staging;
+  double wire = 0;
+};
+
+// The ops interleaved (op 0, op 1, ..., op 0, ...): the machine's noise falls on all of them alike.
+// Each repetition starts at a barrier with the backend synchronised.
+std::vector<OpTimes> time_interleaved(const std::vector<CollectiveOp>& ops, const CollectiveBench& b, Communicator& comm,
+                                      MpiCommunicator& world) {
+  std::vector<OpTimes> out(ops.size());
+  const auto staged_s = [&] { return comm.ledger().lifetime()[static_cast<int>(Category::staging)].time_s; };
+  for (int r = 0; r < b.warmup + b.reps; ++r)
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const double before = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes;
+      const double staged_before = staged_s();
+      world.barrier();
+      b.backend->sync();
+      const auto t0 = std::chrono::steady_clock::now();
+      ops[i].run();
+      b.backend->sync();
+      double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double moved = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes - before;
+      double copying = staged_s() - staged_before;  // a staged transport's copies (Category::staging)
+      for (double* v : {&t, &moved, &copying}) world.allreduce(std::span<double>(v, 1), ReduceOp::max, Category::allreduce);
+      if (r >= b.warmup) out[i].times.push_back(t), out[i].staging.push_back(copying), out[i].wire = moved;
+    }
+  return out;
+}
+
+// collective: each collective of --sizes bytes (the nccl-tests convention: the whole buffer — all-reduce's
+// and broadcast's operand, all-gather's output, reduce-scatter's input, all-to-all's send buffer, S/P to
+// each rank) on the backend's memory, over the transport a run would use. Each repetition's time is the
+// slowest rank's (the backend synchronised), and bytes are the ledger's wire bytes of the busiest rank
+// (docs/design.md's convention): busbw = those bytes / time.
+void bench_collective(Args& args, MpiCommunicator& world) {
+  const CollectiveBench b = collective_bench(args, world);
+  Communicator& comm = b.device_world ? *b.device_world : static_cast<Communicator&>(world);
+  const int p = comm.size();
   const auto P = static_cast<std::int64_t>(p);
-  for (const double bytes : sizes) {
+  for (const double bytes : b.sizes) {
     const std::int64_t piece = std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes) / 4 / P);  // floats per rank
     const std::int64_t whole = piece * P;
-    const Buffer<float> in = make_buffer<float>(*backend, std::vector<float>(static_cast<std::size_t>(whole), 1.f));
-    Buffer<float> out(*backend, static_cast<std::size_t>(whole));
+    const Buffer<float> in = make_buffer<float>(*b.backend, std::vector<float>(static_cast<std::size_t>(whole), 1.f));
+    Buffer<float> out(*b.backend, static_cast<std::size_t>(whole));
     const std::vector<std::int64_t> counts(static_cast<std::size_t>(p), piece);
     std::vector<std::int64_t> displs(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = r * piece;
@@ -397,54 +455,25 @@ void bench_collective(Args& args, MpiCommunicator& world) {
     const std::span<float> into(out.data(), static_cast<std::size_t>(whole));
     const std::span<const float> mine = all.first(static_cast<std::size_t>(piece));
     const std::span<float> mine_out = into.first(static_cast<std::size_t>(piece));
-    struct Op {
-      const char* name;
-      Category category;
-      std::function<void()> run;
-    };
-    const std::vector<Op> ops = {
+    const std::span<const std::int64_t> c(counts), d(displs);
+    const std::vector<CollectiveOp> ops = {
         {"allreduce", Category::allreduce, [&] { comm.allreduce(into, ReduceOp::sum, Category::allreduce); }},
         {"allgather", Category::allgather, [&] { comm.allgather(mine, into, Category::allgather); }},
         {"reduce_scatter", Category::reduce_scatter, [&] { comm.reduce_scatter(all, mine_out, Category::reduce_scatter); }},
-        {"alltoall", Category::alltoall,
-         [&] {
-           comm.alltoallv(all, std::span<const std::int64_t>(counts), std::span<const std::int64_t>(displs), into,
-                          std::span<const std::int64_t>(counts), std::span<const std::int64_t>(displs),
-                          Category::alltoall);
-         }},
+        {"alltoall", Category::alltoall, [&] { comm.alltoallv(all, c, d, into, c, d, Category::alltoall); }},
         {"broadcast", Category::bcast_dense, [&] { comm.broadcast(into, 0, Category::bcast_dense); }},
     };
-    // interleaved (op 0, op 1, ..., op 0, ...): the machine's noise falls on all of them alike
-    std::vector<std::vector<double>> times(ops.size()), staging(ops.size());
-    std::vector<double> wire(ops.size(), 0);
-    const auto staged_s = [&] { return comm.ledger().lifetime()[static_cast<int>(Category::staging)].time_s; };
-    for (int r = 0; r < warmup + reps; ++r)
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        const double before = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes;
-        const double staged_before = staged_s();
-        world.barrier();
-        backend->sync();
-        const auto t0 = std::chrono::steady_clock::now();
-        ops[i].run();
-        backend->sync();
-        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        double moved = comm.ledger().lifetime()[static_cast<int>(ops[i].category)].wire_bytes - before;
-        double copying = staged_s() - staged_before;  // a staged transport's copies (Category::staging)
-        world.allreduce(std::span<double>(&t, 1), ReduceOp::max, Category::allreduce);
-        world.allreduce(std::span<double>(&moved, 1), ReduceOp::max, Category::allreduce);
-        world.allreduce(std::span<double>(&copying, 1), ReduceOp::max, Category::allreduce);
-        if (r >= warmup) times[i].push_back(t), staging[i].push_back(copying), wire[i] = moved;
-      }
-    if (me != 0) continue;
+    const std::vector<OpTimes> timed = time_interleaved(ops, b, comm, world);
+    if (comm.rank() != 0) continue;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Stats st = stats_of(times[i]);
+      const Stats st = stats_of(timed[i].times);
       // gbs: the busiest rank's wire bytes per second (bus bandwidth); algbw_gbs: the buffer's
       // staging_ms: the median of the slowest rank's staging copies (0 but for mpi-staged*)
       fmt::print("bench=collective op={} backend={} transport={} ranks={} bytes={} wire_bytes={:.0f} "
                  "algbw_gbs={:.3f} staging_ms={:.3f} {}\n",
-                 ops[i].name, backend_name, transport, p, 4 * whole, wire[i],
-                 4.0 * static_cast<double>(whole) / st.median * 1e-9, stats_of(staging[i]).median * 1e3,
-                 timing(st, 0.0, wire[i], fmt::format("{} of {} bytes", ops[i].name, 4 * whole)));
+                 ops[i].name, b.backend_name, b.transport, p, 4 * whole, timed[i].wire,
+                 4.0 * static_cast<double>(whole) / st.median * 1e-9, stats_of(timed[i].staging).median * 1e3,
+                 timing(st, 0.0, timed[i].wire, fmt::format("{} of {} bytes", ops[i].name, 4 * whole)));
     }
     std::fflush(stdout);
   }

@@ -151,12 +151,9 @@ Options stop_options() {
   };
 }
 
-std::vector<CommandSpec> make_specs() {
+// The registries' listings: strategies, models.
+std::vector<CommandSpec> registry_specs() {
   std::vector<CommandSpec> s;
-  s.push_back({"train", "mpirun -np P gcnlab train --algo NAME [options]",
-               "Train the GCN with one strategy on every rank of the job.",
-               strategy_options() + model_options() + run_options() + stop_options() + Options{kQuiet}, "",
-               kDatasetSpecs});
   s.push_back({"strategies", "gcnlab strategies [--json]",
                "The registered strategies: name, paper, grid, capabilities and options (--json: for scripts; "
                "experiments/ and plots/ read it).",
@@ -165,6 +162,12 @@ std::vector<CommandSpec> make_specs() {
                "The registered models: name, paper, what each asks of a strategy and the strategies it runs on "
                "(--json: for scripts).",
                {{"--json", "", "the registry as JSON (schema gcnlab.models/1)"}, kQuiet}, "", ""});
+  return s;
+}
+
+// What reads and writes datasets: info, prepare, partition.
+std::vector<CommandSpec> data_specs() {
+  std::vector<CommandSpec> s;
   s.push_back({"info", "gcnlab info --dataset SPEC [--shards RxC [--seed S]]",
                "A dataset's facts; with --shards RxC the balance of its adjacency shards (Plexus Table 3).",
                {dataset_option(), {"--shards", "RxC", "adjacency shard balance of every permutation"},
@@ -190,6 +193,12 @@ std::vector<CommandSpec> make_specs() {
                 {"--features", "F", "feature width for the communication volume estimate"},
                 {"--out", "FILE", "the partition"}, {"--seed", "S", "default 1"}, kQuiet},
                "", kDatasetSpecs});
+  return s;
+}
+
+// What reads results and models runs: compare, plan, simulate.
+std::vector<CommandSpec> planning_specs() {
+  std::vector<CommandSpec> s;
   s.push_back({"compare", "gcnlab compare RUN.json [RUN.json ...] [--csv FILE.csv]",
                "Results files side by side; --csv writes one row per run (pandas-ready).",
                {{"--csv", "FILE.csv", "one row per run, every breakdown category"}, kQuiet}, "RUN.json", ""});
@@ -216,6 +225,18 @@ std::vector<CommandSpec> make_specs() {
                            {"--partitioner", "NAME|FILE", "default: the strategy's"},
                            {"--out", "FILE.json", "the per-rank numbers"}, kQuiet},
                "", kDatasetSpecs});
+  return s;
+}
+
+// Every command, in the order of gcnlab --help.
+std::vector<CommandSpec> make_specs() {
+  std::vector<CommandSpec> s;
+  s.push_back({"train", "mpirun -np P gcnlab train --algo NAME [options]",
+               "Train the GCN with one strategy on every rank of the job.",
+               strategy_options() + model_options() + run_options() + stop_options() + Options{kQuiet}, "",
+               kDatasetSpecs});
+  for (auto part : {registry_specs(), data_specs(), planning_specs()})
+    s.insert(s.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   s.push_back({"bench", "gcnlab bench spmm|gemm|elementwise|stream|epoch|collective [options]",
                "Kernel benchmarks (spmm, gemm, elementwise: one key=value line per measurement), the memory's speed "
                "through the backend's copy and axpy (stream: --mib), training epochs (epoch: train's options, each "

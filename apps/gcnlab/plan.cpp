@@ -339,6 +339,45 @@ std::vector<int> auto_grid(const Dataset& data, const StrategyOptions& options, 
   return {g[0], g[1], g[2]};
 }
 
+// plan --calibrate / --validate: a machine profile fitted to results files, or their predictions checked.
+std::string calibration(Args& args, bool calibrate_wanted, const std::string& machine,
+                        const std::optional<std::string>& out, int rank) {
+  const std::string name = args.value_or("--name", "calibrated");
+  const auto files = args.positional();
+  args.finish();
+  GCNLAB_CHECK(!files.empty(), "plan {} needs results files", calibrate_wanted ? "--calibrate" : "--validate");
+  std::vector<Observation> runs;
+  for (const auto& f : files) runs.push_back(observation(f));
+  if (!calibrate_wanted) return validate(runs, machine, out, rank);
+  GCNLAB_CHECK(out.has_value(), "plan --calibrate needs --out PROFILE.json");
+  return calibrate(runs, machine, name, *out, rank);
+}
+
+// Plexus's model (Sec. 4) over plexus-3d's grids of `ranks`: the ranked table, and its JSON in --out.
+std::string plexus_plan(const Dataset& data, const ModelConfig& model, int ranks, const planning::MachineProfile& m,
+                        const std::optional<std::string>& out, int rank) {
+  const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),
+                                                  architecture(model, data.features, data.classes), model.learn_features);
+  const auto ranked = planning::rank_grids(p, ranks, m);
+  GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks fits {} vertices", ranks, data.nodes());
+  std::string text = fmt::format("plexus-3d plan: {} ({} nodes, {} nnz of Â), dims {}, {} ranks, machine {}\n"
+                                 "{:>4} {:<10} {:>12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>12}\n",
+                                 data.name, p.n, p.nnz, fmt::join(p.dims, "-"), ranks, m.name, "rank", "grid",
+                                 "epoch ms", "spmm ms", "comm ms", "x ms", "y ms", "z ms", "MiB/rank");
+  nlohmann::json j = {{"schema", "gcnlab.plan/1"}, {"dataset", data.spec}, {"ranks", ranks},
+                      {"machine", m.name},         {"dims", p.dims},      {"grids", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const Prediction& q = ranked[i];
+    text += fmt::format("{:>4} {:<10} {:>12.3f} {:>10.3f} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>12.2f}\n", i + 1,
+                        grid_text(q.grid), q.total_s() * 1e3, q.spmm_s * 1e3, q.comm_s * 1e3, q.comm_axis_s[0] * 1e3,
+                        q.comm_axis_s[1] * 1e3, q.comm_axis_s[2] * 1e3, q.wire_bytes / (1 << 20));
+    j["grids"].push_back(prediction_json(q));
+  }
+  text += fmt::format("--grid auto picks {}\n", grid_text(ranked.front().grid));
+  if (out && rank == 0) write_file_atomically(*out, j.dump(1) + "\n");
+  return text;
+}
+
 int plan(Args& args, MpiCommunicator& world) {
   std::string text;
   collectively(world, [&] {
@@ -348,18 +387,7 @@ int plan(Args& args, MpiCommunicator& world) {
     const auto out = args.value("--out");
     if (calibrate_wanted || validate_wanted) {
       GCNLAB_CHECK(!(calibrate_wanted && validate_wanted), "plan takes --calibrate or --validate, not both");
-      const std::string name = args.value_or("--name", "calibrated");
-      const auto files = args.positional();
-      args.finish();
-      GCNLAB_CHECK(!files.empty(), "plan {} needs results files", calibrate_wanted ? "--calibrate" : "--validate");
-      std::vector<Observation> runs;
-      for (const auto& f : files) runs.push_back(observation(f));
-      if (calibrate_wanted) {
-        GCNLAB_CHECK(out.has_value(), "plan --calibrate needs --out PROFILE.json");
-        text = calibrate(runs, machine, name, *out, world.rank());
-      } else {
-        text = validate(runs, machine, out, world.rank());
-      }
+      text = calibration(args, calibrate_wanted, machine, out, world.rank());
       return;
     }
 
@@ -400,25 +428,7 @@ int plan(Args& args, MpiCommunicator& world) {
              compare(data, described, base, model, ranks, m, out, world.rank());
       return;
     }
-    const planning::Problem p = planning::problem_of(data.nodes(), data.nnz() + data.nodes(),
-                                                    architecture(model, data.features, data.classes), model.learn_features);
-    const auto ranked = planning::rank_grids(p, ranks, m);
-    GCNLAB_CHECK(!ranked.empty(), "no grid of {} ranks fits {} vertices", ranks, data.nodes());
-    text = fmt::format("plexus-3d plan: {} ({} nodes, {} nnz of Â), dims {}, {} ranks, machine {}\n"
-                       "{:>4} {:<10} {:>12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>12}\n",
-                       data.name, p.n, p.nnz, fmt::join(p.dims, "-"), ranks, m.name, "rank", "grid", "epoch ms",
-                       "spmm ms", "comm ms", "x ms", "y ms", "z ms", "MiB/rank");
-    nlohmann::json j = {{"schema", "gcnlab.plan/1"}, {"dataset", data.spec}, {"ranks", ranks},
-                        {"machine", m.name},         {"dims", p.dims},      {"grids", nlohmann::json::array()}};
-    for (std::size_t i = 0; i < ranked.size(); ++i) {
-      const Prediction& q = ranked[i];
-      text += fmt::format("{:>4} {:<10} {:>12.3f} {:>10.3f} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>12.2f}\n", i + 1,
-                          grid_text(q.grid), q.total_s() * 1e3, q.spmm_s * 1e3, q.comm_s * 1e3, q.comm_axis_s[0] * 1e3,
-                          q.comm_axis_s[1] * 1e3, q.comm_axis_s[2] * 1e3, q.wire_bytes / (1 << 20));
-      j["grids"].push_back(prediction_json(q));
-    }
-    text += fmt::format("--grid auto picks {}\n", grid_text(ranked.front().grid));
-    if (out && world.rank() == 0) write_file_atomically(*out, j.dump(1) + "\n");
+    text = plexus_plan(data, model, ranks, m, out, world.rank());
   });
   if (world.rank() == 0) fmt::print("{}", text);
   return 0;

@@ -178,24 +178,51 @@ void CpuBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
 
 namespace {
 
-// out[c] = Σ_i term(i, c) in double: sums by blocks of rows (row-major reads), the blocks
-// added in order (the same bits at every thread count).
-template <class Term>
-void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) {
-  constexpr std::int64_t kBlock = 256;
-  const std::int64_t blocks = (rows + kBlock - 1) / kBlock;
-  std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    double* p = &part[static_cast<std::size_t>(b * cols)];
-    for (std::int64_t i = b * kBlock; i < std::min(rows, (b + 1) * kBlock); ++i)
-      for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
-  }
+// Column sums in double by blocks of kColumnBlock rows (row-major reads), the
+// blocks added in order (the same bits at every thread count).
+constexpr std::int64_t kColumnBlock = 256;
+
+std::int64_t column_blocks(std::int64_t rows) { return (rows + kColumnBlock - 1) / kColumnBlock; }
+
+// out[c] = Σ_b part[b * cols + c], the blocks in order.
+void add_blocks(const std::vector<double>& part, std::int64_t blocks, std::int64_t cols, float* out) {
   for (std::int64_t c = 0; c < cols; ++c) {
     double s = 0;
     for (std::int64_t b = 0; b < blocks; ++b) s += part[static_cast<std::size_t>(b * cols + c)];
     out[c] = static_cast<float>(s);
   }
+}
+
+// out[c] = Σ_i term(i, c).
+template <class Term>
+void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) {
+  const std::int64_t blocks = column_blocks(rows);
+  std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double* p = &part[static_cast<std::size_t>(b * cols)];
+    for (std::int64_t i = b * kColumnBlock; i < std::min(rows, (b + 1) * kColumnBlock); ++i)
+      for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
+  }
+  add_blocks(part, blocks, cols, out);
+}
+
+// g = f (element by element), with out = column_sums(g) in the same pass: each
+// block's rows written, then summed while in cache (column_reduce's bits).
+template <class F>
+void written_column_sums(View g, const F& f, float* out) {
+  const std::int64_t blocks = column_blocks(g.rows);
+  std::vector<double> part(static_cast<std::size_t>(blocks * g.cols), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t first = b * kColumnBlock, end = std::min(g.rows, first + kColumnBlock);
+    for (std::int64_t i = first; i < end; ++i)
+      for (std::int64_t c = 0; c < g.cols; ++c) f(i, c);
+    double* p = &part[static_cast<std::size_t>(b * g.cols)];
+    for (std::int64_t i = first; i < end; ++i)
+      for (std::int64_t c = 0; c < g.cols; ++c) p[c] += g.data[i * g.ld + c];
+  }
+  add_blocks(part, blocks, g.cols, out);
 }
 
 }  // namespace
@@ -246,29 +273,28 @@ void CpuBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, V
 
 void CpuBackend::add_row(const float* b, View y) { for_each_2d(y.rows, y.cols, ew::AddRow{b, y.data, y.ld}); }
 
-void CpuBackend::bias_relu(View z, const float* b, View h) {
-  GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
-  for_each_2d(h.rows, h.cols, ew::BiasRelu{z.data, z.ld, b, h.data, h.ld});
+void CpuBackend::bias_relu(ConstView z, ConstView r, const float* b, View h) {
+  GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols && (!r.data || (r.rows == z.rows && r.cols == z.cols)));
+  if (r.data) for_each_2d(h.rows, h.cols, ew::BiasRelu<true>{{z.data, z.ld, r.data, r.ld, b}, h.data, h.ld});
+  else for_each_2d(h.rows, h.cols, ew::BiasRelu<false>{{z.data, z.ld, nullptr, 0, b}, h.data, h.ld});
 }
 
-void CpuBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
-                                   const DropoutParams& p) {
-  GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols);
-  for_each_row(x.rows, x.cols,
-               ew::BiasReluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
-                                   z.data, z.ld, b});
+void CpuBackend::bias_relu_dropout(ConstView z, ConstView r, const float* b, View x, const std::int64_t* row_ids,
+                                   std::int64_t col0, const DropoutParams& p) {
+  GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols && (!r.data || (r.rows == z.rows && r.cols == z.cols)));
+  const ew::Dropout d{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  if (r.data) for_each_row(x.rows, x.cols, ew::BiasReluDropout<true>{d, {z.data, z.ld, r.data, r.ld, b}});
+  else for_each_row(x.rows, x.cols, ew::BiasReluDropout<false>{d, {z.data, z.ld, nullptr, 0, b}});
 }
 
 void CpuBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
   GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
-  const ew::WrittenColumnSums<ew::ReluBackward> f{{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums};
-  column_reduce(g.rows, g.cols, [&](std::int64_t i, std::int64_t c) { return f.term(i, c); }, sums);
+  written_column_sums(g, ew::ReluBackward{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums);
 }
 
 void CpuBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) {
   GCNLAB_ASSERT(dx.rows == g.rows && x.rows == g.rows && dx.cols == g.cols && x.cols == g.cols);
-  const ew::WrittenColumnSums<ew::DropoutReluBackward> f{{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums};
-  column_reduce(g.rows, g.cols, [&](std::int64_t i, std::int64_t c) { return f.term(i, c); }, sums);
+  written_column_sums(g, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums);
 }
 
 void CpuBackend::elu(ConstView z, View h) {

@@ -327,13 +327,15 @@ void CudaBackend::dropout_relu_backward(ConstView dx, ConstView x, float scale, 
   cuda::dropout_relu_backward(stream_, g.rows, g.cols, {dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale});
 }
 void CudaBackend::add_row(const float* b, View y) { cuda::add_row(stream_, y.rows, y.cols, {b, y.data, y.ld}); }
-void CudaBackend::bias_relu(View z, const float* b, View h) {
-  cuda::bias_relu(stream_, h.rows, h.cols, {z.data, z.ld, b, h.data, h.ld});
+void CudaBackend::bias_relu(ConstView z, ConstView r, const float* b, View h) {
+  if (r.data) cuda::bias_relu(stream_, h.rows, h.cols, ew::BiasRelu<true>{{z.data, z.ld, r.data, r.ld, b}, h.data, h.ld});
+  else cuda::bias_relu(stream_, h.rows, h.cols, ew::BiasRelu<false>{{z.data, z.ld, nullptr, 0, b}, h.data, h.ld});
 }
-void CudaBackend::bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
-                                    const DropoutParams& p) {
-  cuda::bias_relu_dropout(stream_, x.rows, x.cols,
-                          {{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, b});
+void CudaBackend::bias_relu_dropout(ConstView z, ConstView r, const float* b, View x, const std::int64_t* row_ids,
+                                    std::int64_t col0, const DropoutParams& p) {
+  const ew::Dropout d{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  if (r.data) cuda::bias_relu_dropout(stream_, x.rows, x.cols, ew::BiasReluDropout<true>{d, {z.data, z.ld, r.data, r.ld, b}});
+  else cuda::bias_relu_dropout(stream_, x.rows, x.cols, ew::BiasReluDropout<false>{d, {z.data, z.ld, nullptr, 0, b}});
 }
 void CudaBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
   cuda::relu_backward_sums(stream_, g.rows, g.cols, {{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums},

@@ -413,8 +413,12 @@ void dropout_relu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const
   launch_2d(s, r, c, f);
 }
 void add_row(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::AddRow& f) { launch_2d(s, r, c, f); }
-void bias_relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasRelu& f) { launch_2d(s, r, c, f); }
-void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasReluDropout& f) {
+void bias_relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasRelu<false>& f) { launch_2d(s, r, c, f); }
+void bias_relu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasRelu<true>& f) { launch_2d(s, r, c, f); }
+void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasReluDropout<false>& f) {
+  launch_2d(s, r, c, f);
+}
+void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasReluDropout<true>& f) {
   launch_2d(s, r, c, f);
 }
 void relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<ew::ReluBackward>& f,

@@ -33,8 +33,10 @@ void dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Dro
 void relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::ReluDropout& f);
 void dropout_relu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutReluBackward& f);
 void add_row(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::AddRow& f);
-void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasRelu& f);
-void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout& f);
+void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasRelu<false>& f);
+void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasRelu<true>& f);
+void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout<false>& f);
+void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout<true>& f);
 // G written and its column sums taken in one column reduction (column_sums' bits).
 void relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
                         const ew::WrittenColumnSums<ew::ReluBackward>& f, double* partial);

@@ -85,14 +85,15 @@ class Backend : public Allocator {
   virtual void relu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
                             const DropoutParams& p) = 0;
   virtual void dropout_relu_backward(ConstView dx, ConstView x, float scale, View g) = 0;
-  // A layer's bias in its activation's pass (LayerStack): z += 1 bᵀ (b: z.cols
-  // values), then relu / relu_dropout of it, z keeping the sum (ew::BiasRelu,
-  // ew::BiasReluDropout); add_row without an activation (ew::AddRow). The
+  // A layer's bias in its activation's pass (LayerStack): relu / relu_dropout
+  // of z + r + 1 bᵀ (r unless r.data is null: a model's addend; b: z.cols
+  // values), z left as it is (ew::BiasRelu, ew::BiasReluDropout: ReLU's
+  // backward reads their output); add_row without an activation (ew::AddRow). The
   // backwards with `sums` = Σ_i g_i, the bias's gradient, taken in the pass that
   // writes g, with column_sums' bits (ew::WrittenColumnSums).
   virtual void add_row(const float* b, View y) = 0;
-  virtual void bias_relu(View z, const float* b, View h) = 0;
-  virtual void bias_relu_dropout(View z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+  virtual void bias_relu(ConstView z, ConstView r, const float* b, View h) = 0;
+  virtual void bias_relu_dropout(ConstView z, ConstView r, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
                                  const DropoutParams& p) = 0;
   virtual void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) = 0;
   virtual void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) = 0;

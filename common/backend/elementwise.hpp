@@ -58,14 +58,26 @@ struct Relu {
   }
 };
 
-// Z += 1 bᵀ (a layer's bias), then H = ReLU(Z), in one pass: Z keeps the bias
-// for ReLU's backward (H may be Z: the shared plan's in-place ReLU). z + b[j]
-// is the sum the rank-1 product Z += 1 bᵀ rounds to (1 · b[j] is exact).
+// H = ReLU(Z + R + 1 bᵀ) in one pass (R with kAddend: a model's addend,
+// GraphSAGE's root term; b a layer's bias), Z left as it is: the backward
+// reads H (or dropout's X) for ReLU', as H > 0 exactly where its argument is
+// (H may be Z: the shared plan's in-place ReLU). The sums round as the
+// separate passes did: z + r as axpy's z + 1 · r, then + b[j] as the rank-1
+// product Z += 1 bᵀ (1 · b[j] is exact). kAddend is a template parameter so
+// that neither form tests for R per element (the loops vectorise).
+template <bool kAddend>
+struct BiasSum {
+  const float* z; std::int64_t ldz; const float* r; std::int64_t ldr; const float* b;
+  GCNLAB_HD float operator()(std::int64_t i, std::int64_t j) const {
+    if constexpr (kAddend) return (z[i * ldz + j] + r[i * ldr + j]) + b[j];
+    else return z[i * ldz + j] + b[j];
+  }
+};
+template <bool kAddend>
 struct BiasRelu {
-  float* z; std::int64_t ldz; const float* b; float* h; std::int64_t ldh;
+  BiasSum<kAddend> sum; float* h; std::int64_t ldh;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    const float v = z[i * ldz + j] + b[j];
-    z[i * ldz + j] = v;
+    const float v = sum(i, j);
     h[i * ldh + j] = v > 0.f ? v : 0.f;
   }
 };
@@ -124,19 +136,17 @@ struct ReluDropout {
   }
 };
 
-// Z += 1 bᵀ, then X = dropout(ReLU(Z)), in one pass (BiasRelu's sum, ReluDropout's mask).
+// X = dropout(ReLU(Z + R + 1 bᵀ)) in one pass (BiasRelu's sums, ReluDropout's mask).
+template <bool kAddend>
 struct BiasReluDropout {
   Dropout d;  // d.y is X; d.x is unused
-  float* z; std::int64_t ldz; const float* b;
-  GCNLAB_HD float biased(std::int64_t i, std::int64_t j) const {
-    const float v = z[i * ldz + j] + b[j];
-    z[i * ldz + j] = v;
-    return ReluDropout::relu(v);
+  BiasSum<kAddend> sum;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, ReluDropout::relu(sum(i, j)));
   }
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { d.y[i * d.ldy + j] = d.apply(d.key(i), j, biased(i, j)); }
   GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
     const std::uint64_t k = d.key(i);
-    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, biased(i, j));
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, ReluDropout::relu(sum(i, j)));
   }
 };
 

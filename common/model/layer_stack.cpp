@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/core/error.hpp"
+
 namespace gcnlab {
 
 std::vector<std::int64_t> LayerStack::widths(const ModelConfig& c, std::int64_t features, std::int64_t classes) {
@@ -69,23 +71,27 @@ void LayerStack::forward(Pass& p) const {
     if (drop(l) && (l == 0 || shared)) drop_input(p, l);
     layer_forward(p, l, drop(l) ? s.x : s.h);
     const float* bias = biased() ? p.buf.param(LayerStack::bias(l).name).value.data() : nullptr;
-    if (l + 1 == L) {
-      if (bias) p.elementwise([&](Backend& b) { b.add_row(bias, s.z); });
-      break;
+    const ConstView extra = addend(p, l);
+    GCNLAB_ASSERT(!extra.data || bias);
+    const bool elu = activation() == Activation::elu;
+    if (l + 1 == L || elu) {  // no activation (the logits), or ELU's, whose passes take neither
+      p.elementwise([&](Backend& b) {
+        if (extra.data) b.axpy(1.f, extra, s.z);
+        if (bias) b.add_row(bias, s.z);
+      });
     }
+    if (l + 1 == L) break;
     p.elementwise([&](Backend& b) {
       LayerBuffers& next = p.buf.layers[l + 1];
-      const bool elu = activation() == Activation::elu;
-      if (elu && bias) b.add_row(bias, s.z);  // ELU's passes take no bias
       if (drop(l + 1) && !shared) {
         const std::int64_t col0 = p.strategy.layout(l + 1).col0;
         if (elu) b.elu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
-        else if (bias) b.bias_relu_dropout(s.z, bias, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
+        else if (bias) b.bias_relu_dropout(s.z, extra, bias, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
         else b.relu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
       } else if (elu) {
         b.elu(s.z, next.h);
       } else if (bias) {
-        b.bias_relu(s.z, bias, next.h);  // in place under the shared plan
+        b.bias_relu(s.z, extra, bias, next.h);  // in place under the shared plan
       } else {
         b.relu(s.z, next.h);
       }
@@ -120,10 +126,10 @@ void LayerStack::backward(Pass& p) const {
         const float scale = p.dropout(l).scale();
         if (sums) b.dropout_relu_backward_sums(s.dx, s.x, scale, p.buf.layers[l - 1].g, sums);
         else b.dropout_relu_backward(s.dx, s.x, scale, p.buf.layers[l - 1].g);
-      } else if (sums) {
-        b.relu_backward_sums(s.dx, p.buf.layers[l - 1].z, p.buf.layers[l - 1].g, sums);
+      } else if (sums) {  // ReLU' from H_l = ReLU(Z_{l-1} + ...): Z_{l-1} holds no bias (Backend::bias_relu)
+        b.relu_backward_sums(s.dx, s.h, p.buf.layers[l - 1].g, sums);
       } else {
-        b.relu_backward(s.dx, p.buf.layers[l - 1].z, p.buf.layers[l - 1].g);
+        b.relu_backward(s.dx, s.h, p.buf.layers[l - 1].g);
       }
     });
   }

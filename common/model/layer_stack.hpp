@@ -73,6 +73,13 @@ class LayerStack : public Model {
   // = Σ_i G_i (in double; Primitives::sum_over_rows) before layer_backward, its
   // column sums in the pass of the ReLU's backward that writes G_l.
   virtual bool biased() const { return false; }
+  // A matrix (layout(l+1)) the stack adds to Z_l after layer_forward, in the
+  // same pass, before the bias (GraphSAGE's root term R_l S_l; biased models
+  // only); none (data null) by default.
+  virtual ConstView addend(const Pass& p, int l) const {
+    (void)p, (void)l;
+    return {};
+  }
   static ParameterSpec bias(int l);
 
  private:

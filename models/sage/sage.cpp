@@ -47,8 +47,9 @@ void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
   LayerBuffers& s = p.buf.layers[l];
   p.layer_forward(l, x);  // Z = Mᵀ X W
   p.primitives.linear(l, p.aligned(l, x, s.own[kRoot]), p.buf.param(root_name(l)).value, s.own[kRootProduct]);
-  p.elementwise([&](Backend& b) { b.axpy(1.f, s.own[kRootProduct], s.z); });  // the stack adds b (biased)
 }
+
+ConstView SageModel::addend(const Pass& p, int l) const { return p.buf.layers[l].own[kRootProduct]; }  // R_l S_l
 
 void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];

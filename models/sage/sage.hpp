@@ -11,7 +11,8 @@
 //             M: the mean values (EdgeValues::mean, 1 / d_in(i) on j -> i),
 //             Mᵀ X W the graph convolution in its product orders
 //             (common/model/convolution.hpp); R_l: X_l in aggregated_layout(l)
-//             (Pass::aligned: X_l itself, or plexus-3d's reshard)
+//             (Pass::aligned: X_l itself, or plexus-3d's reshard); R_l S_l and
+//             b_l added by the stack in its activation's pass (addend, biased)
 //   backward  db_l = Σ_i G_i (the stack's);  dS_l = R_lᵀ G_l and
 //             dR_l = G_l S_lᵀ (linear_backward);  dW_l and dX_l of the
 //             convolution;  dX_l += align'(dR_l)
@@ -30,6 +31,8 @@ class SageModel final : public LayerStack {
 
  protected:
   bool biased() const override { return true; }
+  // R_l S_l, added to Z_l with the bias in the activation's pass.
+  ConstView addend(const Pass& p, int l) const override;
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
   // R_l (where the layouts differ) and dR_l (aggregated_layout(l)), R_l S_l (layout(l+1)).

@@ -391,11 +391,11 @@ TEST_CASE("a bias in the activation's passes equals the rank-1 product and colum
   const Dense zb = product();
   Dense z1 = make_dense(*be, n, f, z), h(*be, n, f), h1(*be, n, f);
   be->relu(zb, h);
-  be->bias_relu(z1, b.data(), h1);
-  REQUIRE(z1.download() == zb.download());
+  be->bias_relu(z1, {}, b.data(), h1);
+  REQUIRE(z1.download() == z);  // Z is left as it is: ReLU's backward reads H
   REQUIRE(h1.download() == h.download());
-  Dense in_place = make_dense(*be, n, f, z);  // the shared plan's ReLU in place
-  be->bias_relu(in_place, b.data(), in_place);
+  Dense in_place = make_dense(*be, n, f, z);  // the shared plan's ReLU in place (H over Z)
+  be->bias_relu(in_place, {}, b.data(), in_place);
   REQUIRE(in_place.download() == h.download());
   Dense logits = make_dense(*be, n, f, z);
   be->add_row(b.data(), logits);
@@ -403,16 +403,32 @@ TEST_CASE("a bias in the activation's passes equals the rank-1 product and colum
   const DropoutParams dp{7, 11, 0.3f};
   Dense x(*be, n, f), x1(*be, n, f), z2 = make_dense(*be, n, f, z);
   be->relu_dropout(zb, x, dids.data(), 4, dp);
-  be->bias_relu_dropout(z2, b.data(), x1, dids.data(), 4, dp);
-  REQUIRE(z2.download() == zb.download());
+  be->bias_relu_dropout(z2, {}, b.data(), x1, dids.data(), 4, dp);
+  REQUIRE(z2.download() == z);
   REQUIRE(x1.download() == x.download());
+  // with an addend R (GraphSAGE's root term): (Z + R) + 1 bᵀ, as axpy then the rank-1 product
+  const auto r = random_vector(n * f, 26);
+  const Dense dr = make_dense(*be, n, f, r);
+  Dense zr = make_dense(*be, n, f, z), z3 = make_dense(*be, n, f, z), z4 = make_dense(*be, n, f, z);
+  be->axpy(1.f, dr, zr);
+  be->gemm(Op::N, Op::N, 1.f, ones, b, 1.f, zr);
+  be->relu(zr, h);
+  be->bias_relu(z3, dr, b.data(), h1);
+  REQUIRE(z3.download() == z);
+  REQUIRE(h1.download() == h.download());
+  be->relu_dropout(zr, x, dids.data(), 4, dp);
+  be->bias_relu_dropout(z4, dr, b.data(), x1, dids.data(), 4, dp);
+  REQUIRE(z4.download() == z);
+  REQUIRE(x1.download() == x.download());
+  be->relu_dropout(zb, x, dids.data(), 4, dp);  // x and h1 again, as the backward below reads them
+  be->bias_relu(z1, {}, b.data(), h1);
   // backward: G and Σ_i G_i in one pass, the bits of relu_backward then column_sums
   const Dense dd = make_dense(*be, n, f, d);
   Dense g(*be, n, f), g1(*be, n, f);
   Buffer<float> sums(*be, f), sums1(*be, f);
   be->relu_backward(dd, zb, g);
   be->column_sums(g, sums.data());
-  be->relu_backward_sums(dd, zb, g1, sums1.data());
+  be->relu_backward_sums(dd, h1, g1, sums1.data());  // h1 = ReLU(zb): ReLU' read from H is the same
   REQUIRE(g1.download() == g.download());
   REQUIRE(sums1.download() == sums.download());
   Dense shared = product();  // G written over Z (the shared plan)

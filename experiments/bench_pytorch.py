@@ -188,6 +188,42 @@ def main():
             cache["pattern"] = (adj, torch.stack([idx[1], idx[0]]))
         return cache["pattern"]
 
+    def gat_widths(model):
+        """gat-HxW[-outO]: the hidden heads, the output heads and each layer's per-head width."""
+        parts = model.split("-")
+        heads, width = (int(v) for v in parts[1].split("x"))
+        out_heads = int(parts[2][3:]) if len(parts) > 2 else 1
+        return heads, out_heads, [feats] + [width] * (args.layers - 1) + [classes]
+
+    def gin_mlp(l):
+        """GIN layer l's MLP: Linear, ReLU, Linear."""
+        return torch.nn.Sequential(torch.nn.Linear(dims[l], dims[l + 1]), torch.nn.ReLU(),
+                                   torch.nn.Linear(dims[l + 1], dims[l + 1]))
+
+    def unknown(model):
+        sys.exit(f"bench_pytorch: unknown model '{model}' (gcn, sage, gin, gat-HxW[-outO])")
+
+    def layers_epoch(convs, layer, act):
+        """One epoch (dropout, layer(l, conv, h) for each layer, `act` between them, the masked loss, Adam)."""
+        net = torch.nn.ModuleList(convs).to(dev)
+        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+
+        def epoch():
+            opt.zero_grad()
+            h = x
+            for l, conv in enumerate(net):
+                if args.dropout > 0:
+                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
+                h = layer(l, conv, h)
+                if l + 1 < args.layers:
+                    h = act(h)
+            loss = torch.nn.functional.cross_entropy(h[train], y[train])
+            loss.backward()
+            opt.step()
+            return loss
+
+        return epoch
+
     def make_model_epoch(model, framework):
         """One epoch of PyG's layer for sage, gin or gat-HxW[-outO] (pyg-sparse or pyg-edge-index)."""
         from torch_geometric.nn import GATConv, GINConv, SAGEConv
@@ -197,10 +233,7 @@ def main():
         if model.startswith("gat"):
             if framework != "pyg-edge-index":
                 return None
-            parts = model.split("-")
-            heads, width = (int(v) for v in parts[1].split("x"))
-            out_heads = int(parts[2][3:]) if len(parts) > 2 else 1
-            widths = [feats] + [width] * (args.layers - 1) + [classes]
+            heads, out_heads, widths = gat_widths(model)
             for l in range(args.layers):
                 last = l + 1 == args.layers
                 convs.append(GATConv(widths[l] * (heads if l > 0 else 1), widths[l + 1], heads=out_heads if last else heads,
@@ -211,30 +244,11 @@ def main():
                 if model == "sage":
                     convs.append(SAGEConv(dims[l], dims[l + 1]))
                 elif model == "gin":
-                    mlp = torch.nn.Sequential(torch.nn.Linear(dims[l], dims[l + 1]), torch.nn.ReLU(),
-                                              torch.nn.Linear(dims[l + 1], dims[l + 1]))
-                    convs.append(GINConv(mlp, train_eps=True))
+                    convs.append(GINConv(gin_mlp(l), train_eps=True))
                 else:
-                    sys.exit(f"bench_pytorch: unknown model '{model}' (gcn, sage, gin, gat-HxW[-outO])")
+                    unknown(model)
             act = torch.relu
-        net = torch.nn.ModuleList(convs).to(dev)
-        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-
-        def epoch():
-            opt.zero_grad()
-            h = x
-            for l, conv in enumerate(net):
-                if args.dropout > 0:
-                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
-                h = conv(h, graph)
-                if l + 1 < args.layers:
-                    h = act(h)
-            loss = torch.nn.functional.cross_entropy(h[train], y[train])
-            loss.backward()
-            opt.step()
-            return loss
-
-        return epoch
+        return layers_epoch(convs, lambda l, conv, h: conv(h, graph), act)
 
     def make_dgl_epoch(model):
         """One epoch of DGL's layer for `model` on a DGLGraph of the pattern's edges j -> i (gcn: Âᵀ's values as
@@ -258,10 +272,7 @@ def main():
                     conv.weight.copy_(initial[l])
                 convs.append(conv)
         elif gat:
-            parts = model.split("-")
-            heads, width = (int(v) for v in parts[1].split("x"))
-            out_heads = int(parts[2][3:]) if len(parts) > 2 else 1
-            widths = [feats] + [width] * (args.layers - 1) + [classes]
+            heads, out_heads, widths = gat_widths(model)
             for l in range(args.layers):
                 last = l + 1 == args.layers
                 convs.append(GATConv(widths[l] * (heads if l > 0 else 1), widths[l + 1],
@@ -272,31 +283,17 @@ def main():
                 if model == "sage":
                     convs.append(SAGEConv(dims[l], dims[l + 1], "mean"))
                 elif model == "gin":
-                    mlp = torch.nn.Sequential(torch.nn.Linear(dims[l], dims[l + 1]), torch.nn.ReLU(),
-                                              torch.nn.Linear(dims[l + 1], dims[l + 1]))
-                    convs.append(GINConv(mlp, "sum", learn_eps=True))
+                    convs.append(GINConv(gin_mlp(l), "sum", learn_eps=True))
                 else:
-                    sys.exit(f"bench_pytorch: unknown model '{model}' (gcn, sage, gin, gat-HxW[-outO])")
-        net = torch.nn.ModuleList(convs).to(dev)
-        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+                    unknown(model)
 
-        def epoch():
-            opt.zero_grad()
-            h = x
-            for l, conv in enumerate(net):
-                if args.dropout > 0:
-                    h = torch.nn.functional.dropout(h, args.dropout, training=True)
-                h = conv(graph, h, edge_weight=weight) if weight is not None else conv(graph, h)
-                if gat:  # (n, heads, width): concatenated in the hidden layers, averaged at the output
-                    h = h.flatten(1) if l + 1 < args.layers else h.mean(1)
-                if l + 1 < args.layers:
-                    h = act(h)
-            loss = torch.nn.functional.cross_entropy(h[train], y[train])
-            loss.backward()
-            opt.step()
-            return loss
+        def layer(l, conv, h):
+            h = conv(graph, h, edge_weight=weight) if weight is not None else conv(graph, h)
+            if gat:  # (n, heads, width): concatenated in the hidden layers, averaged at the output
+                h = h.flatten(1) if l + 1 < args.layers else h.mean(1)
+            return h
 
-        return epoch
+        return layers_epoch(convs, layer, act)
 
     def make_epoch(model, framework):
         """One training epoch of `model` under `framework` from the same initial weights, as a closure."""

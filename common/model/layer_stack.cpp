@@ -74,7 +74,7 @@ void LayerStack::forward(Pass& p) const {
     const ConstView extra = addend(p, l);
     GCNLAB_ASSERT(!extra.data || bias);
     const bool elu = activation() == Activation::elu;
-    if (l + 1 == L || elu) {  // no activation (the logits), or ELU's, whose passes take neither
+    if ((l + 1 == L || elu) && (bias || extra.data)) {  // no activation (the logits), or ELU's, whose passes take neither
       p.elementwise([&](Backend& b) {
         if (extra.data) b.axpy(1.f, extra, s.z);
         if (bias) b.add_row(bias, s.z);

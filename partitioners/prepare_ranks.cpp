@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,12 +13,11 @@
 #include <span>
 #include <vector>
 
-#include <fcntl.h>
 #include <omp.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/blocks.hpp"
 #include "common/core/error.hpp"
 #include "common/core/fingerprint.hpp"
@@ -75,42 +73,43 @@ void agreed(Communicator& comm, const std::function<void()>& fn) {
   throw Error(std::string(text.begin(), text.end()));
 }
 
-// Who holds what: rank p owns the shard row blocks blocks(p), and so their
-// vertices. The blocks are cut where the prefix sums of their entries come
-// nearest to p/P of all: R-MAT's low ids hold most edges, and equal vertex
-// ranges would give rank 0 of 2 three quarters of them.
+// Who holds what: rank p owns the vertices vertices(p), a run cut where the
+// prefix sums of the rows' entries come nearest to p/P of all (R-MAT's low
+// ids hold most edges: equal vertex ranges would give rank 0 of 2 three
+// quarters of them, and whole shard row blocks at 8 ranks a quarter of them
+// to one rank). A run may cut shard row blocks, which its ranks then write
+// together (write_positions).
 class Owners {
  public:
   Owners(std::int64_t n, int K, int P, std::span<const std::int64_t> row_entries)
-      : n_(n), K_(K), owner_(static_cast<std::size_t>(K)), first_(static_cast<std::size_t>(P) + 1, K) {
-    std::vector<std::int64_t> prefix(static_cast<std::size_t>(K) + 1, 0);  // entries of blocks [0, i)
-    for (int i = 0; i < K; ++i) {
-      const BlockRange b = block_range(n, K, i);
-      prefix[i + 1] = prefix[i] + std::accumulate(row_entries.begin() + b.first, row_entries.begin() + b.end(),
-                                                  std::int64_t{0});
-    }
+      : n_(n), K_(K), first_(static_cast<std::size_t>(P) + 1, n) {
+    const double total = static_cast<double>(std::accumulate(row_entries.begin(), row_entries.end(), std::int64_t{0}));
     first_[0] = 0;
+    std::int64_t v = 0, before = 0;  // entries of rows [0, v)
     for (int p = 1; p < P; ++p) {
-      const double target = static_cast<double>(prefix[K]) * p / P;
-      auto i = std::lower_bound(prefix.begin(), prefix.end(), target) - prefix.begin();
-      if (i > 0 && target - static_cast<double>(prefix[i - 1]) < static_cast<double>(prefix[i]) - target) --i;
-      first_[p] = std::max(first_[p - 1], static_cast<std::int64_t>(i));
+      const double target = total * p / P;
+      while (v < n && static_cast<double>(before + row_entries[v]) < target) before += row_entries[v++];
+      // v is the first row whose end reaches the target: cut before or after it, whichever is nearer
+      const bool after = v < n && static_cast<double>(before + row_entries[v]) - target < target - static_cast<double>(before);
+      first_[p] = std::max(first_[p - 1], v + (after ? 1 : 0));
     }
-    for (int p = 0; p < P; ++p)
-      for (std::int64_t i = first_[p]; i < first_[p + 1]; ++i) owner_[i] = p;
   }
-  int of(std::int64_t v) const { return owner_[block_of(n_, K_, v)]; }
-  BlockRange blocks(int p) const { return {first_[p], first_[p + 1] - first_[p]}; }
-  BlockRange vertices(int p) const {
-    const std::int64_t first = block_range(n_, K_, static_cast<int>(first_[p])).first;
-    return {first, block_range(n_, K_, static_cast<int>(first_[p + 1])).first - first};
+  int of(std::int64_t v) const {
+    return static_cast<int>(std::upper_bound(first_.begin(), first_.end() - 1, v) - first_.begin()) - 1;
+  }
+  BlockRange vertices(int p) const { return {first_[p], first_[p + 1] - first_[p]}; }
+  // The shard row blocks that vertices(p) overlaps.
+  BlockRange blocks(int p) const {
+    const BlockRange v = vertices(p);
+    if (v.count == 0) return {0, 0};
+    const std::int64_t i0 = block_of(n_, K_, v.first);
+    return {i0, block_of(n_, K_, v.end() - 1) + 1 - i0};
   }
 
  private:
   std::int64_t n_;
   int K_;
-  std::vector<int> owner_;           // of each shard row block
-  std::vector<std::int64_t> first_;  // rank p's blocks: [first_[p], first_[p + 1])
+  std::vector<std::int64_t> first_;  // rank p's vertices: [first_[p], first_[p + 1])
 };
 
 // The draws rank `rank` of P reads: 1/P of them, or all of a stream on rank 0.
@@ -368,57 +367,113 @@ void normalize_rows(Communicator& comm, HostCsr& a_t, std::int64_t first, std::s
       a_t.val[k] = static_cast<float>(inv_sqrt[first + i] * inv_sqrt[a_t.col[k]]);
 }
 
+// Entries of the shard writer's chunk: a quarter of one process's default, as
+// a rank's share of the graph is a fraction of it.
+constexpr std::int64_t kShardChunk = std::int64_t{1} << 20;
+
 // One file written by every rank at its offset (items [first, first + part.size())
-// of `total`): made at its full size by rank 0 under a temporary name and
-// renamed when every rank's part is in.
+// of `total`): made at its full size by rank 0 and moved into place when every
+// rank's part is in (PartFile).
 template <class T>
 void write_by_ranges(Communicator& comm, const std::string& path, std::span<const T> part, std::int64_t first,
                      std::int64_t total) {
-  const std::string tmp = path + ".tmp-ranks";
-  auto open_file = [&](int flags) {
-    const int fd = ::open(tmp.c_str(), flags, 0644);
-    GCNLAB_CHECK(fd >= 0, "cannot open '{}' ({})", tmp, std::strerror(errno));
-    return fd;
-  };
-  if (comm.rank() == 0) {
-    const int fd = open_file(O_WRONLY | O_CREAT | O_TRUNC);
-    const bool sized = ::ftruncate(fd, static_cast<off_t>(total * sizeof(T))) == 0;
-    ::close(fd);
-    GCNLAB_CHECK(sized, "cannot size '{}' to {} bytes ({})", tmp, total * sizeof(T), std::strerror(errno));
-  }
+  if (comm.rank() == 0) PartFile::create(path, total * static_cast<std::int64_t>(sizeof(T)));
   comm.barrier();
   if (!part.empty()) {
-    const int fd = open_file(O_WRONLY);
-    const auto* p = reinterpret_cast<const char*>(part.data());
-    const auto bytes = static_cast<std::int64_t>(part.size_bytes()), at = first * static_cast<std::int64_t>(sizeof(T));
-    std::int64_t done = 0;
-    while (done < bytes) {
-      const ssize_t put = ::pwrite(fd, p + done, static_cast<std::size_t>(bytes - done), at + done);
-      if (put <= 0) break;
-      done += put;
-    }
-    const bool ok = done == bytes && ::fsync(fd) == 0;
-    ::close(fd);
-    GCNLAB_CHECK(ok, "cannot write '{}' ({})", tmp, std::strerror(errno));
+    PartFile f(path);
+    f.write_at(first * static_cast<std::int64_t>(sizeof(T)), part);
+    f.close();
   }
   comm.barrier();
-  if (comm.rank() == 0) {
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    GCNLAB_CHECK(!ec, "cannot rename '{}' to '{}' ({})", tmp, path, ec.message());
+  if (comm.rank() == 0) PartFile::commit(path);
+}
+
+// One version's shards, positions `mine` of them from `rows` on this rank
+// (every rank calls it, the positions in rank order covering [0, n)). A row
+// block within `mine` is written whole; one that `mine` cuts is shared with
+// the ranks beside it, each writing its part at its offsets: the entries of
+// every rank's first and last part are allgathered (2K a rank), which gives
+// each part the entries before it and each shard its total. A block's first
+// writer creates its files before any part is written, and commits them after.
+void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine, std::int64_t n, int K,
+                     std::array<int, 2> version, const std::string& dir, Progress& progress) {
+  const int P = comm.size(), me = comm.rank();
+  ShardWriter writer(rows, n, K, version, dir, kShardChunk);
+  const BlockRange blocks = mine.count ? BlockRange{block_of(n, K, mine.first),
+                                                    block_of(n, K, mine.end() - 1) + 1 - block_of(n, K, mine.first)}
+                                       : BlockRange{0, 0};
+  auto part_of = [&](std::int64_t i) {  // this rank's positions of row block i
+    const BlockRange b = block_range(n, K, static_cast<int>(i));
+    const std::int64_t first = std::max(b.first, mine.first), end = std::min(b.end(), mine.end());
+    return std::pair{first, end};
+  };
+  auto whole = [&](std::int64_t i) {
+    const BlockRange b = block_range(n, K, static_cast<int>(i));
+    return part_of(i) == std::pair{b.first, b.end()};
+  };
+  // per rank: whether it holds positions, its first and last block, their parts' entries
+  const auto stride = static_cast<std::size_t>(3 + 2 * K);
+  std::vector<std::int64_t> sent(stride, 0), all(stride * static_cast<std::size_t>(P));
+  if (blocks.count > 0) {
+    sent[0] = 1, sent[1] = blocks.first, sent[2] = blocks.end() - 1;
+    for (const int side : {0, 1}) {
+      const std::int64_t i = side == 0 ? blocks.first : blocks.end() - 1;
+      if (whole(i)) continue;  // no other rank writes it
+      const auto [first, end] = part_of(i);
+      const std::vector<std::int64_t> e = writer.entries(static_cast<int>(i), first, end);
+      std::copy(e.begin(), e.end(), sent.begin() + 3 + side * K);
+    }
   }
+  comm.allgather(std::span<const std::int64_t>(sent), std::span<std::int64_t>(all), Category::allgather);
+  struct Shared {
+    std::int64_t block;
+    std::vector<std::int64_t> before, total;
+  };
+  std::vector<Shared> shared;  // this rank's cut blocks: its first, its last (or one, both)
+  for (const std::int64_t i : {blocks.first, blocks.end() - 1}) {
+    if (blocks.count == 0 || whole(i) || (!shared.empty() && shared.back().block == i)) continue;
+    Shared s{i, std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), {}};
+    const auto [first, end] = part_of(i);
+    s.total = writer.entries(static_cast<int>(i), first, end);
+    for (int q = 0; q < P; ++q) {  // the ranks before whose last block it is, the ranks after whose first block it is
+      const std::int64_t* r = all.data() + stride * static_cast<std::size_t>(q);
+      if (q == me || r[0] == 0) continue;
+      const std::int64_t* e = q < me && r[2] == i ? r + 3 + K : q > me && r[1] == i ? r + 3 : nullptr;
+      if (!e) continue;
+      for (int j = 0; j < K; ++j) {
+        if (q < me) s.before[j] += e[j];
+        s.total[j] += e[j];
+      }
+    }
+    if (first == block_range(n, K, static_cast<int>(i)).first) writer.create(static_cast<int>(i), s.total);
+    shared.push_back(std::move(s));
+  }
+  comm.barrier();  // every cut block's files made
+  for (std::int64_t i = blocks.first; i < blocks.end(); ++i) {
+    const auto found = std::find_if(shared.begin(), shared.end(), [&](const Shared& s) { return s.block == i; });
+    if (found == shared.end()) {
+      writer.write_block(static_cast<int>(i), progress);
+    } else {
+      const auto [first, end] = part_of(i);
+      writer.write_part(static_cast<int>(i), first, end, found->before, found->total, progress);
+    }
+  }
+  comm.barrier();  // every part written
+  for (const Shared& s : shared)
+    if (part_of(s.block).first == block_range(n, K, static_cast<int>(s.block)).first)
+      writer.commit(static_cast<int>(s.block));
 }
 
 // Rows of Âᵀ laid out in an ordering: `rows` holds positions [positions.first,
-// positions.end()), the shard row blocks `blocks`.
+// positions.end()).
 struct PositionRows {
   HostCsr rows;
-  BlockRange positions, blocks;
+  BlockRange positions;
 };
 
 // Âᵀ's rows moved from the owners of their vertices (this rank: `hat`, rows
-// from `first`) to the owners of their positions in `order` (the row blocks
-// cut by entries, as Owners cuts them), in rounds of about `chunk` entries a
+// from `first`) to the owners of their positions in `order` (runs of
+// positions cut by entries, as Owners cuts them), in rounds of about `chunk` entries a
 // rank. `length`: every vertex's row length. A row is sent as its position
 // and columns (int64) and its values (float).
 PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t first, std::span<const std::int64_t> order,
@@ -431,7 +486,7 @@ PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t firs
   for (std::int64_t q = 0; q < n; ++q) weight[q] = length[order[q]];
   const Owners owners(n, K, P, weight);
   std::vector<std::int64_t>().swap(weight);
-  PositionRows out{{}, owners.vertices(comm.rank()), owners.blocks(comm.rank())};
+  PositionRows out{{}, owners.vertices(comm.rank())};
   HostCsr& m = out.rows;
   m.rows = out.positions.count;
   m.cols = n;
@@ -485,10 +540,6 @@ PositionRows move_rows(Communicator& comm, const HostCsr& hat, std::int64_t firs
   }
   return out;
 }
-
-// Entries of the shard writer's chunk: a quarter of one process's default, as
-// a rank's share of the graph is a fraction of it.
-constexpr std::int64_t kShardChunk = std::int64_t{1} << 20;
 
 std::vector<std::int64_t> iota_vector(std::int64_t first, std::int64_t count) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(count));
@@ -718,12 +769,10 @@ ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, c
   }
   if (base.empty() && plan.permutation.kind == Permutation::none) {
     // position q holds vertex q: each rank writes the rows it built (no ordering is held)
-    const std::vector<std::int64_t> positions = iota_vector(rows.first, rows.count);
-    write_by_ranges<std::int64_t>(comm, file("order0.bin"), positions, rows.first, n);
+    write_by_ranges<std::int64_t>(comm, file("order0.bin"), iota_vector(rows.first, rows.count), rows.first, n);
     Progress progress(fmt::format("writing {} x {} shards to {} ({} row blocks on this rank)", K, K, dir, blocks.count),
                       static_cast<double>(blocks.count) * K, "shards");
-    write_shard_rows({hat, rows.first, {}, rows.first, {}}, n, K, layout.versions.front(),
-                     static_cast<int>(blocks.first), static_cast<int>(blocks.end()), dir, progress, kShardChunk);
+    write_positions(comm, {hat, rows.first, {}, rows.first, {}}, rows, n, K, layout.versions.front(), dir, progress);
   } else {
     // The orderings, computed alike on every rank from n-long arrays of every vertex's lengths.
     std::vector<std::int64_t> length = gather_runs<std::int64_t>(comm, in_degree);  // Âᵀ's rows: + the diagonal
@@ -744,9 +793,8 @@ ShardMeta prepare_across_ranks(MpiCommunicator& comm, const std::string& spec, c
                       static_cast<double>(layout.versions.size()) * K * K / comm.size(), "shards");
     for (const auto& [r, c] : layout.versions) {
       const PositionRows moved = move_rows(comm, hat, rows.first, orderings[r], length, K, chunk);
-      write_shard_rows({moved.rows, moved.positions.first, {}, moved.positions.first, orderings[c]}, n, K, {r, c},
-                       static_cast<int>(moved.blocks.first), static_cast<int>(moved.blocks.end()), dir, progress,
-                       kShardChunk);
+      write_positions(comm, {moved.rows, moved.positions.first, {}, moved.positions.first, orderings[c]},
+                      moved.positions, n, K, {r, c}, dir, progress);
     }
   }
   comm.barrier();

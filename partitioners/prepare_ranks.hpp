@@ -6,9 +6,9 @@
 //   1. Rows. Each rank draws 1/P of the edges (R-MAT's draws are pure
 //      functions of their index, so the graph is the same at every P; an
 //      edge list's draws are its bytes) and counts the entries of every row;
-//      the counts, summed (8n bytes a rank), give each rank a run of shard row
-//      blocks holding about 1/P of the entries, and each row's length before
-//      duplicates. A second pass sends
+//      the counts, summed (8n bytes a rank), give each rank a run of rows
+//      holding about 1/P of the entries (a run may cut a shard row block), and
+//      each row's length before duplicates. A second pass sends
 //      each entry to the owner of its row of A, and of Aᵀ, by all-to-all in
 //      rounds of `chunk` draws; the rows are then sorted and their duplicates
 //      dropped, as in one process (compact_rows).
@@ -20,13 +20,15 @@
 //   3. Âᵀ's rows: the diagonal added in place, D^-1/2 from every vertex's
 //      degree (allgathered: 8n bytes a rank).
 //   4. Writing: each rank writes its ranges of the vertex files (at their
-//      offsets). In the block layout it writes the shards of its own row
-//      blocks; in any other the orderings are computed alike on every rank
-//      from n-long arrays of every vertex's lengths (--partitioner random,
+//      offsets). In the block layout it writes the shards of its own rows;
+//      in any other the orderings are computed alike on every rank from
+//      n-long arrays of every vertex's lengths (--partitioner random,
 //      Plexus's permutations, partitioners/prepare.hpp), and for each Âᵀ
-//      version the rows move, in rounds, to the owners of their positions'
-//      row blocks, which write those shards. Rank 0 writes meta.json after the
-//      others, so the directory is whole or incomplete, never partial.
+//      version the rows move, in rounds, to the owners of their positions
+//      (cut by entries alike), which write those shards. A row block that two
+//      or more ranks' rows cut is written by each at its offsets in the
+//      block's K files (ShardWriter::write_part). Rank 0 writes meta.json after
+//      the others, so the directory is whole or incomplete, never partial.
 //
 // Beside the n-long vertex arrays (the summed row counts, D^-1/2, the shard
 // writer's column maps and, for other layouts, the orderings, their inverse

@@ -75,6 +75,52 @@ void AtomicFile::commit() {
   remove_stale_temporaries(path_);
 }
 
+namespace {
+std::string part_temporary(const std::string& path) { return path + ".tmp-parts"; }
+}  // namespace
+
+void PartFile::create(const std::string& path, std::int64_t bytes) {
+  const std::string tmp = part_temporary(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  GCNLAB_CHECK(fd >= 0, "cannot write '{}' ({})", path, std::strerror(errno));
+  const bool sized = ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+  const int error = errno;
+  ::close(fd);
+  GCNLAB_CHECK(sized, "cannot size '{}' to {} bytes ({})", path, bytes, std::strerror(error));
+}
+
+void PartFile::commit(const std::string& path) {
+  GCNLAB_CHECK(std::rename(part_temporary(path).c_str(), path.c_str()) == 0, "cannot move '{}' into place ({})", path,
+               std::strerror(errno));
+  sync_parent(path);
+}
+
+PartFile::PartFile(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(part_temporary(path_).c_str(), O_WRONLY);
+  GCNLAB_CHECK(fd_ >= 0, "cannot write '{}' ({})", path_, std::strerror(errno));
+}
+
+PartFile::~PartFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void PartFile::write_at(std::int64_t at, const void* data, std::int64_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  for (std::int64_t done = 0; done < bytes && !failed_;) {
+    const ssize_t put = ::pwrite(fd_, p + done, static_cast<std::size_t>(bytes - done), static_cast<off_t>(at + done));
+    if (put <= 0) failed_ = true, error_ = put < 0 ? errno : ENOSPC;
+    else done += put;
+  }
+}
+
+void PartFile::close() {
+  GCNLAB_ASSERT(fd_ >= 0);
+  if (!failed_ && ::fsync(fd_) != 0) failed_ = true, error_ = errno;
+  ::close(fd_);
+  fd_ = -1;
+  GCNLAB_CHECK(!failed_, "error writing '{}' ({})", path_, std::strerror(error_));
+}
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   AtomicFile f(path);
   f.stream() << text;

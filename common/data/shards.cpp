@@ -370,113 +370,133 @@ std::vector<std::uint8_t> ShardStore::split(std::span<const std::int64_t> vertic
   return s;
 }
 
+ShardWriter::ShardWriter(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, std::string dir,
+                         std::int64_t chunk_entries)
+    : rows_(rows), n_(n), K_(K), version_(version), dir_(std::move(dir)), chunk_entries_(chunk_entries),
+      col_block_(rows.column_order.size()), col_local_(rows.column_order.size()) {
+  GCNLAB_ASSERT(chunk_entries >= 1);
+  if (rows.column_order.empty()) return;  // the identity: column_of computes them
+  for (int j = 0; j < K_; ++j) {
+    const auto [c0, c1] = part(n_, K_, j);
+    for (std::int64_t q = c0; q < c1; ++q)
+      col_block_[rows.column_order[q]] = j, col_local_[rows.column_order[q]] = static_cast<std::int32_t>(q - c0);
+  }
+}
+
+std::pair<int, std::int32_t> ShardWriter::column_of(std::int64_t u) const {
+  if (!col_block_.empty()) return {col_block_[u], col_local_[u]};
+  const int j = block_of(n_, K_, u);
+  return {j, static_cast<std::int32_t>(u - block_range(n_, K_, j).first)};
+}
+
+std::string ShardWriter::path(int i, int j) const {
+  return (fs::path(dir_) / adj_name(version_[0], version_[1], i, j)).string();
+}
+
+std::pair<std::int64_t, std::int64_t> ShardWriter::row_of(std::int64_t q) const {
+  const std::int64_t v =
+      (rows_.row_vertices.empty() ? q : rows_.row_vertices[q - rows_.first_position]) - rows_.first_vertex;
+  return {rows_.a_t.rowptr[v], rows_.a_t.rowptr[v + 1]};
+}
+
+std::vector<std::int64_t> ShardWriter::entries(int i, std::int64_t first, std::int64_t end) const {
+  GCNLAB_ASSERT(block_range(n_, K_, i).first <= first && first <= end && end <= block_range(n_, K_, i).end());
+  std::vector<std::int64_t> out(static_cast<std::size_t>(K_), 0);
+  for (std::int64_t q = first; q < end; ++q)
+    for (auto [e, stop] = row_of(q); e < stop; ++e) ++out[column_of(rows_.a_t.col[e]).first];
+  return out;
+}
+
+void ShardWriter::create(int i, std::span<const std::int64_t> total) const {
+  const std::int64_t rows = block_range(n_, K_, i).count;
+  for (int j = 0; j < K_; ++j)
+    PartFile::create(path(i, j), 3 * 8 + (rows + 1) * 8 + total[j] * (4 + 4));
+}
+
+void ShardWriter::commit(int i) const {
+  for (int j = 0; j < K_; ++j) PartFile::commit(path(i, j));
+}
+
+void ShardWriter::write_block(int i, Progress& progress) {
+  const BlockRange b = block_range(n_, K_, i);
+  const std::vector<std::int64_t> total = entries(i, b.first, b.end());
+  create(i, total);
+  write_part(i, b.first, b.end(), std::vector<std::int64_t>(static_cast<std::size_t>(K_), 0), total, progress);
+  commit(i);
+}
+
+void ShardWriter::write_part(int i, std::int64_t first, std::int64_t end, std::span<const std::int64_t> before,
+                             std::span<const std::int64_t> total, Progress& progress) {
+  const BlockRange b = block_range(n_, K_, i);
+  GCNLAB_ASSERT(b.first <= first && first <= end && end <= b.end());
+  std::vector<std::unique_ptr<PartFile>> files;
+  for (int j = 0; j < K_; ++j) {
+    files.push_back(std::make_unique<PartFile>(path(i, j)));
+    if (first == b.first) {  // the block's first writer: the header and the first row's offset
+      GCNLAB_ASSERT(before[j] == 0);
+      const auto [c0, c1] = part(n_, K_, j);
+      const std::int64_t head[4] = {b.count, c1 - c0, total[j], 0};
+      files[j]->write_at<std::int64_t>(0, head);
+    }
+  }
+  std::vector<std::int64_t> written(before.begin(), before.end());  // shard j's entries before the next chunk
+  for (std::int64_t qa = first; qa < end;) qa = write_chunk(i, qa, end, written, total, files);
+  for (int j = 0; j < K_; ++j) {
+    GCNLAB_ASSERT(written[j] <= total[j] && (end < b.end() || written[j] == total[j]));
+    files[j]->close();
+    progress.advance();
+  }
+}
+
+std::int64_t ShardWriter::write_chunk(int i, std::int64_t qa, std::int64_t end, std::vector<std::int64_t>& written,
+                                      std::span<const std::int64_t> total,
+                                      std::vector<std::unique_ptr<PartFile>>& files) {
+  // rows [qa, qb): at most chunk_entries_ entries (one row at least), and so
+  // few rows that their K row offsets take no more room than the chunk
+  const std::int64_t max_rows = std::max<std::int64_t>(1, chunk_entries_ / K_);
+  std::int64_t entries = 0, qb;
+  auto length = [&](std::int64_t q) { return row_of(q).second - row_of(q).first; };
+  for (qb = qa; qb < end && (qb == qa || (entries + length(qb) <= chunk_entries_ && qb - qa < max_rows)); ++qb)
+    entries += length(qb);
+  const std::int64_t rows = qb - qa, stride = rows + 1;
+  // offsets_[j * stride + k]: shard j's entries before row qa + k, from written[j]
+  offsets_.assign(static_cast<std::size_t>(K_ * stride), 0);
+  for (std::int64_t q = qa; q < qb; ++q)
+    for (auto [e, stop] = row_of(q); e < stop; ++e) ++offsets_[column_of(rows_.a_t.col[e]).first * stride + q - qa + 1];
+  // shard j's entries of the chunk start at start[j] in it, rows in order
+  std::vector<std::int64_t> start(static_cast<std::size_t>(K_) + 1, 0), next(static_cast<std::size_t>(K_));
+  for (int j = 0; j < K_; ++j) {
+    std::int64_t* const o = offsets_.data() + j * stride;
+    o[0] = written[j];
+    for (std::int64_t k = 0; k < rows; ++k) o[k + 1] += o[k];
+    start[j + 1] = start[j] + o[rows] - o[0];
+  }
+  std::copy(start.begin(), start.end() - 1, next.begin());
+  chunk_.resize(static_cast<std::size_t>(entries));
+  for (std::int64_t q = qa; q < qb; ++q)
+    for (auto [e, stop] = row_of(q); e < stop; ++e) {
+      const auto [j, local] = column_of(rows_.a_t.col[e]);
+      chunk_[next[j]++] = {local, rows_.a_t.val[e]};
+    }
+  const BlockRange b = block_range(n_, K_, i);
+  const std::int64_t columns_at = 4 * 8 + b.count * 8;  // in each shard file: after the header and rowptr
+  for (int j = 0; j < K_; ++j) {
+    const std::int64_t* const o = offsets_.data() + j * stride;
+    Entry* const base = chunk_.data() + start[j] - o[0];
+    for (std::int64_t k = 0; k < rows; ++k)
+      std::sort(base + o[k], base + o[k + 1], [](const Entry& x, const Entry& y) { return x.col < y.col; });
+    const auto count = static_cast<std::size_t>(start[j + 1] - start[j]);
+    cols_.resize(count), vals_.resize(count);
+    for (std::size_t k = 0; k < count; ++k) cols_[k] = chunk_[start[j] + k].col, vals_[k] = chunk_[start[j] + k].val;
+    files[j]->write_at(3 * 8 + (qa - b.first + 1) * 8, std::span<const std::int64_t>(o + 1, rows));
+    files[j]->write_at<std::int32_t>(columns_at + o[0] * 4, cols_);
+    files[j]->write_at<float>(columns_at + total[j] * 4 + o[0] * 4, vals_);
+    written[j] = o[rows];
+  }
+  return qb;
+}
+
 namespace {
-
-// One adjacency version's K x K shard files (write_shards), written one row
-// block at a time. A block's K files are written section by section — header
-// and row offsets, then the columns, then the values — each streamed over the
-// block's rows in chunks of at most chunk_entries entries (bucketed by column
-// block, each row's columns sorted; the sweep for the values rebuilds and
-// re-sorts each chunk rather than keep it), so beside the graph the peak is the
-// K shards' row offsets of one row block and one chunk.
-class ShardWriter {
- public:
-  ShardWriter(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, std::string dir,
-              std::int64_t chunk_entries)
-      : rows_(rows), n_(n), K_(K), version_(version), dir_(std::move(dir)), chunk_entries_(chunk_entries),
-        col_block_(static_cast<std::size_t>(n_)), col_local_(static_cast<std::size_t>(n_)) {
-    const bool identity = rows.column_order.empty();
-    for (int j = 0; j < K_; ++j) {
-      const auto [c0, c1] = part(n_, K_, j);
-      for (std::int64_t q = c0; q < c1; ++q) {
-        const std::int64_t v = identity ? q : rows.column_order[q];
-        col_block_[v] = j, col_local_[v] = static_cast<std::int32_t>(q - c0);
-      }
-    }
-  }
-
-  // Row block i's K shard files, whole.
-  void write_row_block(int i, Progress& progress) {
-    const auto [r0, r1] = part(n_, K_, i);
-    const std::int64_t rows = r1 - r0;
-    RowPtrs rowptr(K_, std::vector<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0));
-    for (std::int64_t q = r0; q < r1; ++q)
-      for (auto [e, end] = row_of(q); e < end; ++e) ++rowptr[col_block_[rows_.a_t.col[e]]][q - r0 + 1];
-    std::vector<std::unique_ptr<AtomicFile>> files;
-    for (int j = 0; j < K_; ++j) {
-      for (std::int64_t k = 0; k < rows; ++k) rowptr[j][k + 1] += rowptr[j][k];
-      files.push_back(std::make_unique<AtomicFile>(
-          (fs::path(dir_) / adj_name(version_[0], version_[1], i, j)).string(), std::ios::binary));
-      const auto [c0, c1] = part(n_, K_, j);
-      const std::int64_t head[3] = {rows, c1 - c0, rowptr[j][rows]};
-      put(files[j]->stream(), head, 3);
-      put(files[j]->stream(), rowptr[j].data(), rowptr[j].size());
-    }
-    for (const bool values : {false, true})
-      for (std::int64_t qa = r0, qb; qa < r1; qa = qb) qb = write_chunk(qa, r0, r1, rowptr, values, files);
-    for (auto& f : files) {
-      f->commit();
-      progress.advance();
-    }
-  }
-
- private:
-  using RowPtrs = std::vector<std::vector<std::int64_t>>;  // per column block, of the row block's rows
-  struct Entry {
-    std::int32_t col;
-    float val;
-  };
-
-  std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const {  // Âᵀ's entries of position q
-    const std::int64_t v =
-        (rows_.row_vertices.empty() ? q : rows_.row_vertices[q - rows_.first_position]) - rows_.first_vertex;
-    return {rows_.a_t.rowptr[v], rows_.a_t.rowptr[v + 1]};
-  }
-  std::int64_t length(std::int64_t q) const { return row_of(q).second - row_of(q).first; }
-
-  // The columns (or values) of rows [qa, qb) of every shard of the row block
-  // starting at r0, qb the first row that no longer fits the chunk; returns qb.
-  std::int64_t write_chunk(std::int64_t qa, std::int64_t r0, std::int64_t r1, const RowPtrs& rowptr, bool values,
-                           std::vector<std::unique_ptr<AtomicFile>>& files) {
-    std::int64_t entries = 0, qb;
-    for (qb = qa; qb < r1 && (qb == qa || entries + length(qb) <= chunk_entries_); ++qb) entries += length(qb);
-    // shard j's entries of rows [qa, qb) start at start[j] in the chunk, rows in order
-    std::vector<std::int64_t> start(static_cast<std::size_t>(K_) + 1, 0), next(static_cast<std::size_t>(K_));
-    for (int j = 0; j < K_; ++j) start[j + 1] = start[j] + rowptr[j][qb - r0] - rowptr[j][qa - r0];
-    std::copy(start.begin(), start.end() - 1, next.begin());
-    chunk_.resize(static_cast<std::size_t>(entries));
-    for (std::int64_t q = qa; q < qb; ++q)
-      for (auto [e, end] = row_of(q); e < end; ++e) {
-        const std::int64_t u = rows_.a_t.col[e];
-        chunk_[next[col_block_[u]]++] = {col_local_[u], rows_.a_t.val[e]};
-      }
-    for (int j = 0; j < K_; ++j) {
-      Entry* const base = chunk_.data() + start[j] - rowptr[j][qa - r0];
-      for (std::int64_t q = qa; q < qb; ++q)
-        std::sort(base + rowptr[j][q - r0], base + rowptr[j][q - r0 + 1],
-                  [](const Entry& x, const Entry& y) { return x.col < y.col; });
-      auto write = [&](auto& out, auto field) {
-        out.resize(static_cast<std::size_t>(start[j + 1] - start[j]));
-        for (std::size_t k = 0; k < out.size(); ++k) out[k] = chunk_[start[j] + k].*field;
-        put(files[j]->stream(), out.data(), out.size());
-      };
-      if (values) write(vals_, &Entry::val);
-      else write(cols_, &Entry::col);
-    }
-    return qb;
-  }
-
-  ShardRows rows_;
-  std::int64_t n_;
-  int K_;
-  std::array<int, 2> version_;
-  std::string dir_;
-  std::int64_t chunk_entries_;
-  std::vector<std::int32_t> col_block_, col_local_;  // per vertex: its column block and column in it
-  std::vector<Entry> chunk_;
-  std::vector<std::int32_t> cols_;
-  std::vector<float> vals_;
-};
 
 nlohmann::json to_json(const ShardMeta& m) {
   const GraphLayout& layout = m.layout;
@@ -553,13 +573,6 @@ void start_shard_directory(const std::string& dir, std::int64_t n, int K) {
   fs::remove(fs::path(dir) / "meta.json", ec);  // the directory is incomplete until meta.json is back
 }
 
-void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,
-                      const std::string& dir, Progress& progress, std::int64_t chunk_entries) {
-  GCNLAB_ASSERT(chunk_entries >= 1 && 0 <= i0 && i0 <= i1 && i1 <= K);
-  ShardWriter writer(rows, n, K, version, dir, chunk_entries);
-  for (int i = i0; i < i1; ++i) writer.write_row_block(i, progress);
-}
-
 void finish_shard_directory(const std::string& dir, const ShardMeta& meta) {
   // last: a directory without it is incomplete
   write_file_atomically((fs::path(dir) / "meta.json").string(), to_json(meta).dump(1) + "\n");
@@ -584,9 +597,11 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
 
   Progress progress(fmt::format("writing {} x {} shards of {} version(s) to {}", K, K, layout.versions.size(), dir),
                     static_cast<double>(layout.versions.size()) * K * K, "shards");
-  for (const auto& version : layout.versions)
-    write_shard_rows({*g.adjacency().a_hat_t, 0, g.ordering(version[0]), 0, g.ordering(version[1])}, n, K, version,
-                     0, K, dir, progress, chunk_entries);
+  for (const auto& version : layout.versions) {
+    ShardWriter writer({*g.adjacency().a_hat_t, 0, g.ordering(version[0]), 0, g.ordering(version[1])}, n, K, version,
+                       dir, chunk_entries);
+    for (int i = 0; i < K; ++i) writer.write_block(i, progress);
+  }
   finish_shard_directory(dir, shard_meta_of(d, info, fingerprint, layout, K, partition));
 }
 

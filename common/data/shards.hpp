@@ -27,10 +27,12 @@
 #include <memory>
 #include <string>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/core/atomic_file.hpp"
 #include "common/core/progress.hpp"
 #include "common/data/dataset.hpp"
 #include "common/data/graph.hpp"
@@ -101,20 +103,74 @@ void write_shards(const Dataset& d, const DatasetInfo& info, const std::string& 
 
 // write_shards's steps, for writers that hold only some rows of Âᵀ (prepare
 // across ranks, partitioners/prepare_ranks.hpp): the directory made and its
-// meta.json removed; the shards of row blocks [i0, i1) of one version; meta.json
+// meta.json removed; the shard files of one version (ShardWriter); meta.json
 // last, when every other file is there.
 struct ShardRows {
   const HostCsr& a_t;                           // rows [first_vertex, first_vertex + a_t.rows) of Âᵀ
   std::int64_t first_vertex;
   std::span<const std::int64_t> row_vertices;   // the vertex at each position from first_position on
-  std::int64_t first_position;                  // (covering the row blocks written); empty: position q holds q
+  std::int64_t first_position;                  // (covering the positions written); empty: position q holds q
   std::span<const std::int64_t> column_order;   // the whole column ordering: position q holds vertex order[q];
                                                 // empty: the identity
 };
 void start_shard_directory(const std::string& dir, std::int64_t n, int K);
 void check_shard_destination(const std::string& dir);  // before any work: not a file
-void write_shard_rows(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, int i0, int i1,
-                      const std::string& dir, Progress& progress, std::int64_t chunk_entries = std::int64_t{1} << 22);
+
+// One adjacency version's K x K shard files from `rows`, by row block. A
+// block is written whole by one writer (write_block), or cut between writers
+// at positions, each writing its part [first, end) of the block's K files at
+// their offsets (PartFile): `before[j]` entries of shard j belong to the rows
+// ahead of the part, and the shard holds `total[j]` (the writers' entries()
+// summed); the block's first writer creates its files before any part is
+// written and commits them after every part is. Each part is streamed in
+// chunks of at most `chunk_entries` entries (bucketed by column block, each
+// row's columns sorted) and chunk_entries / K rows, so beside the rows and,
+// for a column ordering, its maps (8 bytes a vertex) the peak is one chunk and
+// its rows' K row offsets, about 16 bytes a chunk entry.
+class ShardWriter {
+ public:
+  ShardWriter(const ShardRows& rows, std::int64_t n, int K, std::array<int, 2> version, std::string dir,
+              std::int64_t chunk_entries);
+
+  void write_block(int i, Progress& progress);  // row block i whole: made, written, moved into place
+
+  // The entries of positions [first, end) of row block i in each of its K shards.
+  std::vector<std::int64_t> entries(int i, std::int64_t first, std::int64_t end) const;
+  void create(int i, std::span<const std::int64_t> total) const;
+  void write_part(int i, std::int64_t first, std::int64_t end, std::span<const std::int64_t> before,
+                  std::span<const std::int64_t> total, Progress& progress);
+  void commit(int i) const;
+
+ private:
+  struct Entry {
+    std::int32_t col;
+    float val;
+  };
+
+  std::string path(int i, int j) const;
+  std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const;  // Âᵀ's entries of position q
+  // The row offsets, columns and values of rows [qa, qb) of the part's shards,
+  // qb the first row that no longer fits the chunk; returns qb. written[j]:
+  // shard j's entries before row qa, then before qb.
+  std::int64_t write_chunk(int i, std::int64_t qa, std::int64_t end, std::vector<std::int64_t>& written,
+                           std::span<const std::int64_t> total, std::vector<std::unique_ptr<PartFile>>& files);
+
+  ShardRows rows_;
+  std::int64_t n_;
+  int K_;
+  std::array<int, 2> version_;
+  std::string dir_;
+  std::int64_t chunk_entries_;
+  // A vertex's column block and column in it: looked up in col_block_ and
+  // col_local_ (per vertex) for a column ordering, computed for the identity.
+  std::pair<int, std::int32_t> column_of(std::int64_t u) const;
+  std::vector<std::int32_t> col_block_, col_local_;
+  std::vector<Entry> chunk_;
+  std::vector<std::int64_t> offsets_;  // the chunk's rows' offsets in each shard
+  std::vector<std::int32_t> cols_;
+  std::vector<float> vals_;
+};
+
 void finish_shard_directory(const std::string& dir, const ShardMeta& meta);
 // The metadata of `d` (its split counted from d.split) laid out as `layout`.
 ShardMeta shard_meta_of(const Dataset& d, const DatasetInfo& info, const std::string& fingerprint,

@@ -1,6 +1,8 @@
 // Outputs appear complete or not at all (common/core/atomic_file.hpp): an
 // uncommitted write leaves the previous file and no temporary behind; a
-// committed one replaces it whole; an unwritable path is one clear error.
+// committed one replaces it whole; an unwritable path is one clear error. A
+// file written in parts (PartFile), and shards written in parts, equal it
+// written whole.
 
 #include <catch2/catch.hpp>
 
@@ -13,6 +15,8 @@
 #include "common/core/atomic_file.hpp"
 #include "common/core/blocks.hpp"
 #include "common/core/fingerprint.hpp"
+#include "common/core/progress.hpp"
+#include "common/data/shards.hpp"
 #include "common/results/history.hpp"
 #include "common/results/npy.hpp"
 #include "common/results/results.hpp"
@@ -66,6 +70,82 @@ TEST_CASE("atomic files: complete or absent, never truncated", "[files]") {
   CHECK_THROWS_WITH(write_file_atomically(missing, "x"), Catch::Contains("cannot write '" + missing + "'"));
   CHECK_THROWS_WITH(write_npy(missing, 1, 1, {1.f}), Catch::Contains("cannot write"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("part files: written at offsets by several writers, absent until committed whole", "[files]") {
+  const fs::path dir = fs::temp_directory_path() / ("gcnlab-parts-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "ids.bin").string();
+  PartFile::create(path, 6 * 4);
+  {
+    const std::int32_t tail[] = {4, 5, 6}, head[] = {1, 2, 3};
+    PartFile late(path), early(path);  // two writers at once, the later part first
+    late.write_at<std::int32_t>(3 * 4, tail);
+    early.write_at<std::int32_t>(0, head);
+    late.close();
+    early.close();
+  }
+  CHECK(!fs::exists(path));  // not until its creator commits it
+  PartFile::commit(path);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::int32_t> got(6);
+  in.read(reinterpret_cast<char*>(got.data()), 6 * 4);
+  CHECK(got == std::vector<std::int32_t>{1, 2, 3, 4, 5, 6});
+  CHECK(others(dir, path) == 0);
+  const std::string missing = (dir / "no-such-dir" / "x.bin").string();
+  CHECK_THROWS_WITH(PartFile::create(missing, 8), Catch::Contains("cannot write '" + missing + "'"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("shards: a row block cut between writers at any rows equals it written whole", "[files]") {
+  // Âᵀ-like rows of 11 vertices (a dense first row, empty rows, a diagonal), K = 3, a column ordering
+  const std::int64_t n = 11;
+  const int K = 3;
+  HostCsr t;
+  t.rows = t.cols = n;
+  t.rowptr = {0};
+  for (std::int64_t v = 0; v < n; ++v) {
+    for (std::int64_t u = 0; u < n; ++u)
+      if (v == 0 || u == v || (v % 4 != 3 && (u * 7 + v * 3) % 5 == 0)) {
+        t.col.push_back(u);
+        t.val.push_back(static_cast<float>(v * n + u) / 8.f);
+      }
+    t.rowptr.push_back(t.nnz());
+  }
+  const std::vector<std::int64_t> order{3, 1, 4, 10, 5, 9, 2, 6, 0, 8, 7};
+  const fs::path whole = fs::temp_directory_path() / ("gcnlab-shards-whole-" + std::to_string(::getpid()));
+  const fs::path cut = fs::temp_directory_path() / ("gcnlab-shards-cut-" + std::to_string(::getpid()));
+  for (const auto& d : {whole, cut}) fs::remove_all(d), fs::create_directories(d);
+  Progress quiet("", 0, "");
+  const ShardRows rows{t, 0, {}, 0, order};
+  ShardWriter one(rows, n, K, {0, 1}, whole.string(), 5);
+  for (int i = 0; i < K; ++i) one.write_block(i, quiet);
+
+  // block 0 (rows 0-3) cut at 1 and 3, block 1 (4-7) at 6, block 2 (8-10) whole: a chunk of 2 crosses the parts
+  ShardWriter parts(rows, n, K, {0, 1}, cut.string(), 2);
+  const std::vector<std::vector<std::int64_t>> cuts{{0, 1, 3, 4}, {4, 6, 8}, {8, 11}};
+  for (int i = 0; i < K; ++i) {
+    std::vector<std::int64_t> total(K, 0);
+    std::vector<std::vector<std::int64_t>> before;
+    for (std::size_t k = 0; k + 1 < cuts[i].size(); ++k) {
+      before.push_back(total);
+      const std::vector<std::int64_t> e = parts.entries(i, cuts[i][k], cuts[i][k + 1]);
+      for (int j = 0; j < K; ++j) total[j] += e[j];
+    }
+    parts.create(i, total);
+    for (std::size_t k = before.size(); k-- > 0;)  // the parts in reverse: each at its own offsets
+      parts.write_part(i, cuts[i][k], cuts[i][k + 1], before[k], total, quiet);
+    parts.commit(i);
+  }
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < K; ++j) {
+      const std::string name = "adj-0-1-" + std::to_string(i) + "-" + std::to_string(j) + ".bin";
+      CAPTURE(name);
+      CHECK(slurp(whole / name) == slurp(cut / name));
+    }
+  CHECK(others(cut, cut / "none") == K * K);  // no temporary left
+  for (const auto& d : {whole, cut}) fs::remove_all(d);
 }
 
 TEST_CASE("fingerprints: XXH3-64 and, for records written before it, FNV-1a 64 (reference values)", "[files]") {

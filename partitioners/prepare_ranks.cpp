@@ -73,6 +73,13 @@ void agreed(Communicator& comm, const std::function<void()>& fn) {
   throw Error(std::string(text.begin(), text.end()));
 }
 
+// The shard row blocks (of K over n positions) that the run `r` overlaps.
+BlockRange blocks_overlapping(std::int64_t n, int K, BlockRange r) {
+  if (r.count == 0) return {0, 0};
+  const std::int64_t i0 = block_of(n, K, r.first);
+  return {i0, block_of(n, K, r.end() - 1) + 1 - i0};
+}
+
 // Who holds what: rank p owns the vertices vertices(p), a run cut where the
 // prefix sums of the rows' entries come nearest to p/P of all (R-MAT's low
 // ids hold most edges: equal vertex ranges would give rank 0 of 2 three
@@ -90,7 +97,8 @@ class Owners {
       const double target = total * p / P;
       while (v < n && static_cast<double>(before + row_entries[v]) < target) before += row_entries[v++];
       // v is the first row whose end reaches the target: cut before or after it, whichever is nearer
-      const bool after = v < n && static_cast<double>(before + row_entries[v]) - target < target - static_cast<double>(before);
+      const bool after =
+          v < n && static_cast<double>(before + row_entries[v]) - target < target - static_cast<double>(before);
       first_[p] = std::max(first_[p - 1], v + (after ? 1 : 0));
     }
   }
@@ -98,13 +106,7 @@ class Owners {
     return static_cast<int>(std::upper_bound(first_.begin(), first_.end() - 1, v) - first_.begin()) - 1;
   }
   BlockRange vertices(int p) const { return {first_[p], first_[p + 1] - first_[p]}; }
-  // The shard row blocks that vertices(p) overlaps.
-  BlockRange blocks(int p) const {
-    const BlockRange v = vertices(p);
-    if (v.count == 0) return {0, 0};
-    const std::int64_t i0 = block_of(n_, K_, v.first);
-    return {i0, block_of(n_, K_, v.end() - 1) + 1 - i0};
-  }
+  BlockRange blocks(int p) const { return blocks_overlapping(n_, K_, vertices(p)); }
 
  private:
   std::int64_t n_;
@@ -399,9 +401,7 @@ void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine,
                      std::array<int, 2> version, const std::string& dir, Progress& progress) {
   const int P = comm.size(), me = comm.rank();
   ShardWriter writer(rows, n, K, version, dir, kShardChunk);
-  const BlockRange blocks = mine.count ? BlockRange{block_of(n, K, mine.first),
-                                                    block_of(n, K, mine.end() - 1) + 1 - block_of(n, K, mine.first)}
-                                       : BlockRange{0, 0};
+  const BlockRange blocks = blocks_overlapping(n, K, mine);
   auto part_of = [&](std::int64_t i) {  // this rank's positions of row block i
     const BlockRange b = block_range(n, K, static_cast<int>(i));
     const std::int64_t first = std::max(b.first, mine.first), end = std::min(b.end(), mine.end());
@@ -411,6 +411,7 @@ void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine,
     const BlockRange b = block_range(n, K, static_cast<int>(i));
     return part_of(i) == std::pair{b.first, b.end()};
   };
+  auto first_writer = [&](std::int64_t i) { return part_of(i).first == block_range(n, K, static_cast<int>(i)).first; };
   // per rank: whether it holds positions, its first and last block, their parts' entries
   const auto stride = static_cast<std::size_t>(3 + 2 * K);
   std::vector<std::int64_t> sent(stride, 0), all(stride * static_cast<std::size_t>(P));
@@ -430,11 +431,11 @@ void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine,
     std::vector<std::int64_t> before, total;
   };
   std::vector<Shared> shared;  // this rank's cut blocks: its first, its last (or one, both)
-  for (const std::int64_t i : {blocks.first, blocks.end() - 1}) {
+  for (const int side : {0, 1}) {
+    const std::int64_t i = side == 0 ? blocks.first : blocks.end() - 1;
     if (blocks.count == 0 || whole(i) || (!shared.empty() && shared.back().block == i)) continue;
-    Shared s{i, std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), {}};
-    const auto [first, end] = part_of(i);
-    s.total = writer.entries(static_cast<int>(i), first, end);
+    const auto mine_first = sent.begin() + 3 + side * K;  // this rank's entries of it, as sent
+    Shared s{i, std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), {mine_first, mine_first + K}};
     for (int q = 0; q < P; ++q) {  // the ranks before whose last block it is, the ranks after whose first block it is
       const std::int64_t* r = all.data() + stride * static_cast<std::size_t>(q);
       if (q == me || r[0] == 0) continue;
@@ -445,7 +446,7 @@ void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine,
         s.total[j] += e[j];
       }
     }
-    if (first == block_range(n, K, static_cast<int>(i)).first) writer.create(static_cast<int>(i), s.total);
+    if (first_writer(i)) writer.create(static_cast<int>(i), s.total);
     shared.push_back(std::move(s));
   }
   comm.barrier();  // every cut block's files made
@@ -460,8 +461,7 @@ void write_positions(Communicator& comm, const ShardRows& rows, BlockRange mine,
   }
   comm.barrier();  // every part written
   for (const Shared& s : shared)
-    if (part_of(s.block).first == block_range(n, K, static_cast<int>(s.block)).first)
-      writer.commit(static_cast<int>(s.block));
+    if (first_writer(s.block)) writer.commit(static_cast<int>(s.block));
 }
 
 // Rows of Âᵀ laid out in an ordering: `rows` holds positions [positions.first,

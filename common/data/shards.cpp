@@ -410,7 +410,7 @@ std::vector<std::int64_t> ShardWriter::entries(int i, std::int64_t first, std::i
 void ShardWriter::create(int i, std::span<const std::int64_t> total) const {
   const std::int64_t rows = block_range(n_, K_, i).count;
   for (int j = 0; j < K_; ++j)
-    PartFile::create(path(i, j), 3 * 8 + (rows + 1) * 8 + total[j] * (4 + 4));
+    PartFile::create(path(i, j), columns_at(rows) + total[j] * (4 + 4));
 }
 
 void ShardWriter::commit(int i) const {
@@ -479,7 +479,7 @@ std::int64_t ShardWriter::write_chunk(int i, std::int64_t qa, std::int64_t end, 
       chunk_[next[j]++] = {local, rows_.a_t.val[e]};
     }
   const BlockRange b = block_range(n_, K_, i);
-  const std::int64_t columns_at = 4 * 8 + b.count * 8;  // in each shard file: after the header and rowptr
+  const std::int64_t columns = columns_at(b.count);
   for (int j = 0; j < K_; ++j) {
     const std::int64_t* const o = offsets_.data() + j * stride;
     Entry* const base = chunk_.data() + start[j] - o[0];
@@ -488,9 +488,9 @@ std::int64_t ShardWriter::write_chunk(int i, std::int64_t qa, std::int64_t end, 
     const auto count = static_cast<std::size_t>(start[j + 1] - start[j]);
     cols_.resize(count), vals_.resize(count);
     for (std::size_t k = 0; k < count; ++k) cols_[k] = chunk_[start[j] + k].col, vals_[k] = chunk_[start[j] + k].val;
-    files[j]->write_at(3 * 8 + (qa - b.first + 1) * 8, std::span<const std::int64_t>(o + 1, rows));
-    files[j]->write_at<std::int32_t>(columns_at + o[0] * 4, cols_);
-    files[j]->write_at<float>(columns_at + total[j] * 4 + o[0] * 4, vals_);
+    files[j]->write_at(row_offset_at(qa - b.first + 1), std::span<const std::int64_t>(o + 1, rows));
+    files[j]->write_at<std::int32_t>(columns + o[0] * 4, cols_);
+    files[j]->write_at<float>(columns + total[j] * 4 + o[0] * 4, vals_);
     written[j] = o[rows];
   }
   return qb;

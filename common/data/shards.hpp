@@ -147,8 +147,16 @@ class ShardWriter {
     float val;
   };
 
+  // A shard file's sections (the format above): the header (rows, cols,
+  // nnz), then rows + 1 row offsets, then the columns, then the values.
+  static std::int64_t row_offset_at(std::int64_t k) { return 3 * 8 + k * 8; }
+  static std::int64_t columns_at(std::int64_t rows) { return row_offset_at(rows + 1); }
+
   std::string path(int i, int j) const;
   std::pair<std::int64_t, std::int64_t> row_of(std::int64_t q) const;  // Âᵀ's entries of position q
+  // A vertex's column block and column in it: looked up in col_block_ and
+  // col_local_ (per vertex) for a column ordering, computed for the identity.
+  std::pair<int, std::int32_t> column_of(std::int64_t u) const;
   // The row offsets, columns and values of rows [qa, qb) of the part's shards,
   // qb the first row that no longer fits the chunk; returns qb. written[j]:
   // shard j's entries before row qa, then before qb.
@@ -161,10 +169,7 @@ class ShardWriter {
   std::array<int, 2> version_;
   std::string dir_;
   std::int64_t chunk_entries_;
-  // A vertex's column block and column in it: looked up in col_block_ and
-  // col_local_ (per vertex) for a column ordering, computed for the identity.
-  std::pair<int, std::int32_t> column_of(std::int64_t u) const;
-  std::vector<std::int32_t> col_block_, col_local_;
+  std::vector<std::int32_t> col_block_, col_local_;  // per vertex, for a column ordering (column_of)
   std::vector<Entry> chunk_;
   std::vector<std::int64_t> offsets_;  // the chunk's rows' offsets in each shard
   std::vector<std::int32_t> cols_;

@@ -33,6 +33,12 @@ void CountingBackend::spmm(const Csr& a, ConstView x, View y, float beta, const 
   if (count_sparse(Kernel::spmm, a, x.cols, bytes(x) + output(y, beta), Reads::pattern_and_values))
     inner_->spmm(a, x, y, beta, progress);
 }
+void CountingBackend::spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) {
+  // the term's rows read in the output pass (its scalar too where it lives on the backend)
+  const double term = bytes(t.r) + (t.plus ? kFloat : 0.0);
+  if (count_sparse(Kernel::spmm, a, x.cols, bytes(x) + bytes(y) + term, Reads::pattern_and_values))
+    inner_->spmm_plus(a, x, t, y);
+}
 void CountingBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
   if (count(Kernel::gemm, elements(c) * static_cast<double>(k), bytes(a) + bytes(b) + output(c, beta)))
@@ -55,6 +61,9 @@ void CountingBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
 }
 void CountingBackend::column_sums(ConstView x, float* out) {
   if (count(Kernel::reduction, elements(x), bytes(x) + kFloat * width(x))) inner_->column_sums(x, out);
+}
+void CountingBackend::inner_product(ConstView x, ConstView y, float* out) {
+  if (count(Kernel::reduction, 2 * elements(x), bytes(x) + bytes(y) + kFloat)) inner_->inner_product(x, y, out);
 }
 void CountingBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   if (count(Kernel::elementwise, elements(out), 2 * bytes(out) + kId * height(out)))

@@ -97,11 +97,20 @@ MemoryNeed SerialStrategy::memory_need() const {
   return m;
 }
 
-void SerialStrategy::aggregate(int, Direction d, ConstView in, View out) {
-  auto s = ledger_.time(Category::spmm);
+const Csr& SerialStrategy::operand(Direction d) const {
   const Csr& a_t = sampled_ ? sample_t_ : a_hat_t_;
   const Csr& a = sampled_ ? sample_ : a_hat_;
-  backend_.spmm(d == Direction::forward || !asymmetric_ ? a_t : a, in, out, 0.f);  // Graph::symmetric: Â = Âᵀ
+  return d == Direction::forward || !asymmetric_ ? a_t : a;  // Graph::symmetric: Â = Âᵀ
+}
+
+void SerialStrategy::aggregate(int, Direction d, ConstView in, View out) {
+  auto s = ledger_.time(Category::spmm);
+  backend_.spmm(operand(d), in, out, 0.f);
+}
+
+void SerialStrategy::aggregate_plus(int, Direction d, ConstView in, const RowTerm& t, View out) {
+  auto s = ledger_.time(Category::spmm);
+  backend_.spmm_plus(operand(d), in, t, out);
 }
 
 void SerialStrategy::linear(int, ConstView x, ConstView w, View z) {

@@ -1,7 +1,7 @@
 #pragma once
 // serial: the oracle. One rank holds Âᵀ, Â, every activation and W; each
 // primitive is one SpMM or GEMM, written as plainly as possible:
-//   aggregate        out = Âᵀ in  /  Â in
+//   aggregate        out = Âᵀ in  /  Â in  (aggregate_plus: + a term on out's rows, in the SpMM's output pass)
 //   linear           Z = X W
 //   linear_backward  dW = Xᵀ G,  dX = G Wᵀ
 // With --batch-size it is the mini-batch oracle of scalegnn-4d: each step's
@@ -32,6 +32,7 @@ class SerialStrategy final : public Strategy {
   const Layout& layout(int l) const override { return sampled_ ? sample_layouts_[l] : layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
+  void aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) override;
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::unique_ptr<SampleCut> cut(Sample s) const override;
@@ -70,7 +71,8 @@ class SerialStrategy final : public Strategy {
   bool sampled_ = false;
   std::vector<Layout> sample_layouts_;
   Csr sample_t_, sample_;  // the current sample's Âᵀ_S and Â_S (Alg. 1 lines 2-3)
-  RowAttention attention_;  // GAT's edge tensors on Âᵀ (whole rows: every softmax is local)
+  RowAttention attention_;
+  const Csr& operand(Direction d) const;  // Âᵀ (forward) or Â, of the sample when one is installed  // GAT's edge tensors on Âᵀ (whole rows: every softmax is local)
 };
 
 }  // namespace gcnlab

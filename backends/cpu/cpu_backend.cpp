@@ -94,6 +94,11 @@ void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progr
   cpu::spmm(a, x, y, beta, progress);
 }
 
+void CpuBackend::spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) {
+  GCNLAB_ASSERT(t.r.rows == y.rows && t.r.cols == y.cols);
+  cpu::spmm(a, x, y, 0.f, {}, {t.r.data, t.r.ld, t.plus ? t.scale + t.plus[0] : t.scale});  // axpy_plus's a + s[0]
+}
+
 void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {
   const std::int64_t m = op_a == Op::N ? a.rows : a.cols;
   const std::int64_t k = op_a == Op::N ? a.cols : a.rows;
@@ -193,9 +198,9 @@ void add_blocks(const std::vector<double>& part, std::int64_t blocks, std::int64
   }
 }
 
-// out[c] = Σ_i term(i, c).
+// part[b * cols + c] = Σ_i term(i, c) over block b's rows.
 template <class Term>
-void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) {
+std::vector<double> block_partials(std::int64_t rows, std::int64_t cols, Term term) {
   const std::int64_t blocks = column_blocks(rows);
   std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
 #pragma omp parallel for schedule(static)
@@ -204,7 +209,13 @@ void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) 
     for (std::int64_t i = b * kColumnBlock; i < std::min(rows, (b + 1) * kColumnBlock); ++i)
       for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
   }
-  add_blocks(part, blocks, cols, out);
+  return part;
+}
+
+// out[c] = Σ_i term(i, c).
+template <class Term>
+void column_reduce(std::int64_t rows, std::int64_t cols, Term term, float* out) {
+  add_blocks(block_partials(rows, cols, term), column_blocks(rows), cols, out);
 }
 
 // g = f (element by element), with out = column_sums(g) in the same pass: each
@@ -229,6 +240,15 @@ void written_column_sums(View g, const F& f, float* out) {
 
 void CpuBackend::column_sums(ConstView x, float* out) {
   column_reduce(x.rows, x.cols, [&](std::int64_t i, std::int64_t c) { return double{x.data[i * x.ld + c]}; }, out);
+}
+
+void CpuBackend::inner_product(ConstView x, ConstView y, float* out) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  const ew::InnerProduct f{x.data, x.ld, y.data, y.ld, x.rows, out};
+  double total = 0;  // the blocks in order, each block's columns in order
+  for (const double p : block_partials(x.rows, x.cols, [&](std::int64_t i, std::int64_t c) { return f.term(i, c); }))
+    total += p;
+  out[0] = static_cast<float>(total);
 }
 
 void CpuBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {

@@ -21,6 +21,7 @@ class CpuBackend final : public Backend {
 
   using Backend::spmm;
   void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) override;
+  void spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) override;
   void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) override;
 
   void fill(View y, float value) override;
@@ -29,6 +30,7 @@ class CpuBackend final : public Backend {
   void axpy(float a, ConstView x, View y) override;
   void axpy_plus(float a, const float* s, ConstView x, View y) override;
   void column_sums(ConstView x, float* out) override;
+  void inner_product(ConstView x, ConstView y, float* out) override;
   void gather_rows(ConstView x, const std::int64_t* rows, View out) override;
   void pack_bf16(ConstView x, bf16* out) override;
   void unpack_bf16(const bf16* in, View y) override;

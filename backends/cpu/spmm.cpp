@@ -66,19 +66,21 @@ struct Rows {
 // added (the build does not contract into FMAs), and y = even + odd (+ beta y).
 // Two chains also hide the add latency a single chain would expose.
 
-// Y[i, j0 : j0 + kLanes V) for the stored rows [s0, s1); and beta on the rows a
-// compressed block skips in [gap0, the last stored row's successor or gap1).
+// Y[i, j0 : j0 + kLanes V) for the stored rows [s0, s1); and beta (and the
+// row term) on the rows a compressed block skips in [gap0, the last stored
+// row's successor or gap1). t.r points at the segment's first column.
 template <int V>
 void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
-             const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta) {
+             const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta, RowAddend t) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(y) % sizeof(Vec) == 0 && ldy % kLanes == 0;
   const std::int64_t k_last = a.nnz - 1;
+  auto plus_term = [&](std::int64_t i, int v, Vec r) { return t.r ? r + t.c * load(t.r + i * t.ldr + v * kLanes) : r; };
   auto scale_rows = [&](std::int64_t r0, std::int64_t r1) {
-    if (beta == 1.f) return;
+    if (beta == 1.f && !t.r) return;
     for (std::int64_t r = r0; r < r1; ++r)
       for (int v = 0; v < V; ++v) {
         float* yr = y + r * ldy + v * kLanes;
-        store(yr, beta == 0.f ? Vec{} : load(yr) * beta);
+        store(yr, plus_term(r, v, beta == 0.f ? Vec{} : beta == 1.f ? load(yr) : load(yr) * beta));
       }
   };
   std::int64_t next_gap = gap0;
@@ -113,9 +115,10 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
     }
     float* yi = y + i * ldy;
     for (int v = 0; v < V; ++v) {
-      const Vec r = even[v] + odd[v];
-      if (beta != 0.f) store(yi + v * kLanes, r + beta * load(yi + v * kLanes));
-      else if (aligned) stream(yi + v * kLanes, r);
+      Vec r = even[v] + odd[v];
+      if (beta != 0.f) r = r + beta * load(yi + v * kLanes);
+      r = plus_term(i, v, r);
+      if (beta == 0.f && aligned) stream(yi + v * kLanes, r);
       else store(yi + v * kLanes, r);
     }
   }
@@ -125,19 +128,22 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
 
 // Columns [j0, j0 + w) with w < kLanes: a plain loop, in the same order.
 void remainder(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
-               const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta, int w) {
-  auto finish = [&](float* yr, const float* even, const float* odd) {
+               const float* x, std::int64_t ldx, float* y, std::int64_t ldy, float beta, RowAddend t, int w) {
+  auto finish = [&](std::int64_t i, const float* even, const float* odd) {
+    float* yr = y + i * ldy;
     for (int j = 0; j < w; ++j) {
-      const float r = even[j] + odd[j];
-      yr[j] = beta == 0.f ? r : r + beta * yr[j];
+      float r = even[j] + odd[j];
+      if (beta != 0.f) r = r + beta * yr[j];
+      yr[j] = t.r ? r + t.c * t.r[i * t.ldr + j] : r;
     }
   };
   const float zero[kLanes] = {};
+  const bool gaps_change = beta != 1.f || t.r;  // rows a compressed block skips
   std::int64_t next_gap = gap0;
   for (std::int64_t s = s0; s < s1; ++s) {
     const std::int64_t i = a.out_row(s);
-    if (beta != 1.f)
-      for (std::int64_t r = next_gap; r < i; ++r) finish(y + r * ldy, zero, zero);
+    if (gaps_change)
+      for (std::int64_t r = next_gap; r < i; ++r) finish(r, zero, zero);
     next_gap = i + 1;
     float acc[2][kLanes] = {};
     for (std::int64_t k = a.rowptr[s]; k < a.rowptr[s + 1]; ++k) {
@@ -146,15 +152,15 @@ void remainder(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap
       float* chain = acc[(k - a.rowptr[s]) & 1];
       for (int j = 0; j < w; ++j) chain[j] += vk * xr[j];
     }
-    finish(y + i * ldy, acc[0], acc[1]);
+    finish(i, acc[0], acc[1]);
   }
-  if (beta != 1.f)
-    for (std::int64_t r = next_gap; r < gap1; ++r) finish(y + r * ldy, zero, zero);
+  if (gaps_change)
+    for (std::int64_t r = next_gap; r < gap1; ++r) finish(r, zero, zero);
 }
 
 // segment<1> .. segment<kMaxVecs>, indexed by vectors - 1.
 using SegmentFn = void (*)(const Rows&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, const float*,
-                           std::int64_t, float*, std::int64_t, float);
+                           std::int64_t, float*, std::int64_t, float, RowAddend);
 template <int... V>
 constexpr std::array<SegmentFn, kMaxVecs> segments(std::integer_sequence<int, V...>) { return {segment<V + 1>...}; }
 constexpr auto kSegments = segments(std::make_integer_sequence<int, kMaxVecs>{});
@@ -375,7 +381,7 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   }
 }
 
-void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress) {
+void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress, RowAddend t) {
   GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   const std::int64_t f = y.cols;
   if (f == 0 || a.rows == 0) return;
@@ -404,13 +410,14 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
     const std::int64_t gap1 = c == chunks - 1 ? rows.rows : (s1 == 0 ? 0 : rows.out_row(s1 - 1) + 1);
     if (s0 == s1 && c != chunks - 1) continue;
     std::int64_t j0 = 0;
+    auto term = [&] { return RowAddend{t.r ? t.r + j0 : nullptr, t.ldr, t.c}; };  // from column j0
     for (std::int64_t b = 0; b < full; ++b, j0 += kLanes * kMaxVecs)
-      kSegments[kMaxVecs - 1](rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta);
+      kSegments[kMaxVecs - 1](rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta, term());
     if (rest_vecs > 0) {
-      kSegments[rest_vecs - 1](rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta);
+      kSegments[rest_vecs - 1](rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta, term());
       j0 += rest_vecs * kLanes;
     }
-    if (tail > 0) remainder(rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta, tail);
+    if (tail > 0) remainder(rows, s0, s1, gap0, gap1, x.data + j0, x.ld, y.data + j0, y.ld, beta, term(), tail);
     if (progress && omp_get_thread_num() == 0) progress();
   }
 }

@@ -28,7 +28,18 @@
 
 namespace gcnlab::cpu {
 
-void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress = {});
+// A term on Y's own rows added in the product's output pass, after beta:
+// y_i = (A X)_i + beta y_i + c r_i, the bits of the product followed by an
+// axpy of c R (GIN's (1 + ε) h_i, Backend::spmm_plus). R has Y's rows and
+// columns; none where r is null.
+struct RowAddend {
+  const float* r = nullptr;
+  std::int64_t ldr = 0;
+  float c = 0.f;
+};
+
+void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress = {},
+          RowAddend t = {});
 
 // Graph attention's aggregation with per-edge, per-head values (concatenated
 // heads, hs.mean = 0): Y = V X, y_i[c] = Σ_k v[e(k), head(c)] x_{col k}[c]

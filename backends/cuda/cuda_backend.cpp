@@ -297,12 +297,23 @@ void CudaBackend::axpy(float a, ConstView x, View y) { cuda::axpy(stream_, y.row
 void CudaBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
   cuda::axpy_plus(stream_, y.rows, y.cols, {a, s, x.data, x.ld, y.data, y.ld});
 }
+// cuSPARSE's product, then the term in its own pass (the bits of spmm and axpy_plus / axpy).
+void CudaBackend::spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) {
+  GCNLAB_ASSERT(t.r.rows == y.rows && t.r.cols == y.cols);
+  spmm(a, x, y, 0.f);
+  if (t.plus) axpy_plus(t.scale, t.plus, t.r, y);
+  else axpy(t.scale, t.r, y);
+}
 double* CudaBackend::column_partials(std::int64_t rows, std::int64_t cols) {
   const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(cuda::column_chunks(rows) * cols, 1));
   return static_cast<double*>(scratch(kColumnPartials, n * sizeof(double)));
 }
 void CudaBackend::column_sums(ConstView x, float* out) {
   cuda::column_sums(stream_, x.cols, {x.data, x.ld, x.rows, out}, column_partials(x.rows, x.cols));
+}
+void CudaBackend::inner_product(ConstView x, ConstView y, float* out) {
+  GCNLAB_ASSERT(x.rows == y.rows && x.cols == y.cols);
+  cuda::inner_product(stream_, x.cols, {x.data, x.ld, y.data, y.ld, x.rows, out}, column_partials(x.rows, x.cols));
 }
 void CudaBackend::gather_rows(ConstView x, const std::int64_t* rows, View out) {
   cuda::gather_rows(stream_, out.rows, out.cols, {x.data, x.ld, rows, out.data, out.ld});

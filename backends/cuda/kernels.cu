@@ -377,17 +377,38 @@ __global__ void column_totals(std::int64_t chunks, std::int64_t cols, const doub
   out[c] = static_cast<float>(acc);
 }
 
+// partial[chunk * cols + c] for every chunk of rows; the chunk count.
 template <class F>
-void column_reduce(cudaStream_t s, std::int64_t rows, std::int64_t cols, const F& f, float* out, double* partial) {
-  if (cols <= 0) return;
-  const std::int64_t chunks = column_chunks(rows);
+std::int64_t launch_column_partials(cudaStream_t s, std::int64_t rows, std::int64_t cols, const F& f, double* partial) {
+  const std::int64_t chunks = cols > 0 ? column_chunks(rows) : 0;
   if (chunks > 0) {
     column_partials<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>((cols + kWarp - 1) / kWarp)),
                       dim3(kWarp, kColumnLanes), 0, s>>>(rows, cols, f, partial);
     check_launch();
   }
+  return chunks;
+}
+
+template <class F>
+void column_reduce(cudaStream_t s, std::int64_t rows, std::int64_t cols, const F& f, float* out, double* partial) {
+  if (cols <= 0) return;
+  const std::int64_t chunks = launch_column_partials(s, rows, cols, f, partial);
   column_totals<<<static_cast<int>((cols + kThreads - 1) / kThreads), kThreads, 0, s>>>(chunks, cols, partial, out);
   check_launch();
+}
+
+// out[0] = Σ partial[0 .. count): each thread sums a strided share in order, then a fixed tree.
+__global__ void partials_total(std::int64_t count, const double* partial, float* out) {
+  __shared__ double tree[kThreads];
+  double acc = 0;
+  for (std::int64_t k = threadIdx.x; k < count; k += kThreads) acc += partial[k];
+  tree[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) tree[threadIdx.x] += tree[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = static_cast<float>(tree[0]);
 }
 
 }  // namespace
@@ -401,6 +422,11 @@ void axpy(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Axpy& f) { l
 void axpy_plus(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::AxpyPlus& f) { launch_2d(s, r, c, f); }
 void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f, double* partial) {
   column_reduce(s, f.rows, cols, f, f.out, partial);
+}
+void inner_product(cudaStream_t s, std::int64_t cols, const ew::InnerProduct& f, double* partial) {
+  const std::int64_t chunks = launch_column_partials(s, f.rows, cols, f, partial);
+  partials_total<<<1, kThreads, 0, s>>>(chunks * cols, partial, f.out);
+  check_launch();
 }
 void gather_rows(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::GatherRows& f) { launch_2d(s, r, c, f); }
 void pack_bf16(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::PackBf16& f) { launch_2d(s, r, c, f); }

@@ -24,6 +24,8 @@ void axpy_plus(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::A
 // on every run); `partial` holds column_chunks(rows) x cols doubles of scratch.
 std::int64_t column_chunks(std::int64_t rows);
 void column_sums(cudaStream_t s, std::int64_t cols, const ew::ColumnSums& f, double* partial);
+// <x, y>: column_sums' partials of the products, then all of them in one block's fixed tree.
+void inner_product(cudaStream_t s, std::int64_t cols, const ew::InnerProduct& f, double* partial);
 void gather_rows(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::GatherRows& f);
 void pack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::PackBf16& f);
 void unpack_bf16(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::UnpackBf16& f);

@@ -35,6 +35,14 @@ struct XentSums {
   std::array<double, 4> counted{};
 };
 
+// A term on a product's own output rows: (scale + plus[0]) r, plus one value in
+// backend memory (a trained scalar: no host round trip) or null.
+struct RowTerm {
+  ConstView r;
+  float scale = 0.f;
+  const float* plus = nullptr;
+};
+
 class Backend : public Allocator {
  public:
   virtual std::string name() const = 0;
@@ -53,6 +61,11 @@ class Backend : public Allocator {
   // whose collectives progress on their own stream, ignore it.
   using Progress = std::function<void()>;
   virtual void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) = 0;
+  // Y = A X + (t.scale + t.plus[0]) t.r: a term on Y's own rows (t.r: Y's rows
+  // and columns) added in the product's output pass where the backend can (the
+  // CPU's), after it elsewhere; the bits of spmm followed by axpy_plus (t.plus
+  // set) or axpy (GIN's (1 + ε) h_i: Primitives::aggregate_plus).
+  virtual void spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) = 0;
   // C = alpha op(A) op(B) + beta C, row-major.
   virtual void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) = 0;
   // Whether C = Aᵀ B is better computed as (Bᵀ A)ᵀ on this backend: the fix
@@ -71,6 +84,8 @@ class Backend : public Allocator {
   virtual void axpy_plus(float a, const float* s, ConstView x, View y) = 0;
   // out[c] = Σ_i x[i, c] for each of x.cols columns, accumulated in double (ew::ColumnSums).
   virtual void column_sums(ConstView x, float* out) = 0;
+  // out[0] = <x, y> = Σ_i,c x[i, c] y[i, c], in double by column_sums' blocks (ew::InnerProduct).
+  virtual void inner_product(ConstView x, ConstView y, float* out) = 0;
   // out (rows.size() x x.cols) = the rows `rows` (a backend array of out.rows ids) of x.
   virtual void gather_rows(ConstView x, const std::int64_t* rows, View out) = 0;
   // out (x.rows * x.cols, row-major) = x rounded to bf16; y = in widened to fp32.

@@ -155,7 +155,7 @@ struct BiasReluDropout {
 // range) branch-free, so the class loops vectorise where glibc's expf is one
 // scalar call per element (26 of a 737 ms epoch at 2 threads, issue 12).
 // Arguments below -87.3 give about 1.2e-38, not 0; above 88.3 they are clamped.
-GCNLAB_HD float softmax_exp(float x) {
+GCNLAB_HD_INLINE float softmax_exp(float x) {
 #if defined(__CUDA_ARCH__)
   return expf(x);
 #else
@@ -280,6 +280,18 @@ struct ColumnSums {
     double acc = 0;
     for (std::int64_t i = 0; i < rows; ++i) acc += term(i, c);
     out[c] = static_cast<float>(acc);
+  }
+};
+
+// <X, Y> = Σ_i,c x[i, c] y[i, c] (GIN's dL/dε = <X, D>): each product exact in
+// double, summed as ColumnSums sums its terms (per column, by the backend's
+// fixed blocks of rows), then those partial sums in a fixed order, rounded
+// once: the same bits at any thread count. It replaced a 1 x n by n x 1 GEMM,
+// which OpenBLAS runs on one thread.
+struct InnerProduct {
+  const float* x; std::int64_t ldx; const float* y; std::int64_t ldy; std::int64_t rows; float* out;
+  GCNLAB_HD double term(std::int64_t i, std::int64_t c) const {
+    return static_cast<double>(x[i * ldx + c]) * static_cast<double>(y[i * ldy + c]);
   }
 };
 

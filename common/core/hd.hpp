@@ -6,6 +6,10 @@
 
 #if defined(__CUDACC__)
 #define GCNLAB_HD __host__ __device__ __forceinline__
+#define GCNLAB_HD_INLINE GCNLAB_HD
 #else
 #define GCNLAB_HD inline
+// A small function that must inline into the host's loops for them to
+// vectorise (GCC left the softmax's exp a call per element).
+#define GCNLAB_HD_INLINE inline __attribute__((always_inline))
 #endif

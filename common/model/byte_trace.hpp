@@ -18,6 +18,9 @@ class ByteTracer final : public Primitives {
   explicit ByteTracer(const Strategy& s) : s_(s) {}
 
   void aggregate(int l, Direction d, ConstView in, View) override { s_.aggregate_bytes(l, d, in.cols, bytes_); }
+  void aggregate_plus(int l, Direction d, ConstView in, const RowTerm&, View) override {
+    s_.aggregate_bytes(l, d, in.cols, bytes_);
+  }
   void linear(int l, ConstView, ConstView, View) override { s_.linear_bytes(l, bytes_); }
   void linear_backward(int l, ConstView, ConstView, ConstView, View, View* dx) override {
     s_.linear_backward_bytes(l, dx != nullptr, bytes_);

@@ -80,6 +80,14 @@ void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 void Strategy::align(int, Direction, ConstView, View) { no_align(); }
 void Strategy::align_bytes(int, Direction, ByteModel&) const { no_align(); }
 
+void Strategy::aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) {
+  GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no backend for aggregate_plus");
+  aggregate(l, d, in, out);
+  auto timer = ctx_->world.ledger().time(Category::elementwise);
+  if (t.plus) ctx_->backend.axpy_plus(t.scale, t.plus, t.r, out);
+  else ctx_->backend.axpy(t.scale, t.r, out);
+}
+
 void Strategy::sum_over_layout(int l, View values) {
   GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no world for sum_over_layout");
   GCNLAB_ASSERT(values.rows == 1 && values.ld == values.cols);

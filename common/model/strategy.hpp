@@ -206,6 +206,13 @@ class Primitives {
   // aggregate(l, backward) is its adjoint, rows of layout(l+1) -> layout(l).
   // The columns are in's (whatever width; the same column split).
   virtual void aggregate(int l, Direction d, ConstView in, View out) = 0;
+  // out = aggregate(l, d, in) + (t.scale + t.plus[0]) t.r: the aggregation with
+  // a convolution's term on its own rows (Architecture::self_term: GIN's
+  // (1 + ε) h_i), t.r in out's layout. Strategy's default aggregates, then
+  // adds the term in an element-wise pass; a strategy whose aggregate is one
+  // local product over whole output rows adds it in that product's output
+  // pass (Backend::spmm_plus: serial), the same bits. It moves what aggregate moves.
+  virtual void aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) = 0;
   // Z = X W, X in aggregated_layout(l) (= layout(l) for a linear layer of
   // --model scalegnn and for strategies that allow the transform-first order).
   virtual void linear(int l, ConstView x, ConstView w, View z) = 0;
@@ -314,6 +321,7 @@ class Strategy : public Primitives {
     return true;
   }
   void align(int l, Direction d, ConstView in, View out) override;
+  void aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) override;
   // One all-reduce over every rank, replicas contributing zeros: a handful of
   // values, so one collective serves every layout. Final: it needs no more of
   // a strategy than first_copy.

@@ -68,8 +68,7 @@ void GinModel::layer_forward(const Pass& p, int l, ConstView x) const {
   LayerBuffers& s = p.buf.layers[l];
   if (p.arch.conv(l)) {
     const View a = s.own[kSum], r = s.own[kRootThenGrad];
-    p.primitives.aggregate(l, Direction::forward, x, a);  // Sᵀ X
-    add_root(p, l, p.aligned(l, x, r), a);
+    p.primitives.aggregate_plus(l, Direction::forward, x, root(p, l, p.aligned(l, x, r)), a);  // Sᵀ X + (1 + ε) R
     p.primitives.linear(l, a, p.buf.params[l].value, s.z);
   } else {
     p.layer_forward(l, x);
@@ -90,25 +89,17 @@ void GinModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   p.primitives.linear_backward(l, s.own[kSum], s.g, w.value, w.grad, input ? &da : nullptr);
   if (!input) return;
   const ConstView d = p.aligned_adjoint(l, da, s.own[kInputGrad]);  // D = align'(dA)
-  if (dx) p.primitives.aggregate(l, Direction::backward, da, *dx);  // S dA
+  if (dx) p.primitives.aggregate_plus(l, Direction::backward, da, root(p, l, d), *dx);  // S dA + (1 + ε) D
   if (p.config.train_eps) {
     Parameter& e = p.buf.param(eps_name(l));
-    p.elementwise([&](Backend& b) {  // <X, D> over this rank's block: a 1 x n by n x 1 product of the flat matrices
-      const std::int64_t n = d.size();
-      GCNLAB_ASSERT(x.ld == x.cols && d.ld == d.cols);
-      b.fill(e.grad, 0.f);
-      if (n > 0) b.gemm(Op::N, Op::T, 1.f, ConstView{x.data, 1, n, n}, ConstView{d.data, 1, n, n}, 0.f, e.grad);
-    });
+    p.elementwise([&](Backend& b) { b.inner_product(x, d, e.grad.data()); });  // <X, D> over this rank's block
     p.primitives.sum_over_layout(l, e.grad);
   }
-  if (dx) add_root(p, l, d, *dx);
 }
 
-void GinModel::add_root(const Pass& p, int l, ConstView x, View y) {
-  p.elementwise([&](Backend& b) {
-    if (p.config.train_eps) b.axpy_plus(1.f, p.buf.param(eps_name(l)).value.data(), x, y);  // ε read on the device
-    else b.axpy(1.f + p.config.gin_eps, x, y);
-  });
+RowTerm GinModel::root(const Pass& p, int l, ConstView x) {
+  if (p.config.train_eps) return {x, 1.f, p.buf.param(eps_name(l)).value.data()};  // ε read on the device
+  return {x, 1.f + p.config.gin_eps, nullptr};
 }
 
 }  // namespace gcnlab

@@ -14,12 +14,14 @@
 // them is the MLP's. In gcnlab's row-vector notation, on the strategies'
 // primitives (S: the sum values, EdgeValues::sum, 1 per edge j -> i):
 //
-//   forward   A = Sᵀ X + (1 + ε) R,  R = align(X)        (aggregate, Pass::aligned: X itself where the layouts agree)
+//   forward   A = Sᵀ X + (1 + ε) R,  R = align(X)        (aggregate_plus, Pass::aligned: X itself where the layouts agree)
 //             Z_{2k} = A W_{2k} + 1 b_{2k}ᵀ              (linear: the MLP's first layer)
 //             Z_{2k+1} = ReLU(Z_{2k}) W_{2k+1} + 1 b_{2k+1}ᵀ   (the stack's ReLU, a linear layer)
 //   backward  db = Σ_i G_i (the stack's);  dW = Aᵀ G and dA = G Wᵀ (linear_backward)
-//             D = align'(dA) (layout(l)): dε = <X, D> (sum_over_layout)
-//             dX = S dA + (1 + ε) D                       (aggregate backward)
+//             D = align'(dA) (layout(l)): dε = <X, D> (Backend::inner_product, sum_over_layout)
+//             dX = S dA + (1 + ε) D                       (aggregate_plus backward)
+// The self term (1 + ε) R rides in the aggregation's output pass where the
+// strategy's product covers whole output rows (serial), else an axpy after it.
 //
 // The convolution aggregates at its input's width first, as GINConv does (the
 // sum must precede the MLP's first linear map when it is followed by others;
@@ -47,9 +49,10 @@ class GinModel final : public LayerStack {
   bool drops_input(const Architecture& a, int l) const override { return a.conv(l); }
 
  private:
-  // ε of the GIN layer whose convolution is weight layer l.
-  // y += (1 + ε_l) x; a trained ε is read where the kernel runs (no host round trip per layer and pass).
-  static void add_root(const Pass& p, int l, ConstView x, View y);
+  // The term (1 + ε_l) x of the GIN layer whose convolution is weight layer l, which
+  // the aggregation adds in its output pass (Primitives::aggregate_plus); a trained
+  // ε is read where the kernel runs (no host round trip per layer and pass).
+  static RowTerm root(const Pass& p, int l, ConstView x);
 };
 
 }  // namespace gcnlab

@@ -2,6 +2,7 @@
 // dropout independence of the grid.
 
 #include <catch2/catch.hpp>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,14 @@ HostCsr random_csr(std::int64_t rows, std::int64_t cols, double density, unsigne
 }
 
 std::unique_ptr<Backend> cpu_backend() { return make_backend("cpu", {2}); }
+
+// What f(backend) returns on a CPU backend of 1 thread and on one of 2.
+template <class F>
+std::array<std::vector<float>, 2> at_1_and_2_threads(F f) {
+  std::array<std::vector<float>, 2> got;
+  for (const int threads : {1, 2}) got[threads - 1] = f(*make_backend("cpu", {threads}));
+  return got;
+}
 
 }  // namespace
 
@@ -172,6 +181,91 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
           }
         }
     }
+}
+
+TEST_CASE("spmm_plus: a term on the output rows in the product's pass has the bits of spmm then axpy", "[backend][spmm]") {
+  // GIN's (1 + ε) h_i in the aggregation's output pass: for every register
+  // segment and the plain-loop remainder, full and compressed rows (the term on
+  // the rows a compressed block skips too), strided views, a fixed scale (axpy)
+  // and one read from backend memory (axpy_plus), at 1 and 2 threads.
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const std::int64_t rows = 500, cols = 500;
+  std::vector<Coo> e;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (i % 5 == 2) continue;  // empty rows
+    const std::int64_t deg = i % 61 == 0 ? 120 : i % 4;
+    for (std::int64_t d = 0; d < deg; ++d) e.push_back({i, (i * 11 + d * 7) % cols, u(gen)});
+  }
+  const HostCsr dense_rows = csr_from_coo(rows, cols, e, false);
+  std::vector<Coo> sparse;
+  for (std::int64_t i = 4; i < rows; i += 97) sparse.push_back({i, (i * 3) % cols, u(gen)});
+  const HostCsr hyper = csr_from_coo(rows, cols, sparse, false);
+  for (const int threads : {1, 2}) {
+    auto be = make_backend("cpu", {threads});
+    const auto eps = make_buffer<float>(*be, std::vector<float>{0.37f});
+    for (const HostCsr* h : {&dense_rows, &hyper})
+      for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
+        const Csr a = upload(*be, *h, storage);
+        for (std::int64_t f : {1, 9, 16, 33, 64, 128, 129, 200})
+          for (std::int64_t pad : {0, 3}) {
+            const std::int64_t ld = f + pad;
+            const auto x = random_vector(cols * ld, 31), r = random_vector(rows * ld, 32);
+            Dense dx = make_dense(*be, cols, ld, x), dr = make_dense(*be, rows, ld, r);
+            const ConstView vx{dx.data(), cols, f, ld}, vr{dr.data(), rows, f, ld};
+            for (const bool on_backend : {false, true}) {
+              Dense fused = make_dense(*be, rows, ld, r), split = make_dense(*be, rows, ld, r);
+              const View vf{fused.data(), rows, f, ld}, vs{split.data(), rows, f, ld};
+              if (on_backend) {
+                be->spmm_plus(a, vx, {vr, 1.f, eps.data()}, vf);
+                be->spmm(a, vx, vs, 0.f);
+                be->axpy_plus(1.f, eps.data(), vr, vs);
+              } else {
+                be->spmm_plus(a, vx, {vr, 1.25f, nullptr}, vf);
+                be->spmm(a, vx, vs, 0.f);
+                be->axpy(1.25f, vr, vs);
+              }
+              INFO("threads " << threads << " f " << f << " pad " << pad << " compressed " << a.compressed
+                              << " on backend " << on_backend);
+              REQUIRE(same_bits(fused.download(), split.download()));  // the padding too: untouched
+            }
+          }
+      }
+  }
+}
+
+TEST_CASE("inner_product: in double by blocks of 256 rows, any thread count, the exact sum rounded once",
+          "[backend]") {
+  // GIN's dL/dε = <X, D>: each product exact in double, per column by blocks of 256 rows
+  // (column_sums' blocks), every block's columns then in order; the same bits at 1 and 2 threads.
+  for (const auto [rows, cols, ld] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {37, 5, 7},
+                                      {1000, 128, 128}, {5000, 3, 3}, {0, 4, 4}}) {
+    const auto x = random_vector(rows * ld, 41), y = random_vector(rows * ld, 42);
+    const auto got = at_1_and_2_threads([&](Backend& be) {
+      Dense dx = make_dense(be, rows, ld, x), dy = make_dense(be, rows, ld, y);
+      Buffer<float> out(be, 1);
+      be.inner_product(ConstView{dx.data(), rows, cols, ld}, ConstView{dy.data(), rows, cols, ld}, out.data());
+      return out.download();
+    });
+    CHECK(got[0] == got[1]);
+    std::vector<double> part;  // the stated order
+    long double exact = 0;
+    for (std::int64_t b = 0; b < rows; b += 256)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        double block = 0;
+        for (std::int64_t i = b; i < std::min(rows, b + 256); ++i) {
+          block += static_cast<double>(x[i * ld + c]) * static_cast<double>(y[i * ld + c]);
+          exact += static_cast<long double>(x[i * ld + c]) * static_cast<long double>(y[i * ld + c]);
+        }
+        part.push_back(block);
+      }
+    double total = 0;
+    for (const double p : part) total += p;
+    const float want = static_cast<float>(total);
+    INFO("rows " << rows << " cols " << cols);
+    REQUIRE(std::memcmp(&got[0][0], &want, sizeof want) == 0);
+    CHECK(got[0][0] == Approx(static_cast<double>(exact)).epsilon(1e-6).margin(1e-6));
+  }
 }
 
 TEST_CASE("spmm on an empty block and on a block without nonzeros", "[backend][spmm]") {
@@ -823,15 +917,12 @@ TEST_CASE("the attention vectors' gradient as column dots: blocks of 256 rows in
     for (const std::int64_t rows : {std::int64_t{37}, std::int64_t{1000}}) {  // one block; four, the last partial
       const std::int64_t cols = lay.cols;
       const auto z = random_vector(rows * cols, 21), e = random_vector(rows * H, 22);
-      std::vector<float> got[2];
-      int k = 0;
-      for (const int threads : {1, 2}) {
-        auto be = make_backend("cpu", {threads});
-        Dense dz = make_dense(*be, rows, cols, z), de = make_dense(*be, rows, H, e);
-        Buffer<float> out(*be, static_cast<std::size_t>(cols));
-        be->head_column_dots(de, dz, lay.hs, out.data());
-        got[k++] = out.download();
-      }
+      const auto got = at_1_and_2_threads([&](Backend& be) {
+        Dense dz = make_dense(be, rows, cols, z), de = make_dense(be, rows, H, e);
+        Buffer<float> out(be, static_cast<std::size_t>(cols));
+        be.head_column_dots(de, dz, lay.hs, out.data());
+        return out.download();
+      });
       CHECK(got[0] == got[1]);
       for (std::int64_t c = 0; c < cols; ++c) {
         const int h = lay.hs.head(c);

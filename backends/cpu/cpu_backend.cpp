@@ -198,18 +198,26 @@ void add_blocks(const std::vector<double>& part, std::int64_t blocks, std::int64
   }
 }
 
-// part[b * cols + c] = Σ_i term(i, c) over block b's rows.
-template <class Term>
-std::vector<double> block_partials(std::int64_t rows, std::int64_t cols, Term term) {
+// part[b * cols + c] = Σ_i of row i's terms over block b's rows, rows in order:
+// add_row(i, p) adds row i's term of column c to p[c] for every c.
+template <class AddRow>
+std::vector<double> block_row_partials(std::int64_t rows, std::int64_t cols, AddRow add_row) {
   const std::int64_t blocks = column_blocks(rows);
   std::vector<double> part(static_cast<std::size_t>(blocks * cols), 0.0);
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < blocks; ++b) {
     double* p = &part[static_cast<std::size_t>(b * cols)];
-    for (std::int64_t i = b * kColumnBlock; i < std::min(rows, (b + 1) * kColumnBlock); ++i)
-      for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
+    for (std::int64_t i = b * kColumnBlock; i < std::min(rows, (b + 1) * kColumnBlock); ++i) add_row(i, p);
   }
   return part;
+}
+
+// part[b * cols + c] = Σ_i term(i, c) over block b's rows.
+template <class Term>
+std::vector<double> block_partials(std::int64_t rows, std::int64_t cols, Term term) {
+  return block_row_partials(rows, cols, [&](std::int64_t i, double* p) {
+    for (std::int64_t c = 0; c < cols; ++c) p[c] += term(i, c);
+  });
 }
 
 // out[c] = Σ_i term(i, c).
@@ -532,15 +540,19 @@ void CpuBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_sr
 
 void CpuBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
   GCNLAB_ASSERT(e.rows == z.rows);
-  // ew::HeadColumnDots's terms, each column's head looked up once (not divided out per element)
-  std::vector<std::int64_t> head(static_cast<std::size_t>(z.cols));
-  for (std::int64_t c = 0; c < z.cols; ++c) head[c] = hs.head(c);
-  column_reduce(
-      z.rows, z.cols,
-      [&](std::int64_t i, std::int64_t c) {
-        return static_cast<double>(e.data[i * e.ld + head[c]]) * static_cast<double>(z.data[i * z.ld + c]);
-      },
-      out);
+  // ew::HeadColumnDots's terms, row by row a head at a time (its columns: a range, or every H-th for
+  // averaged heads), so that a head's e value is broadcast over its columns: the loop vectorises
+  std::vector<ew::HeadSplit::Columns> columns;
+  for (int h = 0; h < static_cast<int>(e.cols); ++h) columns.push_back(hs.columns(h, z.cols));
+  const std::vector<double> part = block_row_partials(z.rows, z.cols, [&](std::int64_t i, double* p) {
+    const float* zi = z.data + i * z.ld;
+    for (std::size_t h = 0; h < columns.size(); ++h) {
+      const double eh = e.data[i * e.ld + static_cast<std::int64_t>(h)];
+      const ew::HeadSplit::Columns k = columns[h];
+      for (std::int64_t t = 0, c = k.first; t < k.count; ++t, c += k.step) p[c] += eh * static_cast<double>(zi[c]);
+    }
+  });
+  add_blocks(part, column_blocks(z.rows), z.cols, out);
 }
 
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {

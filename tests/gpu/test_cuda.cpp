@@ -328,6 +328,48 @@ TEST_CASE("CUDA column sums: chunked, in double, against the CPU, reruns bitwise
     }
 }
 
+TEST_CASE("CUDA inner product and an SpMM with a row term against the CPU, reruns bitwise", "[gpu]") {
+  // GIN's dε = <X, D> over 1, 2049 (one chunk + 1) and 70 001 rows; its (1 + ε) h_i
+  // added to the aggregation (Backend::spmm_plus: after cuSPARSE's product on the device),
+  // with a scale on the host and one in backend memory.
+  auto cpu = make_backend("cpu", {1, 0});
+  auto gpu = make_backend("cuda", {1, 0});
+  for (std::int64_t rows : {1, 2049, 70001})
+    for (std::int64_t cols : {1, 37, 130}) {
+      const auto x = random_vector(rows * cols, 6), y = random_vector(rows * cols, 7);
+      std::vector<float> out[3];
+      Backend* order[3] = {cpu.get(), gpu.get(), gpu.get()};
+      for (int k = 0; k < 3; ++k) {
+        Dense dx = make_dense(*order[k], rows, cols, x), dy = make_dense(*order[k], rows, cols, y);
+        Buffer<float> o(*order[k], 1);
+        order[k]->inner_product(dx, dy, o.data());
+        out[k] = o.download();
+      }
+      INFO(rows << " x " << cols);
+      require_close(out[0], out[1], 1e-5f * static_cast<float>(std::sqrt(static_cast<double>(rows * cols))));
+      CHECK(out[1] == out[2]);
+    }
+  const std::int64_t n = 300, f = 40;
+  std::vector<Coo> e;
+  std::mt19937 gen(8);
+  for (std::int64_t i = 0; i < n; i += 2)
+    for (int k = 0; k < 4; ++k) e.push_back({i, static_cast<std::int64_t>(gen() % n), 1.f});
+  const HostCsr h = csr_from_coo(n, n, e, false);
+  const auto x = random_vector(n * f, 9), r = random_vector(n * f, 10);
+  for (const bool on_backend : {false, true}) {
+    std::vector<float> out[2];
+    int k = 0;
+    for (Backend* be : {cpu.get(), gpu.get()}) {
+      const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
+      const auto eps = make_buffer<float>(*be, std::vector<float>{0.25f});
+      Dense dx = make_dense(*be, n, f, x), dr = make_dense(*be, n, f, r), dy(*be, n, f);
+      be->spmm_plus(a, dx, on_backend ? RowTerm{dr, 1.f, eps.data()} : RowTerm{dr, 1.5f, nullptr}, dy);
+      out[k++] = dy.download();
+    }
+    require_close(out[0], out[1]);
+  }
+}
+
 TEST_CASE("every registered strategy on the CUDA backend matches serial on the CPU", "[gpu][equivalence]") {
   // Every strategy on its grid of the job's ranks (one rank per GPU), a directed and an
   // undirected graph, fp32 and, where the strategy has it, bf16 communication (NCCL's

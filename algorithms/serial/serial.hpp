@@ -71,8 +71,9 @@ class SerialStrategy final : public Strategy {
   bool sampled_ = false;
   std::vector<Layout> sample_layouts_;
   Csr sample_t_, sample_;  // the current sample's Âᵀ_S and Â_S (Alg. 1 lines 2-3)
-  RowAttention attention_;
-  const Csr& operand(Direction d) const;  // Âᵀ (forward) or Â, of the sample when one is installed  // GAT's edge tensors on Âᵀ (whole rows: every softmax is local)
+  RowAttention attention_;  // GAT's edge tensors on Âᵀ (whole rows: every softmax is local)
+
+  const Csr& operand(Direction d) const;  // Âᵀ (forward) or Â, of the sample when one is installed
 };
 
 }  // namespace gcnlab

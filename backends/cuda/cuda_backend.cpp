@@ -301,8 +301,7 @@ void CudaBackend::axpy_plus(float a, const float* s, ConstView x, View y) {
 void CudaBackend::spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) {
   GCNLAB_ASSERT(t.r.rows == y.rows && t.r.cols == y.cols);
   spmm(a, x, y, 0.f);
-  if (t.plus) axpy_plus(t.scale, t.plus, t.r, y);
-  else axpy(t.scale, t.r, y);
+  add_term(t, y);
 }
 double* CudaBackend::column_partials(std::int64_t rows, std::int64_t cols) {
   const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(cuda::column_chunks(rows) * cols, 1));

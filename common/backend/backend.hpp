@@ -66,6 +66,11 @@ class Backend : public Allocator {
   // CPU's), after it elsewhere; the bits of spmm followed by axpy_plus (t.plus
   // set) or axpy (GIN's (1 + ε) h_i: Primitives::aggregate_plus).
   virtual void spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) = 0;
+  // y += (t.scale + t.plus[0]) t.r in its own pass: axpy_plus, or axpy where t.plus is null.
+  void add_term(const RowTerm& t, View y) {
+    if (t.plus) axpy_plus(t.scale, t.plus, t.r, y);
+    else axpy(t.scale, t.r, y);
+  }
   // C = alpha op(A) op(B) + beta C, row-major.
   virtual void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) = 0;
   // Whether C = Aᵀ B is better computed as (Bᵀ A)ᵀ on this backend: the fix

@@ -84,8 +84,7 @@ void Strategy::aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t
   GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no backend for aggregate_plus");
   aggregate(l, d, in, out);
   auto timer = ctx_->world.ledger().time(Category::elementwise);
-  if (t.plus) ctx_->backend.axpy_plus(t.scale, t.plus, t.r, out);
-  else ctx_->backend.axpy(t.scale, t.r, out);
+  ctx_->backend.add_term(t, out);
 }
 
 void Strategy::sum_over_layout(int l, View values) {

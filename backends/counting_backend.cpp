@@ -240,15 +240,13 @@ void CountingBackend::head_dots(ConstView z, const float* a_src, const float* a_
   if (count(Kernel::reduction, elements(z), bytes(z) + 2 * kFloat * width(z) + bytes(s) + bytes(d)))
     inner_->head_dots(z, a_src, a_dst, hs, s, d);
 }
-void CountingBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
-                                        ew::HeadSplit hs, View dz) {
-  if (count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd)))
-    inner_->head_dots_adjoint(ds, dd, a_src, a_dst, hs, dz);
-}
-void CountingBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
-  // Z and e read, a float a column written: a reduction of Z's rows (a product and a sum an element)
-  if (count(Kernel::reduction, 2 * elements(z), bytes(z) + bytes(e) + kFloat * width(z)))
-    inner_->head_column_dots(e, z, hs, out);
+void CountingBackend::head_dots_backward(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                         ew::HeadSplit hs, ConstView z, View dz, float* da_src, float* da_dst) {
+  // the adjoint: dZ in place, ds, dd and the two vectors read; the column dots: a reduction of Z's
+  // rows (two products and two sums an element), Z read once, a float a column of each gradient written
+  const bool run = count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd));
+  count(Kernel::reduction, 4 * elements(z), bytes(z) + 2 * kFloat * width(z));
+  if (run) inner_->head_dots_backward(ds, dd, a_src, a_dst, hs, z, dz, da_src, da_dst);
 }
 void CountingBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {
   if (count(Kernel::optimizer, elements(w), 7 * bytes(w))) inner_->adam(w, g, m, v, p);  // g; w, m, v in place

@@ -530,29 +530,35 @@ void CpuBackend::head_dots(ConstView z, const float* a_src, const float* a_dst, 
   for_each_1d(z.rows, ew::HeadDots{z.data, z.ld, z.cols, a_src, a_dst, hs, heads, s.data, d.data});
 }
 
-void CpuBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
-                                   ew::HeadSplit hs, View dz) {
-  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && ds.cols == dd.cols && ds.ld == ds.cols &&
-                dd.ld == dd.cols);
-  for_each_row(dz.rows, dz.cols,
-               ew::HeadDotsAdjoint{ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
-}
-
-void CpuBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
-  GCNLAB_ASSERT(e.rows == z.rows);
-  // ew::HeadColumnDots's terms, row by row a head at a time (its columns: a range, or every H-th for
-  // averaged heads), so that a head's e value is broadcast over its columns: the loop vectorises
+void CpuBackend::head_dots_backward(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                    ew::HeadSplit hs, ConstView z, View dz, float* da_src, float* da_dst) {
+  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && z.rows == dz.rows && z.cols == dz.cols &&
+                ds.cols == dd.cols && ds.ld == ds.cols && dd.ld == dd.cols);
+  const auto heads = static_cast<int>(ds.cols);
+  const std::int64_t cols = z.cols;
+  const ew::HeadDotsAdjoint adjoint{ds.data, dd.data, heads, a_src, a_dst, hs, dz.data, dz.ld};
+  // ew::HeadColumnDots's terms for ds (p[c]) and dd (p[cols + c]), row by row a head at a time (its
+  // columns: a range, or every H-th for averaged heads), so that a head's value is broadcast over its
+  // columns and the loop vectorises; each row's adjoint in the same visit
   std::vector<ew::HeadSplit::Columns> columns;
-  for (int h = 0; h < static_cast<int>(e.cols); ++h) columns.push_back(hs.columns(h, z.cols));
-  const std::vector<double> part = block_row_partials(z.rows, z.cols, [&](std::int64_t i, double* p) {
+  for (int h = 0; h < heads; ++h) columns.push_back(hs.columns(h, cols));
+  const std::vector<double> part = block_row_partials(z.rows, 2 * cols, [&](std::int64_t i, double* p) {
+    adjoint.row(i, cols);
     const float* zi = z.data + i * z.ld;
-    for (std::size_t h = 0; h < columns.size(); ++h) {
-      const double eh = e.data[i * e.ld + static_cast<std::int64_t>(h)];
-      const ew::HeadSplit::Columns k = columns[h];
-      for (std::int64_t t = 0, c = k.first; t < k.count; ++t, c += k.step) p[c] += eh * static_cast<double>(zi[c]);
+    for (int h = 0; h < heads; ++h) {
+      const double es = ds.data[i * heads + h], ed = dd.data[i * heads + h];
+      const ew::HeadSplit::Columns k = columns[static_cast<std::size_t>(h)];
+      for (std::int64_t t = 0, c = k.first; t < k.count; ++t, c += k.step) {
+        const double zc = zi[c];
+        p[c] += es * zc;
+        p[cols + c] += ed * zc;
+      }
     }
   });
-  add_blocks(part, column_blocks(z.rows), z.cols, out);
+  std::vector<float> both(static_cast<std::size_t>(2 * cols));
+  add_blocks(part, column_blocks(z.rows), 2 * cols, both.data());
+  std::copy(both.begin(), both.begin() + cols, da_src);
+  std::copy(both.begin() + cols, both.end(), da_dst);
 }
 
 void CpuBackend::adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) {

@@ -81,9 +81,8 @@ class CpuBackend final : public Backend {
   void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst, float slope,
                          float* d, float* rowdot, float* dd) override;
   void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) override;
-  void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
-                         View dz) override;
-  void head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) override;
+  void head_dots_backward(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
+                          ConstView z, View dz, float* da_src, float* da_dst) override;
   void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) override;
   void sgd(View w, ConstView g, float lr) override;
 

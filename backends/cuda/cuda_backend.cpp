@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -468,17 +469,15 @@ void CudaBackend::head_dots(ConstView z, const float* a_src, const float* a_dst,
   const auto heads = static_cast<int>(s.cols);
   cuda::head_dots(stream_, z.rows, heads, {z.data, z.ld, z.cols, a_src, a_dst, hs, heads, s.data, d.data});
 }
-void CudaBackend::head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
-                                    ew::HeadSplit hs, View dz) {
-  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && ds.cols == dd.cols && ds.ld == ds.cols &&
-                dd.ld == dd.cols);
+void CudaBackend::head_dots_backward(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                     ew::HeadSplit hs, ConstView z, View dz, float* da_src, float* da_dst) {
+  GCNLAB_ASSERT(ds.rows == dz.rows && dd.rows == dz.rows && z.rows == dz.rows && z.cols == dz.cols &&
+                ds.cols == dd.cols && ds.ld == ds.cols && dd.ld == dd.cols);
   cuda::head_dots_adjoint(stream_, dz.rows, dz.cols,
                           {ds.data, dd.data, static_cast<int>(ds.cols), a_src, a_dst, hs, dz.data, dz.ld});
-}
-void CudaBackend::head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) {
-  GCNLAB_ASSERT(e.rows == z.rows);
-  cuda::head_column_dots(stream_, z.cols, {e.data, e.ld, z.data, z.ld, hs, z.rows, out},
-                         column_partials(z.rows, z.cols));
+  for (const auto& [e, out] : {std::pair{ds, da_src}, std::pair{dd, da_dst}})
+    cuda::head_column_dots(stream_, z.cols, {e.data, e.ld, z.data, z.ld, hs, z.rows, out},
+                           column_partials(z.rows, z.cols));
 }
 
 void CudaBackend::row_sum_squares(ConstView z, float* sumsq) {

@@ -183,13 +183,13 @@ class Backend : public Allocator {
   // (ew::EdgeSoftmaxGrad; the same bits), for a block whose rows no other rank shares.
   virtual void edge_softmax_grad(const Csr& a, int heads, const float* alpha, const float* src, const float* dst,
                                  float slope, float* d, float* rowdot, float* dd) = 0;
-  // s, d (z.rows x heads) = the per-head dots of Z's rows with a_src and a_dst (ew::HeadDots), and
-  // dz += their adjoint for ds, dd (ew::HeadDotsAdjoint); out[c] = Σ_j e_j,head(c) Z_j[c] (ew::HeadColumnDots:
-  // in double, by the blocks of column_sums).
+  // s, d (z.rows x heads) = the per-head dots of Z's rows with a_src and a_dst (ew::HeadDots).
   virtual void head_dots(ConstView z, const float* a_src, const float* a_dst, ew::HeadSplit hs, View s, View d) = 0;
-  virtual void head_dots_adjoint(ConstView ds, ConstView dd, const float* a_src, const float* a_dst, ew::HeadSplit hs,
-                                 View dz) = 0;
-  virtual void head_column_dots(ConstView e, ConstView z, ew::HeadSplit hs, float* out) = 0;
+  // Their backward for ds, dd: dz += ds a_srcᵀ + dd a_dstᵀ per head (ew::HeadDotsAdjoint), and the
+  // vectors' gradients da_src[c] = Σ_j ds_j,head(c) Z_j[c], da_dst[c] likewise with dd
+  // (ew::HeadColumnDots: in double, by the blocks of column_sums). The CPU reads Z and dZ in one pass.
+  virtual void head_dots_backward(ConstView ds, ConstView dd, const float* a_src, const float* a_dst,
+                                  ew::HeadSplit hs, ConstView z, View dz, float* da_src, float* da_dst) = 0;
   virtual void adam(View w, ConstView g, View m, View v, const ew::AdamParams& p) = 0;
   virtual void sgd(View w, ConstView g, float lr) = 0;
 

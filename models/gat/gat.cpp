@@ -94,11 +94,9 @@ void GatModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const
   p.primitives.attention_backward(l, attention_of(p, l), s.g, z, dz, ds, dd);  // dz = βᵀ G
   Parameter& src = p.buf.param(src_name(l));
   Parameter& dst = p.buf.param(dst_name(l));
-  p.elementwise([&](Backend& b) {
-    const ew::HeadSplit hs = head_split(p, l);
-    b.head_dots_adjoint(ds, dd, src.value.data(), dst.value.data(), hs, dz);  // + ds a_srcᵀ + dd a_dstᵀ per head
-    b.head_column_dots(ds, z, hs, src.grad.data());  // da_src[c] = Σ_j ds_j,head(c) Z_j[c]
-    b.head_column_dots(dd, z, hs, dst.grad.data());
+  p.elementwise([&](Backend& b) {  // dz += ds a_srcᵀ + dd a_dstᵀ per head; da_src[c] = Σ_j ds_j,head(c) Z_j[c], da_dst
+    b.head_dots_backward(ds, dd, src.value.data(), dst.value.data(), head_split(p, l), z, dz, src.grad.data(),
+                         dst.grad.data());
   });
   p.primitives.sum_over_rows(l + 1, src.grad);
   p.primitives.sum_over_rows(l + 1, dst.grad);

@@ -174,7 +174,7 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
     for (const ew::HeadSplit hs : {ew::HeadSplit{2, cols, 0}, ew::HeadSplit{0, cols, H}}) {
       const std::int64_t zc = hs.mean ? cols * H : H * cols - 2, oc = hs.mean ? cols : zc;  // Z's, the output's
       const auto z = random_vector(n * zc, 3), g = random_vector(rows * oc, 4);
-      std::vector<float> out[2][10];
+      std::vector<float> out[2][11];
       int k = 0;
       for (Backend* be : {cpu.get(), gpu.get()}) {
         const Csr a = upload(*be, h, RowStorage::sparse_if_smaller), t = upload(*be, th, RowStorage::sparse_if_smaller);
@@ -198,14 +198,14 @@ TEST_CASE("CUDA graph-attention edge kernels match the CPU backend, concatenated
         // the attention's per-head dots of Z's rows and their adjoint (z's first columns as the two vectors)
         Dense hsrc(*be, n, H), hdst(*be, n, H);
         be->head_dots(dz, dz.data(), dz.data() + zc, hs, hsrc, hdst);
-        be->head_dots_adjoint(hsrc, hdst, dz.data(), dz.data() + zc, hs, yt);
+        // their backward: the adjoint into yt, the vectors' gradients (Z's column dots with hsrc and hdst)
+        Buffer<float> da_src(*be, static_cast<std::size_t>(zc)), da_dst(*be, static_cast<std::size_t>(zc));
+        be->head_dots_backward(hsrc, hdst, dz.data(), dz.data() + zc, hs, dz, yt, da_src.data(), da_dst.data());
         out[k][6] = hsrc.download(), out[k][7] = hdst.download(), out[k][8] = yt.download();
-        Buffer<float> da(*be, static_cast<std::size_t>(zc));  // the vectors' gradient: Z's column dots with hsrc
-        be->head_column_dots(hsrc, dz, hs, da.data());
-        out[k][9] = da.download();
+        out[k][9] = da_src.download(), out[k][10] = da_dst.download();
         ++k;
       }
-      for (int q = 0; q < 10; ++q) {
+      for (int q = 0; q < 11; ++q) {
         INFO("pattern " << (pattern == &e ? "full" : "compressed") << " heads " << (hs.mean ? "averaged" : "concatenated")
                         << " output " << q);
         require_close(out[0][q], out[1][q]);

@@ -860,7 +860,7 @@ TEST_CASE("graph attention's averaged heads: the mean's SpMM, its adjoint and it
   }
 }
 
-TEST_CASE("graph attention's per-head dots of Z and their adjoint, concatenated and averaged heads",
+TEST_CASE("graph attention's per-head dots of Z and their backward's adjoint, concatenated and averaged heads",
           "[backend][attention]") {
   // s_j,h = Σ_{c in head h} a_src[c] Z_j[c] (and d with a_dst) in ew::ordered_dot's order over the head's
   // local columns; dZ_j[c] = (dZ_j[c] + ds_j,head(c) a_src[c]) + dd_j,head(c) a_dst[c]: bit for bit.
@@ -895,7 +895,8 @@ TEST_CASE("graph attention's per-head dots of Z and their adjoint, concatenated 
         REQUIRE(std::memcmp(&dv[j * H + h], &want_d, sizeof want_d) == 0);
       }
     Dense ds = make_dense(*be, rows, H, dsv), dd = make_dense(*be, rows, H, ddv), g = make_dense(*be, rows, cols, dzv);
-    be->head_dots_adjoint(ds, dd, das.data(), dad.data(), hs, g);
+    Buffer<float> da_src(*be, static_cast<std::size_t>(cols)), da_dst(*be, static_cast<std::size_t>(cols));
+    be->head_dots_backward(ds, dd, das.data(), dad.data(), hs, dz, g, da_src.data(), da_dst.data());
     const auto gv = g.download();
     for (std::int64_t j = 0; j < rows; ++j)
       for (std::int64_t c = 0; c < cols; ++c) {
@@ -908,37 +909,48 @@ TEST_CASE("graph attention's per-head dots of Z and their adjoint, concatenated 
 
 TEST_CASE("the attention vectors' gradient as column dots: blocks of 256 rows in double, any thread count",
           "[backend][attention]") {
-  // da[c] = Σ_j e_j,head(c) Z_j[c] (ew::HeadColumnDots): each product exact in double, summed in
-  // double by blocks of 256 rows, the blocks in order (column_sums' order), rounded once; the
-  // same bits at 1 and 2 threads; concatenated heads from inside a head and averaged ones.
+  // da[c] = Σ_j e_j,head(c) Z_j[c] (ew::HeadColumnDots) for e = ds and dd (head_dots_backward's two
+  // gradients, one pass): each product exact in double, summed in double by blocks of 256 rows, the
+  // blocks in order (column_sums' order), rounded once; the same bits at 1 and 2 threads;
+  // concatenated heads from inside a head and averaged ones.
   const int H = 3;
   struct Layout { ew::HeadSplit hs; std::int64_t cols; };
   for (const Layout& lay : {Layout{{2, 11}, 31}, Layout{{2 * H, 0, H}, 19 * H}})
     for (const std::int64_t rows : {std::int64_t{37}, std::int64_t{1000}}) {  // one block; four, the last partial
       const std::int64_t cols = lay.cols;
-      const auto z = random_vector(rows * cols, 21), e = random_vector(rows * H, 22);
+      const auto z = random_vector(rows * cols, 21), es = random_vector(rows * H, 22), ed = random_vector(rows * H, 23);
+      const auto a = random_vector(2 * cols, 24);
       const auto got = at_1_and_2_threads([&](Backend& be) {
-        Dense dz = make_dense(be, rows, cols, z), de = make_dense(be, rows, H, e);
-        Buffer<float> out(be, static_cast<std::size_t>(cols));
-        be.head_column_dots(de, dz, lay.hs, out.data());
-        return out.download();
+        Dense dz = make_dense(be, rows, cols, z), ds = make_dense(be, rows, H, es), dd = make_dense(be, rows, H, ed);
+        Dense g(be, rows, cols);
+        be.fill(g, 0.f);
+        const auto va = make_buffer<float>(be, a);
+        Buffer<float> da_src(be, static_cast<std::size_t>(cols)), da_dst(be, static_cast<std::size_t>(cols));
+        be.head_dots_backward(ds, dd, va.data(), va.data() + cols, lay.hs, dz, g, da_src.data(), da_dst.data());
+        std::vector<float> both = da_src.download(), dst = da_dst.download();
+        both.insert(both.end(), dst.begin(), dst.end());
+        return both;
       });
       CHECK(got[0] == got[1]);
-      for (std::int64_t c = 0; c < cols; ++c) {
-        const int h = lay.hs.head(c);
-        double total = 0;
-        long double exact = 0;
-        for (std::int64_t b = 0; b < rows; b += 256) {
-          double block = 0;
-          for (std::int64_t i = b; i < std::min(rows, b + 256); ++i) {
-            block += static_cast<double>(e[i * H + h]) * static_cast<double>(z[i * cols + c]);
-            exact += static_cast<long double>(e[i * H + h]) * static_cast<long double>(z[i * cols + c]);
+      for (int which = 0; which < 2; ++which) {
+        const std::vector<float>& e = which == 0 ? es : ed;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const int h = lay.hs.head(c);
+          double total = 0;
+          long double exact = 0;
+          for (std::int64_t b = 0; b < rows; b += 256) {
+            double block = 0;
+            for (std::int64_t i = b; i < std::min(rows, b + 256); ++i) {
+              block += static_cast<double>(e[i * H + h]) * static_cast<double>(z[i * cols + c]);
+              exact += static_cast<long double>(e[i * H + h]) * static_cast<long double>(z[i * cols + c]);
+            }
+            total += block;
           }
-          total += block;
+          const float want = static_cast<float>(total), have = got[0][which * cols + c];
+          INFO((which == 0 ? "da_src" : "da_dst") << " column " << c);
+          REQUIRE(std::memcmp(&have, &want, sizeof want) == 0);
+          CHECK(have == Approx(static_cast<double>(exact)).epsilon(1e-6).margin(1e-6));
         }
-        const float want = static_cast<float>(total);
-        REQUIRE(std::memcmp(&got[0][c], &want, sizeof want) == 0);
-        CHECK(got[0][c] == Approx(static_cast<double>(exact)).epsilon(1e-6).margin(1e-6));
       }
     }
 }

@@ -244,7 +244,8 @@ void CountingBackend::head_dots_backward(ConstView ds, ConstView dd, const float
                                          ew::HeadSplit hs, ConstView z, View dz, float* da_src, float* da_dst) {
   // the adjoint: dZ in place, ds, dd and the two vectors read; the column dots: a reduction of Z's
   // rows (two products and two sums an element), Z read once, a float a column of each gradient written
-  const bool run = count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd));
+  const bool run =
+      count(Kernel::elementwise, elements(dz), 2 * bytes(dz) + 2 * kFloat * width(dz) + bytes(ds) + bytes(dd));
   count(Kernel::reduction, 4 * elements(z), bytes(z) + 2 * kFloat * width(z));
   if (run) inner_->head_dots_backward(ds, dd, a_src, a_dst, hs, z, dz, da_src, da_dst);
 }

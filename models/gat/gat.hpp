@@ -20,8 +20,8 @@
 //            SDDMM dβ_ij = G_i · Z_j (one pass over the edges for both), the
 //            dropout's mask, the softmax's and LeakyReLU's backward, and the
 //            edge sums over each source (ds) and target (dd)
-//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (head_dots_backward, one pass over dZ and Z
-//   da_src = Σ_j ds_j Z_j per head, da_dst likewise  for all three; then sum_over_rows)
+//   dZ = βᵀ G + ds a_srcᵀ + dd a_dstᵀ per head  (head_dots_backward: one pass over dZ and Z
+//   da_src = Σ_j ds_j Z_j per head, da_dst likewise   for all three; then sum_over_rows)
 //   dW, dX (linear_backward)
 // Parameters: W<l> (f_l x H C, Glorot), att_src<l>, att_dst<l> (1 x H C,
 // Glorot over PyG's (1, H, C) shape), b<l> (zeros); weight decay on all of

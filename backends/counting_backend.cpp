@@ -115,21 +115,28 @@ void CountingBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, floa
   if (count(Kernel::elementwise, elements(g), bytes(dx) + bytes(x) + bytes(g) + kFloat * width(g)))
     inner_->dropout_relu_backward_sums(dx, x, scale, g, sums);
 }
-void CountingBackend::elu(ConstView z, View h) {
-  if (count(Kernel::elementwise, elements(h), bytes(z) + bytes(h))) inner_->elu(z, h);
+void CountingBackend::bias_elu(ConstView z, const float* b, View h) {
+  if (count(Kernel::elementwise, elements(h), bytes(z) + bytes(h) + kFloat * width(z))) inner_->bias_elu(z, b, h);
 }
-void CountingBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
-  if (count(Kernel::elementwise, elements(g), bytes(dh) + bytes(z) + bytes(g))) inner_->elu_backward(dh, z, of, g);
+void CountingBackend::bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids,
+                                       std::int64_t col0, const DropoutParams& p) {
+  if (count(Kernel::elementwise, elements(x), bytes(z) + kFloat * width(z) + bytes(x) + kId * height(x)))
+    inner_->bias_elu_dropout(z, b, x, row_ids, col0, p);
 }
-void CountingBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
-                                  const DropoutParams& p) {
-  if (count(Kernel::elementwise, elements(x), bytes(z) + bytes(x) + kId * height(x)))
-    inner_->elu_dropout(z, x, row_ids, col0, p);
+// g and its column sums written; the bias read with z where ELU' is taken from z
+void CountingBackend::elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g,
+                                        float* sums) {
+  const double bias = of == ew::EluOperand::input ? kFloat * width(z) : 0;
+  if (count(Kernel::elementwise, elements(g), bytes(dh) + bytes(z) + bias + bytes(g) + kFloat * width(g)))
+    inner_->elu_backward_sums(dh, z, b, of, g, sums);
 }
-void CountingBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
-                                           std::int64_t col0, const DropoutParams& p, View g) {
-  if (count(Kernel::elementwise, elements(g), bytes(dx) + bytes(z) + bytes(g) + kId * height(g)))
-    inner_->dropout_elu_backward(dx, z, of, row_ids, col0, p, g);
+void CountingBackend::dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
+                                                const std::int64_t* row_ids, std::int64_t col0,
+                                                const DropoutParams& p, View g, float* sums) {
+  const double bias = of == ew::EluOperand::input ? kFloat * width(z) : 0;
+  const double read = bytes(dx) + bytes(z) + bias + kId * height(g);
+  if (count(Kernel::elementwise, elements(g), read + bytes(g) + kFloat * width(g)))
+    inner_->dropout_elu_backward_sums(dx, z, b, of, row_ids, col0, p, g, sums);
 }
 void CountingBackend::row_sum_squares(ConstView z, float* sumsq) {
   if (count(Kernel::reduction, elements(z), bytes(z) + kFloat * height(z))) inner_->row_sum_squares(z, sumsq);

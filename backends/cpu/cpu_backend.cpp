@@ -235,8 +235,10 @@ void written_column_sums(View g, const F& f, float* out) {
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < blocks; ++b) {
     const std::int64_t first = b * kColumnBlock, end = std::min(g.rows, first + kColumnBlock);
-    for (std::int64_t i = first; i < end; ++i)
-      for (std::int64_t c = 0; c < g.cols; ++c) f(i, c);
+    for (std::int64_t i = first; i < end; ++i) {
+      if constexpr (requires { f.row(i, g.cols); }) f.row(i, g.cols);  // a dropout mask: its row key drawn once
+      else for (std::int64_t c = 0; c < g.cols; ++c) f(i, c);
+    }
     double* p = &part[static_cast<std::size_t>(b * g.cols)];
     for (std::int64_t i = first; i < end; ++i)
       for (std::int64_t c = 0; c < g.cols; ++c) p[c] += g.data[i * g.ld + c];
@@ -325,29 +327,29 @@ void CpuBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float sca
   written_column_sums(g, ew::DropoutReluBackward{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums);
 }
 
-void CpuBackend::elu(ConstView z, View h) {
+void CpuBackend::bias_elu(ConstView z, const float* b, View h) {
   GCNLAB_ASSERT(z.rows == h.rows && z.cols == h.cols);
-  for_each_2d(h.rows, h.cols, ew::Elu{z.data, z.ld, h.data, h.ld});
+  for_each_2d(h.rows, h.cols, ew::BiasElu{{z.data, z.ld, nullptr, 0, b}, h.data, h.ld});
 }
 
-void CpuBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
-  GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
-  for_each_2d(g.rows, g.cols, ew::EluBackward{dh.data, dh.ld, z.data, z.ld, of, g.data, g.ld});
-}
-
-void CpuBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
-                             const DropoutParams& p) {
+void CpuBackend::bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                  const DropoutParams& p) {
   GCNLAB_ASSERT(z.rows == x.rows && z.cols == x.cols);
-  for_each_row(x.rows, x.cols,
-               ew::EluDropout{{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
+  const ew::Dropout d{nullptr, 0, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  for_each_row(x.rows, x.cols, ew::BiasEluDropout{d, {z.data, z.ld, nullptr, 0, b}});
 }
 
-void CpuBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
-                                      std::int64_t col0, const DropoutParams& p, View g) {
+void CpuBackend::elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g, float* sums) {
+  GCNLAB_ASSERT(dh.rows == g.rows && z.rows == g.rows && dh.cols == g.cols && z.cols == g.cols);
+  written_column_sums(g, ew::EluBackward{dh.data, dh.ld, {z.data, z.ld, b, of}, g.data, g.ld}, sums);
+}
+
+void CpuBackend::dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
+                                           const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                           View g, float* sums) {
   GCNLAB_ASSERT(dx.rows == g.rows && z.rows == g.rows && dx.cols == g.cols && z.cols == g.cols);
-  for_each_row(g.rows, g.cols,
-               ew::DropoutEluBackward{{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()},
-                                      z.data, z.ld, of});
+  const ew::Dropout d{dx.data, dx.ld, nullptr, 0, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  written_column_sums(g, ew::DropoutEluBackward{d, {z.data, z.ld, b, of}, g.data, g.ld}, sums);
 }
 
 void CpuBackend::row_sum_squares(ConstView z, float* sumsq) {

@@ -47,12 +47,13 @@ class CpuBackend final : public Backend {
                          const DropoutParams& p) override;
   void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) override;
   void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) override;
-  void elu(ConstView z, View h) override;
-  void elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) override;
-  void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
-                   const DropoutParams& p) override;
-  void dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
-                            std::int64_t col0, const DropoutParams& p, View g) override;
+  void bias_elu(ConstView z, const float* b, View h) override;
+  void bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                        const DropoutParams& p) override;
+  void elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g, float* sums) override;
+  void dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
+                                 const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p, View g,
+                                 float* sums) override;
   void row_sum_squares(ConstView z, float* sumsq) override;
   void norm_relu_dropout_add(ConstView z, const float* sumsq, const float* gamma, ew::NormParams n,
                              const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p, View y) override;

@@ -356,19 +356,25 @@ void CudaBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float sc
   cuda::dropout_relu_backward_sums(stream_, g.rows, g.cols, {{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums},
                                    column_partials(g.rows, g.cols));
 }
-void CudaBackend::elu(ConstView z, View h) { cuda::elu(stream_, h.rows, h.cols, {z.data, z.ld, h.data, h.ld}); }
-void CudaBackend::elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) {
-  cuda::elu_backward(stream_, g.rows, g.cols, {dh.data, dh.ld, z.data, z.ld, of, g.data, g.ld});
+void CudaBackend::bias_elu(ConstView z, const float* b, View h) {
+  cuda::bias_elu(stream_, h.rows, h.cols, {{z.data, z.ld, nullptr, 0, b}, h.data, h.ld});
 }
-void CudaBackend::elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
-                              const DropoutParams& p) {
-  cuda::elu_dropout(stream_, x.rows, x.cols, {{z.data, z.ld, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}});
+void CudaBackend::bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                   const DropoutParams& p) {
+  const ew::Dropout d{nullptr, 0, x.data, x.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  cuda::bias_elu_dropout(stream_, x.rows, x.cols, {d, {z.data, z.ld, nullptr, 0, b}});
 }
-void CudaBackend::dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
-                                       std::int64_t col0, const DropoutParams& p, View g) {
-  cuda::dropout_elu_backward(
-      stream_, g.rows, g.cols,
-      {{dx.data, dx.ld, g.data, g.ld, row_ids, col0, p.seed, p.stream, p.p, p.scale()}, z.data, z.ld, of});
+void CudaBackend::elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g,
+                                    float* sums) {
+  cuda::elu_backward_sums(stream_, g.rows, g.cols, {{dh.data, dh.ld, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
+                          column_partials(g.rows, g.cols));
+}
+void CudaBackend::dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
+                                            const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                            View g, float* sums) {
+  const ew::Dropout d{dx.data, dx.ld, nullptr, 0, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
+  cuda::dropout_elu_backward_sums(stream_, g.rows, g.cols, {{d, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
+                                  column_partials(g.rows, g.cols));
 }
 
 void CudaBackend::fill_unstored(const Csr& a, float* v, int heads, float value) {

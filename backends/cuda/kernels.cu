@@ -455,11 +455,17 @@ void dropout_relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c,
                                 const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial) {
   column_reduce(s, r, c, f, f.out, partial);
 }
-void elu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::Elu& f) { launch_2d(s, r, c, f); }
-void elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluBackward& f) { launch_2d(s, r, c, f); }
-void elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::EluDropout& f) { launch_2d(s, r, c, f); }
-void dropout_elu_backward(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::DropoutEluBackward& f) {
+void bias_elu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasElu& f) { launch_2d(s, r, c, f); }
+void bias_elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasEluDropout& f) {
   launch_2d(s, r, c, f);
+}
+void elu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<ew::EluBackward>& f,
+                       double* partial) {
+  column_reduce(s, r, c, f, f.out, partial);
+}
+void dropout_elu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c,
+                               const ew::WrittenColumnSums<ew::DropoutEluBackward>& f, double* partial) {
+  column_reduce(s, r, c, f, f.out, partial);
 }
 void edge_scores(cudaStream_t s, const RowWalk& w, const ew::EdgeScores& f) { walk(s, w, Elements<ew::EdgeScores>{f}); }
 void edge_row_max(cudaStream_t s, const RowWalk& w, const ew::EdgeRowMax& f) { walk(s, w, RowMax{f}); }

@@ -44,10 +44,12 @@ void relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
                         const ew::WrittenColumnSums<ew::ReluBackward>& f, double* partial);
 void dropout_relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
                                 const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial);
-void elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::Elu& f);
-void elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluBackward& f);
-void elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::EluDropout& f);
-void dropout_elu_backward(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::DropoutEluBackward& f);
+void bias_elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasElu& f);
+void bias_elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasEluDropout& f);
+void elu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
+                       const ew::WrittenColumnSums<ew::EluBackward>& f, double* partial);
+void dropout_elu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
+                               const ew::WrittenColumnSums<ew::DropoutEluBackward>& f, double* partial);
 // Graph attention (edge_ops.hpp), walked as backends/row_chunks.hpp plans: a short
 // row by a group of `lanes` lanes over its (edge, head) elements, a long row in chunks
 // of a warp each; per-head sums in fixed butterflies, a long row's chunks combined in

@@ -117,15 +117,19 @@ class Backend : public Allocator {
                                  const DropoutParams& p) = 0;
   virtual void relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) = 0;
   virtual void dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) = 0;
-  // ELU and its fused forms with dropout (GAT's activation; ew::Elu ... ew::DropoutEluBackward):
-  // h = ELU(z); g = dh ELU'(z); x = dropout(ELU(z)); g = dropout'(dx) ELU'(z).
-  // The backwards read z, or h = ELU(z) in its place (`of`, ew::EluOperand).
-  virtual void elu(ConstView z, View h) = 0;
-  virtual void elu_backward(ConstView dh, ConstView z, ew::EluOperand of, View g) = 0;
-  virtual void elu_dropout(ConstView z, View x, const std::int64_t* row_ids, std::int64_t col0,
-                           const DropoutParams& p) = 0;
-  virtual void dropout_elu_backward(ConstView dx, ConstView z, ew::EluOperand of, const std::int64_t* row_ids,
-                                    std::int64_t col0, const DropoutParams& p, View g) = 0;
+  // ELU after a biased layer (GAT's activation; ew::BiasElu ... ew::DropoutEluBackward), the bias in
+  // its pass as bias_relu has it: h = ELU(z + 1 bᵀ) and x = dropout(ELU(z + 1 bᵀ)), z left as it is;
+  // g = dh ELU'(z + 1 bᵀ) and g = dropout'(dx) ELU'(z + 1 bᵀ), with `sums` = Σ_i g_i (the bias's
+  // gradient, column_sums' bits). The backwards read z, or h in its place (`of`, ew::EluOperand: then b
+  // is not read).
+  virtual void bias_elu(ConstView z, const float* b, View h) = 0;
+  virtual void bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
+                                const DropoutParams& p) = 0;
+  virtual void elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g,
+                                 float* sums) = 0;
+  virtual void dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
+                                         const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
+                                         View g, float* sums) = 0;
   // RMSNorm (ScaleGNN Eq. 7, 29; ew::RowSumSquares ... ew::NormBackward).
   // `sumsq` and `rowdot` have a row's value over all its columns (combined by
   // the caller across the ranks that split the columns); vectors have one

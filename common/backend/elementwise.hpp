@@ -201,42 +201,58 @@ GCNLAB_HD float elu_slope(float v, EluOperand of) {
   return of == EluOperand::input ? elu_slope(v) : (v > 0.f ? 1.f : v + 1.f);
 }
 
-struct Elu {
-  const float* z; std::int64_t ldz; float* h; std::int64_t ldh;
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { h[i * ldh + j] = elu(z[i * ldz + j]); }
+// A biased layer's ELU, with the bias in the activation's pass as BiasRelu
+// has it: H = ELU(Z + 1 bᵀ), Z left as it is (H may be Z: the shared plan's
+// in-place ELU). z + b[j] rounds as the separate add_row did.
+struct BiasElu {
+  BiasSum<false> sum; float* h; std::int64_t ldh;
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { h[i * ldh + j] = elu(sum(i, j)); }
 };
 
+// ELU'(Z + 1 bᵀ) from what the backward reads (`of`): the unbiased Z that
+// BiasElu left, its bias added again (the same float sum), or H = ELU(Z + 1 bᵀ),
+// which needs no bias.
+struct EluSlope {
+  const float* z; std::int64_t ldz; const float* b; EluOperand of;
+  GCNLAB_HD float operator()(std::int64_t i, std::int64_t j) const {
+    const float v = z[i * ldz + j];
+    return of == EluOperand::input ? elu_slope(v + b[j]) : elu_slope(v, EluOperand::output);
+  }
+};
+
+// G = dH * ELU'(Z + 1 bᵀ).
 struct EluBackward {
-  const float* dh; std::int64_t lddh; const float* z; std::int64_t ldz; EluOperand of; float* g; std::int64_t ldg;
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    g[i * ldg + j] = dh[i * lddh + j] * elu_slope(z[i * ldz + j], of);
-  }
+  const float* dh; std::int64_t lddh; EluSlope slope; float* g; std::int64_t ldg;
+  GCNLAB_HD float value(std::int64_t i, std::int64_t j) const { return dh[i * lddh + j] * slope(i, j); }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { g[i * ldg + j] = value(i, j); }
 };
 
-// X = dropout(ELU(Z)), the mask of Dropout.
-struct EluDropout {
-  Dropout d;  // d.x is Z
+// X = dropout(ELU(Z + 1 bᵀ)), the mask of Dropout.
+struct BiasEluDropout {
+  Dropout d;  // d.y is X; d.x is unused
+  BiasSum<false> sum;
   GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    d.y[i * d.ldy + j] = d.apply(d.key(i), j, elu(d.x[i * d.ldx + j]));
+    d.y[i * d.ldy + j] = d.apply(d.key(i), j, elu(sum(i, j)));
   }
   GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
     const std::uint64_t k = d.key(i);
-    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, elu(d.x[i * d.ldx + j]));
+    for (std::int64_t j = 0; j < cols; ++j) d.y[i * d.ldy + j] = d.apply(k, j, elu(sum(i, j)));
   }
 };
 
-// G = dropout'(dX) ELU'(Z): the mask is redrawn (X = 0 does not tell a dropped
-// element from ELU(0) = 0, as it does for ReLU). d.x is dX, d.y is G; z is Z
-// or ELU(Z) (`of`).
+// G = dropout'(dX) ELU'(Z + 1 bᵀ): the mask is redrawn (X = 0 does not tell a
+// dropped element from ELU(0) = 0, as it does for ReLU).
+// value() draws the row's key per element (the device's form); row() once.
 struct DropoutEluBackward {
-  Dropout d; const float* z; std::int64_t ldz; EluOperand of;
-  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const {
-    d.y[i * d.ldy + j] = d.apply(d.key(i), j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j], of);
+  Dropout d;  // d.x is dX; d.y is unused (g)
+  EluSlope slope; float* g; std::int64_t ldg;
+  GCNLAB_HD float value(std::int64_t i, std::int64_t j) const {
+    return d.apply(d.key(i), j, d.x[i * d.ldx + j]) * slope(i, j);
   }
+  GCNLAB_HD void operator()(std::int64_t i, std::int64_t j) const { g[i * ldg + j] = value(i, j); }
   GCNLAB_HD void row(std::int64_t i, std::int64_t cols) const {
     const std::uint64_t k = d.key(i);
-    for (std::int64_t j = 0; j < cols; ++j)
-      d.y[i * d.ldy + j] = d.apply(k, j, d.x[i * d.ldx + j]) * elu_slope(z[i * ldz + j], of);
+    for (std::int64_t j = 0; j < cols; ++j) g[i * ldg + j] = d.apply(k, j, d.x[i * d.ldx + j]) * slope(i, j);
   }
 };
 
@@ -255,8 +271,8 @@ struct DropoutReluBackward {
 
 // A backward functor's G written, and returned as the term of its column sums:
 // the bias's gradient Σ_i G_i taken in the pass that forms G (summed as
-// ColumnSums sums, so the bits are column_sums(G)'s). F: ReluBackward or
-// DropoutReluBackward.
+// ColumnSums sums, so the bits are column_sums(G)'s). F: ReluBackward,
+// DropoutReluBackward, EluBackward or DropoutEluBackward.
 template <class F>
 struct WrittenColumnSums {
   F f; float* out;

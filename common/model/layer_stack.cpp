@@ -74,7 +74,8 @@ void LayerStack::forward(Pass& p) const {
     const ConstView extra = addend(p, l);
     GCNLAB_ASSERT(!extra.data || bias);
     const bool elu = activation() == Activation::elu;
-    if ((l + 1 == L || elu) && (bias || extra.data)) {  // no activation (the logits), or ELU's, whose passes take neither
+    GCNLAB_ASSERT(!elu || (biased() && !extra.data));  // ELU follows a biased layer (Backend::bias_elu)
+    if (l + 1 == L && (bias || extra.data)) {  // no activation: the logits
       p.elementwise([&](Backend& b) {
         if (extra.data) b.axpy(1.f, extra, s.z);
         if (bias) b.add_row(bias, s.z);
@@ -85,11 +86,11 @@ void LayerStack::forward(Pass& p) const {
       LayerBuffers& next = p.buf.layers[l + 1];
       if (drop(l + 1) && !shared) {
         const std::int64_t col0 = p.strategy.layout(l + 1).col0;
-        if (elu) b.elu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
+        if (elu) b.bias_elu_dropout(s.z, bias, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
         else if (bias) b.bias_relu_dropout(s.z, extra, bias, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
         else b.relu_dropout(s.z, next.x, next.row_ids.data(), col0, p.dropout(l + 1));
       } else if (elu) {
-        b.elu(s.z, next.h);
+        b.bias_elu(s.z, bias, next.h);  // in place under the shared plan
       } else if (bias) {
         b.bias_relu(s.z, extra, bias, next.h);  // in place under the shared plan
       } else {
@@ -111,17 +112,19 @@ void LayerStack::backward(Pass& p) const {
     layer_backward(p, l, drop ? s.x : s.h, input_gradient ? &dx : nullptr);
     if (!input_gradient) break;
     // G_{l-1}, and with a bias its column sums, the bias's gradient (bias_backward)
-    float* sums = biased() && l > 0 && sums_with_activation() ? p.buf.param(bias(l - 1).name).grad.data() : nullptr;
+    float* sums = biased() && l > 0 ? p.buf.param(bias(l - 1).name).grad.data() : nullptr;
     p.elementwise([&](Backend& b) {
       if (l == 0) {  // the trained features: dropout's backward is the same mask and scale
         if (drop) b.dropout(s.dx, s.dx, s.row_ids.data(), p.strategy.layout(0).col0, p.dropout(0));
-      } else if (activation() == Activation::elu) {  // prev.z holds ELU(Z) under the shared plan (in place)
+      } else if (activation() == Activation::elu) {  // prev.z holds ELU(Z + 1 bᵀ) under the shared plan (in place)
         const LayerBuffers& prev = p.buf.layers[l - 1];
         const ew::EluOperand of = shared ? ew::EluOperand::output : ew::EluOperand::input;
+        const float* bias = p.buf.param(LayerStack::bias(l - 1).name).value.data();  // Z_{l-1} holds none
         if (drop)
-          b.dropout_elu_backward(s.dx, prev.z, of, s.row_ids.data(), p.strategy.layout(l).col0, p.dropout(l), prev.g);
+          b.dropout_elu_backward_sums(s.dx, prev.z, bias, of, s.row_ids.data(), p.strategy.layout(l).col0,
+                                      p.dropout(l), prev.g, sums);
         else
-          b.elu_backward(s.dx, prev.z, of, prev.g);
+          b.elu_backward_sums(s.dx, prev.z, bias, of, prev.g, sums);
       } else if (drop) {
         const float scale = p.dropout(l).scale();
         if (sums) b.dropout_relu_backward_sums(s.dx, s.x, scale, p.buf.layers[l - 1].g, sums);
@@ -147,7 +150,7 @@ ParameterSpec LayerStack::bias(int l) {
 void LayerStack::bias_backward(const Pass& p, int l) const {
   Parameter& b = p.buf.param(bias(l).name);
   // this rank's rows of Σ_i G_i: taken with G_l by the activation's backward, or here
-  const bool summed = l + 1 < p.arch.weight_layers() && sums_with_activation();
+  const bool summed = l + 1 < p.arch.weight_layers();
   if (!summed) p.elementwise([&](Backend& be) { be.column_sums(p.buf.layers[l].g, b.grad.data()); });
   p.primitives.sum_over_rows(l + 1, b.grad);
 }

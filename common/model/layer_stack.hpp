@@ -54,9 +54,9 @@ class LayerStack : public Model {
   virtual void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const {
     (void)slots, (void)p, (void)l, (void)s;
   }
-  // ReLU (GCN, SAGE, GIN) or ELU (GAT). ELU's backward reads Z_{l-1}, or,
-  // under MG-GCN's shared plan, which applies it in place, its output
-  // (ew::EluOperand: ELU' = h + 1 where h <= 0).
+  // ReLU (GCN, SAGE, GIN) or ELU (GAT; biased() layers only). ELU's backward
+  // reads Z_{l-1} and b_{l-1}, or, under MG-GCN's shared plan, which applies it
+  // in place, its output (ew::EluOperand: ELU' = h + 1 where h <= 0).
   virtual Activation activation() const { return Activation::relu; }
   // Whether --dropout applies to layer l's input (every layer's by default;
   // GIN: each GIN layer's, not its MLP's hidden layer).
@@ -69,9 +69,10 @@ class LayerStack : public Model {
   // layers add it: parameter b<l> (bias(l): 1 x f_{l+1}, zeros, decayed; the
   // model lists it in parameters()), its columns on the ranks that hold
   // layout(l+1)'s. The stack adds it after layer_forward, in the activation's
-  // pass (Backend::bias_relu; ELU's after Backend::add_row), and takes dL/db_l
-  // = Σ_i G_i (in double; Primitives::sum_over_rows) before layer_backward, its
-  // column sums in the pass of the ReLU's backward that writes G_l.
+  // pass (Backend::bias_relu, Backend::bias_elu; Backend::add_row on the logits),
+  // Z_l left unbiased, and takes dL/db_l = Σ_i G_i (in double;
+  // Primitives::sum_over_rows) before layer_backward, its column sums in the
+  // pass of the activation's backward that writes G_l.
   virtual bool biased() const { return false; }
   // A matrix (layout(l+1)) the stack adds to Z_l after layer_forward, in the
   // same pass, before the bias (GraphSAGE's root term R_l S_l; biased models
@@ -87,8 +88,6 @@ class LayerStack : public Model {
   static void drop_input(const Pass& p, int l);
   // dL/db_l (biased()): its local sums (here, or taken with G_l) summed over the ranks.
   void bias_backward(const Pass& p, int l) const;
-  // Whether the activation's backward takes the bias's sums with G (ReLU's fused forms).
-  bool sums_with_activation() const { return activation() == Activation::relu; }
   bool dropped(const Pass& p, int l) const { return p.config.dropout > 0 && drops_input(p.arch, l); }
 };
 

@@ -536,6 +536,68 @@ TEST_CASE("a bias in the activation's passes equals the rank-1 product and colum
   REQUIRE(sums1.download() == sums.download());
 }
 
+TEST_CASE("ELU with its bias in the activation's passes equals the separate passes exactly",
+          "[backend][elementwise][bias]") {
+  auto be = cpu_backend();
+  const std::int64_t n = 600, f = 37;  // more rows than one block of the column sums
+  auto z = random_vector(n * f, 33);
+  for (float& v : z) v *= 3.f;  // both sides of 0, and below the Taylor range of expm1_negative
+  const auto d = random_vector(n * f, 34), bias = random_vector(f, 35);
+  std::vector<std::int64_t> ids(n);
+  for (std::int64_t i = 0; i < n; ++i) ids[i] = 3 * i + 1;
+  Buffer<std::int64_t> dids = make_buffer<std::int64_t>(*be, ids);
+  const Dense b = make_dense(*be, 1, f, bias), dd = make_dense(*be, n, f, d);
+  // what the separate passes computed: Z += 1 bᵀ (add_row), then ELU and its slope elementwise
+  std::vector<float> zb(n * f), h(n * f), g_in(n * f), g_out(n * f);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < f; ++j) {
+      const std::int64_t k = i * f + j;
+      zb[k] = z[k] + bias[j];
+      h[k] = ew::elu(zb[k]);
+      g_in[k] = d[k] * ew::elu_slope(zb[k], ew::EluOperand::input);
+      g_out[k] = d[k] * ew::elu_slope(h[k], ew::EluOperand::output);
+    }
+  const auto sums_of = [&](const std::vector<float>& g) {
+    Buffer<float> out(*be, f);
+    be->column_sums(make_dense(*be, n, f, g), out.data());
+    return out.download();
+  };
+  Dense z1 = make_dense(*be, n, f, z), h1(*be, n, f);
+  be->bias_elu(z1, b.data(), h1);
+  REQUIRE(z1.download() == z);  // Z is left as it is: the backward adds b again
+  REQUIRE(h1.download() == h);
+  Dense in_place = make_dense(*be, n, f, z);  // the shared plan's ELU in place (H over Z)
+  be->bias_elu(in_place, b.data(), in_place);
+  REQUIRE(in_place.download() == h);
+  // dropout(ELU(Z + 1 bᵀ)): Dropout's mask over H
+  const DropoutParams dp{5, 9, 0.3f};
+  std::vector<float> x(n * f), masked_d(n * f);
+  const ew::Dropout on_h{h.data(), f, x.data(), f, ids.data(), 4, dp.seed, dp.stream, dp.p, dp.scale()};
+  const ew::Dropout on_d{d.data(), f, masked_d.data(), f, ids.data(), 4, dp.seed, dp.stream, dp.p, dp.scale()};
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < f; ++j) on_h(i, j), on_d(i, j);
+  Dense x1(*be, n, f);
+  be->bias_elu_dropout(z1, b.data(), x1, dids.data(), 4, dp);
+  REQUIRE(z1.download() == z);
+  REQUIRE(x1.download() == x);
+  // backward: G and Σ_i G_i in one pass, from unbiased Z and b, or from H
+  Dense g1(*be, n, f), hd = make_dense(*be, n, f, h);
+  Buffer<float> sums(*be, f);
+  be->elu_backward_sums(dd, z1, b.data(), ew::EluOperand::input, g1, sums.data());
+  REQUIRE(g1.download() == g_in);
+  REQUIRE(sums.download() == sums_of(g_in));
+  be->elu_backward_sums(dd, hd, nullptr, ew::EluOperand::output, g1, sums.data());
+  REQUIRE(g1.download() == g_out);
+  REQUIRE(sums.download() == sums_of(g_out));
+  be->elu_backward_sums(dd, hd, nullptr, ew::EluOperand::output, hd, sums.data());  // G over H (the shared plan)
+  REQUIRE(hd.download() == g_out);
+  std::vector<float> gd_in(n * f);
+  for (std::int64_t k = 0; k < n * f; ++k) gd_in[k] = masked_d[k] * ew::elu_slope(zb[k], ew::EluOperand::input);
+  be->dropout_elu_backward_sums(dd, z1, b.data(), ew::EluOperand::input, dids.data(), 4, dp, g1, sums.data());
+  REQUIRE(g1.download() == gd_in);
+  REQUIRE(sums.download() == sums_of(gd_in));
+}
+
 TEST_CASE("softmax cross-entropy in one pass equals the three-pass form", "[backend][loss]") {
   auto be = cpu_backend();
   const std::int64_t n = 50, c = 7;

@@ -121,7 +121,7 @@ class Backend : public Allocator {
   // its pass as bias_relu has it: h = ELU(z + 1 bᵀ) and x = dropout(ELU(z + 1 bᵀ)), z left as it is;
   // g = dh ELU'(z + 1 bᵀ) and g = dropout'(dx) ELU'(z + 1 bᵀ), with `sums` = Σ_i g_i (the bias's
   // gradient, column_sums' bits). The backwards read z, or h in its place (`of`, ew::EluOperand: then b
-  // is not read).
+  // is read, not used).
   virtual void bias_elu(ConstView z, const float* b, View h) = 0;
   virtual void bias_elu_dropout(ConstView z, const float* b, View x, const std::int64_t* row_ids, std::int64_t col0,
                                 const DropoutParams& p) = 0;

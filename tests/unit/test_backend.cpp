@@ -586,10 +586,10 @@ TEST_CASE("ELU with its bias in the activation's passes equals the separate pass
   be->elu_backward_sums(dd, z1, b.data(), ew::EluOperand::input, g1, sums.data());
   REQUIRE(g1.download() == g_in);
   REQUIRE(sums.download() == sums_of(g_in));
-  be->elu_backward_sums(dd, hd, nullptr, ew::EluOperand::output, g1, sums.data());
+  be->elu_backward_sums(dd, hd, b.data(), ew::EluOperand::output, g1, sums.data());
   REQUIRE(g1.download() == g_out);
   REQUIRE(sums.download() == sums_of(g_out));
-  be->elu_backward_sums(dd, hd, nullptr, ew::EluOperand::output, hd, sums.data());  // G over H (the shared plan)
+  be->elu_backward_sums(dd, hd, b.data(), ew::EluOperand::output, hd, sums.data());  // G over H (the shared plan)
   REQUIRE(hd.download() == g_out);
   std::vector<float> gd_in(n * f);
   for (std::int64_t k = 0; k < n * f; ++k) gd_in[k] = masked_d[k] * ew::elu_slope(zb[k], ew::EluOperand::input);

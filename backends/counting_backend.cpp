@@ -123,18 +123,18 @@ void CountingBackend::bias_elu_dropout(ConstView z, const float* b, View x, cons
   if (count(Kernel::elementwise, elements(x), bytes(z) + kFloat * width(z) + bytes(x) + kId * height(x)))
     inner_->bias_elu_dropout(z, b, x, row_ids, col0, p);
 }
-// g and its column sums written; the bias read with z where ELU' is taken from z
+// g and its column sums written; the bias read in either operand form (ew::EluSlope computes both slopes and
+// selects one, so that the element loop vectorises)
 void CountingBackend::elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g,
                                         float* sums) {
-  const double bias = of == ew::EluOperand::input ? kFloat * width(z) : 0;
+  const double bias = kFloat * width(z);
   if (count(Kernel::elementwise, elements(g), bytes(dh) + bytes(z) + bias + bytes(g) + kFloat * width(g)))
     inner_->elu_backward_sums(dh, z, b, of, g, sums);
 }
 void CountingBackend::dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
                                                 const std::int64_t* row_ids, std::int64_t col0,
                                                 const DropoutParams& p, View g, float* sums) {
-  const double bias = of == ew::EluOperand::input ? kFloat * width(z) : 0;
-  const double read = bytes(dx) + bytes(z) + bias + kId * height(g);
+  const double read = bytes(dx) + bytes(z) + kFloat * width(z) + kId * height(g);  // b in either form, as above
   if (count(Kernel::elementwise, elements(g), read + bytes(g) + kFloat * width(g)))
     inner_->dropout_elu_backward_sums(dx, z, b, of, row_ids, col0, p, g, sums);
 }

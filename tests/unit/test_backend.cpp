@@ -125,7 +125,8 @@ float dot_in_order(const float* a, const float* b, std::int64_t stride, std::int
 TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[backend][spmm]") {
   // Widths around each specialisation boundary (16-float vectors on AVX-512,
   // 8-float ones on AVX2, the 8- and 4-vector register blocks, the plain-loop
-  // remainder), every value bit for bit the stated order's; matrices large enough
+  // remainder; 256 and 300: X rows of 1 KiB or more, walked a row at a time through
+  // every segment), every value bit for bit the stated order's; matrices large enough
   // for many thread chunks, hub rows, empty rows, hypersparse blocks stored with
   // compressed rows, beta 0 / 1 / other, contiguous and strided (unaligned) views.
   auto be = cpu_backend();
@@ -207,7 +208,7 @@ TEST_CASE("spmm_plus: a term on the output rows in the product's pass has the bi
     for (const HostCsr* h : {&dense_rows, &hyper})
       for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller}) {
         const Csr a = upload(*be, *h, storage);
-        for (std::int64_t f : {1, 9, 16, 33, 64, 128, 129, 200})
+        for (std::int64_t f : {1, 9, 16, 33, 64, 128, 129, 200, 300})  // 300: the walk by row
           for (std::int64_t pad : {0, 3}) {
             const std::int64_t ld = f + pad;
             const auto x = random_vector(cols * ld, 31), r = random_vector(rows * ld, 32);

@@ -349,12 +349,14 @@ void CudaBackend::bias_relu_dropout(ConstView z, ConstView r, const float* b, Vi
   else cuda::bias_relu_dropout(stream_, x.rows, x.cols, ew::BiasReluDropout<false>{d, {z.data, z.ld, nullptr, 0, b}});
 }
 void CudaBackend::relu_backward_sums(ConstView dh, ConstView z, View g, float* sums) {
-  cuda::relu_backward_sums(stream_, g.rows, g.cols, {{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums},
-                           column_partials(g.rows, g.cols));
+  cuda::written_column_sums<ew::ReluBackward>(stream_, g.rows, g.cols,
+                                              {{dh.data, dh.ld, z.data, z.ld, g.data, g.ld}, sums},
+                                              column_partials(g.rows, g.cols));
 }
 void CudaBackend::dropout_relu_backward_sums(ConstView dx, ConstView x, float scale, View g, float* sums) {
-  cuda::dropout_relu_backward_sums(stream_, g.rows, g.cols, {{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums},
-                                   column_partials(g.rows, g.cols));
+  cuda::written_column_sums<ew::DropoutReluBackward>(stream_, g.rows, g.cols,
+                                                     {{dx.data, dx.ld, x.data, x.ld, g.data, g.ld, scale}, sums},
+                                                     column_partials(g.rows, g.cols));
 }
 void CudaBackend::bias_elu(ConstView z, const float* b, View h) {
   cuda::bias_elu(stream_, h.rows, h.cols, {{z.data, z.ld, nullptr, 0, b}, h.data, h.ld});
@@ -366,15 +368,17 @@ void CudaBackend::bias_elu_dropout(ConstView z, const float* b, View x, const st
 }
 void CudaBackend::elu_backward_sums(ConstView dh, ConstView z, const float* b, ew::EluOperand of, View g,
                                     float* sums) {
-  cuda::elu_backward_sums(stream_, g.rows, g.cols, {{dh.data, dh.ld, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
-                          column_partials(g.rows, g.cols));
+  cuda::written_column_sums<ew::EluBackward>(stream_, g.rows, g.cols,
+                                             {{dh.data, dh.ld, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
+                                             column_partials(g.rows, g.cols));
 }
 void CudaBackend::dropout_elu_backward_sums(ConstView dx, ConstView z, const float* b, ew::EluOperand of,
                                             const std::int64_t* row_ids, std::int64_t col0, const DropoutParams& p,
                                             View g, float* sums) {
   const ew::Dropout d{dx.data, dx.ld, nullptr, 0, row_ids, col0, p.seed, p.stream, p.p, p.scale()};
-  cuda::dropout_elu_backward_sums(stream_, g.rows, g.cols, {{d, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
-                                  column_partials(g.rows, g.cols));
+  cuda::written_column_sums<ew::DropoutEluBackward>(stream_, g.rows, g.cols,
+                                                    {{d, {z.data, z.ld, b, of}, g.data, g.ld}, sums},
+                                                    column_partials(g.rows, g.cols));
 }
 
 void CudaBackend::fill_unstored(const Csr& a, float* v, int heads, float value) {

@@ -447,25 +447,22 @@ void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew:
 void bias_relu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasReluDropout<true>& f) {
   launch_2d(s, r, c, f);
 }
-void relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<ew::ReluBackward>& f,
-                        double* partial) {
+template <class F>
+void written_column_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<F>& f,
+                         double* partial) {
   column_reduce(s, r, c, f, f.out, partial);
 }
-void dropout_relu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c,
-                                const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial) {
-  column_reduce(s, r, c, f, f.out, partial);
-}
+// The activations' backward passes that take the bias's gradient (kernels.hpp).
+#define GCNLAB_WRITTEN_COLUMN_SUMS(F) \
+  template void written_column_sums(cudaStream_t, std::int64_t, std::int64_t, const ew::WrittenColumnSums<F>&, double*);
+GCNLAB_WRITTEN_COLUMN_SUMS(ew::ReluBackward)
+GCNLAB_WRITTEN_COLUMN_SUMS(ew::DropoutReluBackward)
+GCNLAB_WRITTEN_COLUMN_SUMS(ew::EluBackward)
+GCNLAB_WRITTEN_COLUMN_SUMS(ew::DropoutEluBackward)
+#undef GCNLAB_WRITTEN_COLUMN_SUMS
 void bias_elu(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasElu& f) { launch_2d(s, r, c, f); }
 void bias_elu_dropout(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::BiasEluDropout& f) {
   launch_2d(s, r, c, f);
-}
-void elu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c, const ew::WrittenColumnSums<ew::EluBackward>& f,
-                       double* partial) {
-  column_reduce(s, r, c, f, f.out, partial);
-}
-void dropout_elu_backward_sums(cudaStream_t s, std::int64_t r, std::int64_t c,
-                               const ew::WrittenColumnSums<ew::DropoutEluBackward>& f, double* partial) {
-  column_reduce(s, r, c, f, f.out, partial);
 }
 void edge_scores(cudaStream_t s, const RowWalk& w, const ew::EdgeScores& f) { walk(s, w, Elements<ew::EdgeScores>{f}); }
 void edge_row_max(cudaStream_t s, const RowWalk& w, const ew::EdgeRowMax& f) { walk(s, w, RowMax{f}); }

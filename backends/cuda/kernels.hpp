@@ -39,17 +39,13 @@ void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::B
 void bias_relu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasRelu<true>& f);
 void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout<false>& f);
 void bias_relu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasReluDropout<true>& f);
-// G written and its column sums taken in one column reduction (column_sums' bits).
-void relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
-                        const ew::WrittenColumnSums<ew::ReluBackward>& f, double* partial);
-void dropout_relu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
-                                const ew::WrittenColumnSums<ew::DropoutReluBackward>& f, double* partial);
+// G written by an activation's backward F and its column sums taken in one column reduction (column_sums'
+// bits); instantiated for ReluBackward, DropoutReluBackward, EluBackward and DropoutEluBackward.
+template <class F>
+void written_column_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::WrittenColumnSums<F>& f,
+                         double* partial);
 void bias_elu(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasElu& f);
 void bias_elu_dropout(cudaStream_t s, std::int64_t rows, std::int64_t cols, const ew::BiasEluDropout& f);
-void elu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
-                       const ew::WrittenColumnSums<ew::EluBackward>& f, double* partial);
-void dropout_elu_backward_sums(cudaStream_t s, std::int64_t rows, std::int64_t cols,
-                               const ew::WrittenColumnSums<ew::DropoutEluBackward>& f, double* partial);
 // Graph attention (edge_ops.hpp), walked as backends/row_chunks.hpp plans: a short
 // row by a group of `lanes` lanes over its (edge, head) elements, a long row in chunks
 // of a warp each; per-head sums in fixed butterflies, a long row's chunks combined in

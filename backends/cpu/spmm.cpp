@@ -429,12 +429,11 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
     auto gap_before = [&](std::int64_t s) { return s == 0 ? 0 : rows.out_row(s - 1) + 1; };
     const std::int64_t gap0 = gap_before(s0), gap1 = c == chunks - 1 ? rows.rows : gap_before(s1);
     if (s0 == s1 && c != chunks - 1) continue;
-    if (!by_row) {
+    if (!by_row || s1 - s0 <= 1) {  // an empty last chunk too: its gaps
       row_block(s0, s1, gap0, gap1);
     } else {
       for (std::int64_t s = s0; s < s1; ++s)
         row_block(s, s + 1, s == s0 ? gap0 : gap_before(s), s + 1 == s1 ? gap1 : gap_before(s + 1));
-      if (s0 == s1) row_block(s0, s1, gap0, gap1);  // an empty last chunk: its gaps
     }
     _mm_sfence();  // order the streamed stores before the caller's next step
     if (progress && omp_get_thread_num() == 0) progress();

@@ -11,7 +11,8 @@
 # `gcnlab bench epoch` (the median of E epochs after one untimed, and its
 # per-category breakdown) and then experiments/bench_pytorch.py's DGL and PyG
 # layers (--framework dgl,pyg-sparse; GAT: dgl,pyg-edge-index) on the same
-# prepared file. A ratio is taken within its round; the summary is the median
+# prepared file, and DGL's again with subnormals flushed to zero (--flush-subnormals:
+# gcnlab's CPU backend always flushes them). A ratio is taken within its round; the summary is the median
 # and range over the rounds, with the element-wise share of gcnlab's epoch.
 # Lines in OUT/bench.txt, the table in OUT/summary.md. DGL and PyG come from
 # experiments/setup_pyg.sh (.venv-pyg); without them their columns say so.
@@ -85,6 +86,12 @@ for r in $(seq "$rounds"); do
       --model "$pm" --framework "$(IFS=,; echo "${fws[*]}")" |
       sed -e "s/ round=[0-9]* / /" -e "s/^bench=epoch /bench=epoch round=$r model_name=$m /" |
       tee -a "$log" | grep -o "framework=[a-z-]* model=[a-z0-9-]* .*median_ms=[0-9.]*"
+    if [[ " ${fws[*]} " == *" dgl "* ]]; then
+      "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --threads "$threads" --epochs "$epochs" --spmm "" \
+        --model "$pm" --framework dgl --flush-subnormals |
+        sed -e "s/ round=[0-9]* / /" -e "s/^bench=epoch /bench=epoch round=$r model_name=$m /" |
+        tee -a "$log" | grep -o "framework=[a-z+-]* model=[a-z0-9-]* .*median_ms=[0-9.]*"
+    fi
   done
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
@@ -101,18 +108,20 @@ def spread(xs, digits=2):
     return f"{med(xs):.{digits}f} ({min(xs):.{digits}f}-{max(xs):.{digits}f})" if xs else "-"
 names = {"gcn": ("GCN", "GraphConv", "GCNConv, adj_t"), "sage": ("GraphSAGE", "SAGEConv mean", "SAGEConv, adj_t"),
          "gin": ("GIN (learned ε)", "GINConv sum", "GINConv, adj_t"), "gat": ("GAT 4 x 32", "GATConv", "GATConv, edge_index")}
-out = ["| model | gcnlab serial ms | DGL ms | DGL / gcnlab | PyG ms | PyG / gcnlab | element-wise share |",
-       "|---|---|---|---|---|---|---|"]
+out = ["| model | gcnlab serial ms | DGL ms | DGL / gcnlab | DGL, subnormals flushed, ms | its / gcnlab | PyG ms "
+       "| PyG / gcnlab | element-wise share |",
+       "|---|---|---|---|---|---|---|---|---|"]
+kinds = {"dgl": lambda f: f == "dgl", "dgl+ftz": lambda f: f == "dgl+ftz", "pyg": lambda f: f.startswith("pyg")}
 for m in dict.fromkeys(r["model"] for r in rows if r["bench"] == "epoch" and "algo" in r):
     ours = {r["round"]: float(r["median_ms"]) for r in rows if r["bench"] == "epoch" and r.get("algo") and r["model"] == m}
     ew = [float(r["share"]) * 100 for r in rows if r["bench"] == "epoch-category" and r["model"] == m
           and r["category"] == "elementwise"]
     cells = [f"{names[m][0]}", spread(list(ours.values()), 0)]
-    for fw in ("dgl", "pyg"):
+    for fw, kind in kinds.items():
         theirs = {r["round"]: float(r["median_ms"]) for r in rows if r["bench"] == "epoch" and r.get("model_name") == m
-                  and r.get("framework", "").startswith(fw) and "median_ms" in r}
+                  and kind(r.get("framework", "")) and "median_ms" in r}
         ratios = [theirs[k] / ours[k] for k in theirs if k in ours]
-        label = names[m][1 if fw == "dgl" else 2]
+        label = names[m][2 if fw == "pyg" else 1]
         cells += [f"{spread(list(theirs.values()), 0)} ({label})" if theirs else "-", spread(ratios)]
     cells.append(f"{spread(ew, 1)} %")
     out.append("| " + " | ".join(cells) + " |")

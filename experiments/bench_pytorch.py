@@ -29,6 +29,13 @@ edge weights; SAGEConv mean, GINConv sum with a learned ε,
 GATConv), DGL's g-SpMM and g-SDDMM kernels on a DGLGraph of the same edges: the
 strongest CPU peer (experiments/setup_pyg.sh installs DGL 1.1.3 beside PyG).
 
+--flush-subnormals runs the frameworks with subnormal floats flushed to zero
+(torch.set_flush_denormal(True), before any parallel region, so that the
+intra-op threads inherit it), as gcnlab's CPU backend always runs; the epoch
+lines' framework becomes e.g. dgl+ftz. Where the model's values underflow (a
+saturated softmax: GIN's sums on R-MAT), the x86 cores' assists for subnormal
+operands slow every framework, so the comparison is made both ways.
+
 --framework and --model take comma-separated lists: the graph is read once and
 the (model, framework) epochs interleaved over --rounds rounds (one line per
 model, framework and round). --device cuda runs on the GPU (CUDA timings synchronise before
@@ -145,7 +152,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --epochs timed epochs each")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--model", default="gcn", help="comma-separated: gcn, sage, gin, gat-HxW[-outO]")
+    ap.add_argument("--flush-subnormals", action="store_true",
+                    help="subnormal floats flushed to zero (FTZ and DAZ), as gcnlab's CPU backend runs")
     args = ap.parse_args()
+    if args.flush_subnormals and not torch.set_flush_denormal(True):
+        sys.exit("bench_pytorch: this CPU cannot flush subnormals (torch.set_flush_denormal)")
     frameworks = args.framework.split(",")
     for fw in frameworks:
         if fw not in ("pytorch", "pyg-sparse", "pyg-edge-index", "dgl"):
@@ -371,7 +382,8 @@ def main():
             except (torch.cuda.OutOfMemoryError, RuntimeError) as err:  # pragma: no cover
                 failed(key, err)
                 continue
-            line("epoch", {"framework": key[1], "model": key[0], **versions, **common, "dims": "-".join(map(str, dims)),
+            label = key[1] + ("+ftz" if args.flush_subnormals else "")
+            line("epoch", {"framework": label, "model": key[0], **versions, **common, "dims": "-".join(map(str, dims)),
                            "dropout": f"{args.dropout:g}", "epochs": args.epochs, "round": r,
                            "loss0": f"{first[key]:.6f}"}, times)
 

@@ -6,6 +6,7 @@
 #include <cblas.h>
 #include <omp.h>
 #include <sys/mman.h>
+#include <xmmintrin.h>
 
 #include <cmath>
 #include <cstdint>
@@ -42,11 +43,32 @@ void for_each_1d(std::int64_t n, const F& f) {
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t kHugePage = 2u << 20;
 
+// Subnormal floats flushed to zero, as operands (DAZ) and as results (FTZ), in
+// the MXCSR of the calling thread. An x86 core takes a microcode assist of
+// about a hundred cycles for each subnormal operand or result; a saturated
+// softmax's exp underflows into them, and GIN's gradients (sum aggregation, no
+// normalisation) are full of them: its last layers' OpenBLAS GEMMs ran 20-60x
+// slower than on the same shapes of normal numbers, a quarter of its epoch
+// (docs/performance.md). The modes are architectural (SSE, the same on AMD and
+// Intel, at every vector width), so the bits stay the same on every x86-64 host.
+void flush_subnormals() {
+#if defined(__SSE__)
+  constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x0040;
+  _mm_setcsr(_mm_getcsr() | kFlushToZero | kDenormalsAreZero);
+#endif
+}
+
 }  // namespace
 
+// The kernels run on the constructing thread and on OpenMP's pool (OpenBLAS's
+// OpenMP build shares it), whose threads each have an MXCSR of their own; a
+// thread the pool adds later inherits the creating thread's.
 CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
   omp_set_num_threads(threads_);
   openblas_set_num_threads(threads_);
+  flush_subnormals();
+#pragma omp parallel num_threads(threads_)
+  flush_subnormals();
 }
 
 std::vector<std::pair<std::string, std::string>> CpuBackend::versions() const {

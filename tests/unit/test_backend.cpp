@@ -362,6 +362,28 @@ TEST_CASE("gemm with an empty inner dimension scales C", "[backend][gemm]") {
   for (float v : c.download()) REQUIRE(v == 1.f);
 }
 
+TEST_CASE("the CPU backend flushes subnormals to zero on every thread, operands and results", "[backend]") {
+  // a subnormal operand (DAZ) and a product that underflows (FTZ), in OpenMP's
+  // loops and in OpenBLAS's row-split GEMM, at 1 and 2 threads
+  const std::int64_t rows = 4096;
+  const float tiny = std::numeric_limits<float>::denorm_min() * 1000, small = std::ldexp(1.f, -70);
+  REQUIRE(std::fpclassify(tiny) == FP_SUBNORMAL);
+  REQUIRE(std::fpclassify(small * small) == FP_SUBNORMAL);  // here, before any backend: not flushed
+  for (const int threads : {1, 2}) {
+    auto be = make_backend("cpu", {threads});
+    Dense x = make_dense(*be, rows, 16, std::vector<float>(rows * 16, tiny));
+    Dense y = make_dense(*be, rows, 16, std::vector<float>(rows * 16, 0.f));
+    be->axpy(1.f, x, y);
+    for (float v : y.download()) REQUIRE(v == 0.f);
+    Dense a = make_dense(*be, rows, 16, std::vector<float>(rows * 16, small));
+    Dense b = make_dense(*be, 16, 16, std::vector<float>(16 * 16, small));
+    be->gemm(Op::N, Op::N, 1.f, a, b, 0.f, y);
+    for (float v : y.download()) REQUIRE(v == 0.f);
+    be->gemm(Op::N, Op::N, 1.f, a, make_dense(*be, 16, 16, std::vector<float>(16 * 16, 1.f)), 0.f, y);
+    for (float v : y.download()) REQUIRE(v == std::ldexp(1.f, -66));  // a normal result is kept (16 x 2^-70, exact)
+  }
+}
+
 TEST_CASE("element-wise functors", "[backend][elementwise]") {
   auto be = cpu_backend();
   const auto z = random_vector(6 * 4, 8), d = random_vector(6 * 4, 9);

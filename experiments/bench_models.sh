@@ -68,6 +68,15 @@ args_of() {
     *) echo "bench_models: unknown model '$1' (gcn sage gin gat)" >&2; exit 2 ;;
   esac
 }
+# bench_pytorch.py's epochs of model PM on GCL in round R, logged under gcnlab's model name M; then its options
+peers() {
+  local gcl=$1 pm=$2 r=$3 m=$4
+  shift 4
+  "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --threads "$threads" --epochs "$epochs" --spmm "" \
+    --model "$pm" "$@" |
+    sed -e "s/ round=[0-9]* / /" -e "s/^bench=epoch /bench=epoch round=$r model_name=$m /" |
+    tee -a "$log" | grep -o "framework=[a-z+-]* model=[a-z0-9-]* .*median_ms=[0-9.]*"
+}
 for r in $(seq "$rounds"); do
   for m in $models; do
     gcl=$(file_of "$m")
@@ -82,16 +91,8 @@ for r in $(seq "$rounds"); do
     [ ${#fws[@]} -gt 0 ] || continue
     pm=$m
     [ "$m" = gat ] && pm=gat-4x32
-    "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --threads "$threads" --epochs "$epochs" --spmm "" \
-      --model "$pm" --framework "$(IFS=,; echo "${fws[*]}")" |
-      sed -e "s/ round=[0-9]* / /" -e "s/^bench=epoch /bench=epoch round=$r model_name=$m /" |
-      tee -a "$log" | grep -o "framework=[a-z-]* model=[a-z0-9-]* .*median_ms=[0-9.]*"
-    if [[ " ${fws[*]} " == *" dgl "* ]]; then
-      "$py" -W ignore "$root/experiments/bench_pytorch.py" "$gcl" --threads "$threads" --epochs "$epochs" --spmm "" \
-        --model "$pm" --framework dgl --flush-subnormals |
-        sed -e "s/ round=[0-9]* / /" -e "s/^bench=epoch /bench=epoch round=$r model_name=$m /" |
-        tee -a "$log" | grep -o "framework=[a-z+-]* model=[a-z0-9-]* .*median_ms=[0-9.]*"
-    fi
+    peers "$gcl" "$pm" "$r" "$m" --framework "$(IFS=,; echo "${fws[*]}")"
+    [[ " ${fws[*]} " != *" dgl "* ]] || peers "$gcl" "$pm" "$r" "$m" --framework dgl --flush-subnormals
   done
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)

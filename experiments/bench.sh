@@ -38,12 +38,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x "$gcnlab" ] || { echo "bench: $gcnlab not built (bash scripts/build.sh)" >&2; exit 1; }
-# PyTorch runs the OpenBLAS kernels gcnlab runs: on a CPU OpenBLAS does not know, gcnlab asks for the
-# kernels of its vector units where OpenBLAS takes its SSE3 ones (backends/cpu/blas_kernels.hpp)
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  OPENBLAS_CORETYPE=$("$gcnlab" --version | sed -n 's/^blas kernels: \([A-Za-z0-9]*\).*/\1/p')
-  export OPENBLAS_CORETYPE
-fi
+# PyTorch runs the OpenBLAS kernels gcnlab runs
+source "$root/experiments/blas_kernels.sh"
 mkdir -p "$out"
 log=$out/bench.txt
 : > "$log"
@@ -93,7 +89,6 @@ for t in "${thread_counts[@]}"; do
   done
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-core=$(/usr/bin/python3 -c "import ctypes; f=ctypes.CDLL('libopenblas.so.0').openblas_get_corename; f.restype=ctypes.c_char_p; print(f().decode())" 2>/dev/null || echo unknown)
 # the host's memory bandwidth: a STREAM-style triad a = b + s c on 3 x 256 MiB (numpy, one thread, best of 5)
 triad=$(/usr/bin/python3 -c "
 import numpy as np, time
@@ -101,7 +96,7 @@ n = 1 << 25; b = np.ones(n); c = np.ones(n); a = np.empty(n); best = 1e9
 for _ in range(5):
     t = time.perf_counter(); np.multiply(c, 3.0, out=a); np.add(a, b, out=a); best = min(best, time.perf_counter() - t)
 print(f'{5 * 8 * n / best / 1e9:.1f}')")  # numpy's two passes read 3 and write 2 arrays of 8-byte values
-echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=${OPENBLAS_CORETYPE:-$core} cores=$(nproc) triad_gbs=$triad" | tee -a "$log"
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core cores=$(nproc) triad_gbs=$triad" | tee -a "$log"
 
 /usr/bin/python3 - "$log" "$threads" > "$out/summary.md" <<'EOF'
 import re, sys
@@ -186,6 +181,7 @@ else:
     out.append("No figure was unstable (every spread within 10 %).")
 print("\n".join(out))
 EOF
+kernels_note >> "$out/summary.md"
 echo
 cat "$out/summary.md"
 echo "bench: lines in $log, table in $out/summary.md"

@@ -37,10 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x "$gcnlab" ] || { echo "bench_models: $gcnlab not built (bash scripts/build.sh)" >&2; exit 1; }
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then  # PyTorch's GEMMs run the OpenBLAS kernels gcnlab's do (bench.sh)
-  OPENBLAS_CORETYPE=$("$gcnlab" --version | sed -n 's/^blas kernels: \([A-Za-z0-9]*\).*/\1/p')
-  export OPENBLAS_CORETYPE
-fi
+source "$root/experiments/blas_kernels.sh"  # PyTorch's GEMMs run the OpenBLAS kernels gcnlab's do
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 mkdir -p "$out"
 log=$out/bench.txt
@@ -96,7 +93,7 @@ for r in $(seq "$rounds"); do
   done
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') threads=$threads openblas_core=${OPENBLAS_CORETYPE:-unknown}" | tee -a "$log"
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') threads=$threads openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core" | tee -a "$log"
 
 /usr/bin/python3 - "$log" > "$out/summary.md" <<'EOF'
 import sys
@@ -130,6 +127,7 @@ out += ["", f"Host: {host.get('cpu', '?').replace('_', ' ')}, {host.get('threads
         f"{host.get('openblas_core', '?')}. Median (min-max) over the interleaved rounds; a ratio is taken within its round."]
 print("\n".join(out))
 EOF
+kernels_note >> "$out/summary.md"
 echo
 cat "$out/summary.md"
 echo "bench_models: lines in $log, table in $out/summary.md"

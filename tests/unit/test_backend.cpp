@@ -753,10 +753,11 @@ TEST_CASE("one Adam step against hand computation", "[optimizer]") {
 
 TEST_CASE("graph attention's edge kernels against dense loops, with full and compressed rows", "[backend][attention]") {
   auto be = cpu_backend();
-  const int H = 3;
+  // 12 heads: the row reductions' second group of ew::kHeadGroup accumulators
+  for (const int H : {3, 12}) {
   const std::int64_t width = 11;  // columns per head (the SDDMM's 8 lanes and a tail); the view starts inside head 0
   const ew::HeadSplit hs{2, width};
-  const std::int64_t cols = 3 * width - 2;  // local columns 2..32 of 33: heads 0 (partly), 1, 2
+  const std::int64_t cols = H * width - 2;  // local columns 2 .. H width - 1: head 0 partly, then heads 1 .. H - 1
   for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
     const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
     const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
@@ -828,6 +829,7 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
           const float want = dot_in_order(&g[i * cols + c0], &x[h.col[q] * cols + c0], 1, c1 - c0);
           REQUIRE(std::memcmp(&dv[q * H + k], &want, sizeof want) == 0);
         }
+  }
   }
 }
 

@@ -62,8 +62,8 @@ import numpy as np
 
 try:
     import torch
-except ImportError:  # pragma: no cover - reported to the user
-    sys.exit("bench_pytorch: PyTorch is not installed (Debian: apt-get install python3-torch)")
+except ImportError:  # reported by main() after the arguments, so that --help works without it
+    torch = None
 
 
 def import_dgl():
@@ -155,6 +155,8 @@ def main():
     ap.add_argument("--flush-subnormals", action="store_true",
                     help="subnormal floats flushed to zero (FTZ and DAZ), as gcnlab's CPU backend runs")
     args = ap.parse_args()
+    if torch is None:
+        sys.exit("bench_pytorch: PyTorch is not installed (Debian: apt-get install python3-torch)")
     if args.flush_subnormals and not torch.set_flush_denormal(True):
         sys.exit("bench_pytorch: this CPU cannot flush subnormals (torch.set_flush_denormal)")
     frameworks = args.framework.split(",")

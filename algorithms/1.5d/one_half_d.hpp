@@ -75,6 +75,7 @@ class OneHalfDStrategy final : public Strategy {
   const Layout& layout(int l) const override { return layouts_[l]; }
   Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
+  bool local_linear() const override { return true; }  // linear_add, linear_backward_add
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   bool counts_metrics() const override { return grid_.coord("c") == 0; }

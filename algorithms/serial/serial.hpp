@@ -33,6 +33,7 @@ class SerialStrategy final : public Strategy {
   Block weight_block(int l) const override { return {0, dims_[l], 0, wcols_[l]}; }
   void aggregate(int l, Direction d, ConstView in, View out) override;
   void aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) override;
+  bool local_linear() const override { return true; }  // linear_add, linear_backward_add
   void linear(int l, ConstView x, ConstView w, View z) override;
   void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) override;
   std::unique_ptr<SampleCut> cut(Sample s) const override;

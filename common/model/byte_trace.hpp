@@ -25,6 +25,10 @@ class ByteTracer final : public Primitives {
   void linear_backward(int l, ConstView, ConstView, ConstView, View, View* dx) override {
     s_.linear_backward_bytes(l, dx != nullptr, bytes_);
   }
+  void linear_add(int l, ConstView, ConstView, View) override { s_.linear_bytes(l, bytes_); }
+  void linear_backward_add(int l, ConstView, ConstView, ConstView, View, View) override {
+    s_.linear_backward_bytes(l, true, bytes_);
+  }
   void align(int l, Direction d, ConstView, View) override { s_.align_bytes(l, d, bytes_); }
   void sum_over_columns(int l, std::span<float>) override { s_.sum_over_columns_bytes(l, bytes_); }
   void sum_over_rows(int l, View per_column) override { s_.sum_over_rows_bytes(l, per_column.size(), bytes_); }

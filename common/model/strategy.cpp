@@ -80,6 +80,19 @@ void Strategy::reshard(int, int, ConstView, View, bool) { no_scalegnn_model(); }
 void Strategy::align(int, Direction, ConstView, View) { no_align(); }
 void Strategy::align_bytes(int, Direction, ByteModel&) const { no_align(); }
 
+void Strategy::linear_add(int, ConstView x, ConstView w, View z) {
+  GCNLAB_CHECK(ctx_ && local_linear(), "internal: linear_add on a strategy without local linear maps");
+  auto timer = ctx_->world.ledger().time(Category::gemm);
+  ctx_->backend.gemm(Op::N, Op::N, 1.f, x, w, 1.f, z);
+}
+
+void Strategy::linear_backward_add(int l, ConstView x, ConstView g, ConstView w, View dw, View dx) {
+  GCNLAB_CHECK(ctx_ && local_linear(), "internal: linear_backward_add on a strategy without local linear maps");
+  linear_backward(l, x, g, w, dw, nullptr);  // dW, reduced as the strategy reduces it
+  auto timer = ctx_->world.ledger().time(Category::gemm);
+  ctx_->backend.gemm(Op::N, Op::T, 1.f, g, w, 1.f, dx);
+}
+
 void Strategy::aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) {
   GCNLAB_CHECK(ctx_, "internal: a strategy made outside make_strategy has no backend for aggregate_plus");
   aggregate(l, d, in, out);

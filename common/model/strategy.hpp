@@ -224,6 +224,14 @@ class Primitives {
   // whose gathered W a strategy may keep (plexus-3d); a layer may multiply by
   // two weights (Architecture::self_term: W_l and its root term's).
   virtual void linear_backward(int l, ConstView x, ConstView g, ConstView w, View dw, View* dx) = 0;
+  // z += x w, and linear_backward with dx += g wᵀ: the linear map added into
+  // an output that holds a term already (GraphSAGE's root term R S on the
+  // convolution's Z, its gradient G Sᵀ on the convolution's dX), offered by a
+  // strategy whose linear maps are local GEMMs (Strategy::local_linear()): the
+  // GEMM adds in its output pass (beta = 1), where x w would take a buffer of
+  // its own and a pass that adds it. They move what linear and linear_backward move.
+  virtual void linear_add(int l, ConstView x, ConstView w, View z) = 0;
+  virtual void linear_backward_add(int l, ConstView x, ConstView g, ConstView w, View dw, View dx) = 0;
   // A convolution's term on its own input rows (Architecture::self_term):
   // forward, out (aggregated_layout(l)) = in (layout(l)); backward, out
   // (layout(l)) += in (aggregated_layout(l)). Pass::aligned and its adjoints
@@ -320,6 +328,15 @@ class Strategy : public Primitives {
     (void)l;
     return true;
   }
+  // Whether linear()'s Z = X W and linear_backward()'s dX = G Wᵀ are each one
+  // GEMM of this rank's operands, every rank's rows complete (serial, the
+  // block-row strategies: of the two maps only dW is reduced), so that
+  // linear_add and linear_backward_add can add into their outputs.
+  virtual bool local_linear() const { return false; }
+  // The accumulating forms for a local_linear() strategy: linear_backward's dW
+  // and GEMMs with beta = 1 on the bound backend (an internal error elsewhere).
+  void linear_add(int l, ConstView x, ConstView w, View z) final;
+  void linear_backward_add(int l, ConstView x, ConstView g, ConstView w, View dw, View dx) final;
   void align(int l, Direction d, ConstView in, View out) override;
   void aggregate_plus(int l, Direction d, ConstView in, const RowTerm& t, View out) override;
   // One all-reduce over every rank, replicas contributing zeros: a handful of

@@ -11,6 +11,12 @@ enum Own { kRoot, kRootGrad, kRootProduct };
 
 std::string root_name(int l) { return fmt::format("Wroot{}", l); }
 
+// Whether the root term's GEMMs add into the convolution's Z_l and dX_l
+// (Primitives::linear_add): where the strategy's linear maps are local and
+// G_l and dX_l have storage of their own (under MG-GCN's shared plan the
+// convolution's dX_l overwrites G_l, which dR_l = G_l S_lᵀ reads first).
+bool adds_root(const Strategy& st) { return st.local_linear() && st.activation_plan() == ActivationPlan::per_layer; }
+
 }  // namespace
 
 Architecture SageModel::architecture(const ModelConfig& c, std::int64_t features, std::int64_t classes) const {
@@ -39,6 +45,7 @@ void SageModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, L
   const Layout& out = st.layout(l + 1);
   s.own.assign(3, View{});
   if (!st.same_rows()) s.own[kRoot] = slots.take(aggregated);  // else R_l is X_l (Pass::aligned)
+  if (adds_root(st)) return;                                    // R_l S_l and dR_l added in place
   if (p.input_gradient(l)) s.own[kRootGrad] = slots.take(aggregated);
   s.own[kRootProduct] = slots.take(out);
 }
@@ -46,18 +53,27 @@ void SageModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, L
 void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
   LayerBuffers& s = p.buf.layers[l];
   p.layer_forward(l, x);  // Z = Mᵀ X W
-  p.primitives.linear(l, p.aligned(l, x, s.own[kRoot]), p.buf.param(root_name(l)).value, s.own[kRootProduct]);
+  const ConstView r = p.aligned(l, x, s.own[kRoot]);
+  const ConstView root = p.buf.param(root_name(l)).value;
+  if (adds_root(p.strategy)) p.primitives.linear_add(l, r, root, s.z);  // Z += R S
+  else p.primitives.linear(l, r, root, s.own[kRootProduct]);            // added in the activation's pass
 }
 
-ConstView SageModel::addend(const Pass& p, int l) const { return p.buf.layers[l].own[kRootProduct]; }  // R_l S_l
+// R_l S_l, where it has a buffer of its own (else in Z_l already: none)
+ConstView SageModel::addend(const Pass& p, int l) const { return p.buf.layers[l].own[kRootProduct]; }
 
 void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) const {
   LayerBuffers& s = p.buf.layers[l];
   Parameter& root = p.buf.param(root_name(l));
-  // G_l is read here, before the convolution's dX_l may overwrite it (shared plan)
-  View root_grad = s.own[kRootGrad];
   // R_l again: the backward's X_l is the forward's (recomputed under the shared plan), the copy's source
   const ConstView r = p.strategy.same_rows() ? x : static_cast<ConstView>(s.own[kRoot]);
+  if (adds_root(p.strategy)) {
+    p.layer_backward(l, x, dx);
+    if (dx) return p.primitives.linear_backward_add(l, r, s.g, root.value, root.grad, *dx);  // dX += G Sᵀ
+    return p.primitives.linear_backward(l, r, s.g, root.value, root.grad, nullptr);
+  }
+  // G_l is read here, before the convolution's dX_l may overwrite it (shared plan)
+  View root_grad = s.own[kRootGrad];
   p.primitives.linear_backward(l, r, s.g, root.value, root.grad, dx ? &root_grad : nullptr);
   p.layer_backward(l, x, dx);
   if (dx) p.add_aligned(l, root_grad, *dx);

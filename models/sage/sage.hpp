@@ -11,11 +11,14 @@
 //             M: the mean values (EdgeValues::mean, 1 / d_in(i) on j -> i),
 //             Mᵀ X W the graph convolution in its product orders
 //             (common/model/convolution.hpp); R_l: X_l in aggregated_layout(l)
-//             (Pass::aligned: X_l itself, or plexus-3d's reshard); R_l S_l and
-//             b_l added by the stack in its activation's pass (addend, biased)
+//             (Pass::aligned: X_l itself, or plexus-3d's reshard); R_l S_l
+//             added into Z_l by its GEMM (linear_add) where the strategy's
+//             linear maps are local, else by the stack in its activation's
+//             pass with b_l (addend, biased)
 //   backward  db_l = Σ_i G_i (the stack's);  dS_l = R_lᵀ G_l and
 //             dR_l = G_l S_lᵀ (linear_backward);  dW_l and dX_l of the
-//             convolution;  dX_l += align'(dR_l)
+//             convolution;  dX_l += align'(dR_l) (in dR_l's GEMM,
+//             linear_backward_add, where Z_l's root term is)
 // Parameters: W<l> (the neighbour weight, f_l x f_{l+1}), Wroot<l> (the root
 // weight S_l) and b<l> (1 x f_{l+1}, zeros); weight decay on all three, as
 // an optimiser over PyG's model.parameters() applies it.
@@ -31,11 +34,12 @@ class SageModel final : public LayerStack {
 
  protected:
   bool biased() const override { return true; }
-  // R_l S_l, added to Z_l with the bias in the activation's pass.
+  // R_l S_l, added to Z_l with the bias in the activation's pass (none where linear_add adds it).
   ConstView addend(const Pass& p, int l) const override;
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
-  // R_l (where the layouts differ) and dR_l (aggregated_layout(l)), R_l S_l (layout(l+1)).
+  // R_l (where the layouts differ) and, where the root term is not added in place,
+  // dR_l (aggregated_layout(l)) and R_l S_l (layout(l+1)).
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
 };
 

@@ -16,6 +16,7 @@
 #include "models/registry.hpp"
 #include "planning/simulate.hpp"
 #include "tests/support/harness.hpp"
+#include "tests/support/random.hpp"
 
 using namespace gcnlab;
 using namespace gcnlab::test;
@@ -177,4 +178,44 @@ TEST_CASE("GAT averaging its heads (--concat off, --output-heads 3) matches seri
       }
     }
   }
+}
+
+TEST_CASE("linear_add and linear_backward_add add in the GEMM with the bits of linear and an axpy; a strategy "
+          "without local linear maps refuses them",
+          "[models][primitives]") {
+  const std::int64_t n = 300, k = 13, m = 11;  // GraphSAGE's R (n x k), S (k x m), Z and G (n x m)
+  std::vector<float> x = random_vector(n * k, 1), w = random_vector(k * m, 2), z0 = random_vector(n * m, 3),
+                     g = random_vector(n * m, 4), dx0 = random_vector(n * k, 5);
+  const ConstView xv{x.data(), n, k, k}, wv{w.data(), k, m, m}, gv{g.data(), n, m, m};
+  const auto plus = [](std::vector<float> a, const std::vector<float>& b) {  // a + b, element by element
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+    return a;
+  };
+  for (const char* algo : {"serial", "1d"}) {
+    INFO("--algo " << algo);
+    RunSpec spec;
+    spec.algo = algo;
+    Job job(MPI_COMM_SELF, spec);
+    Strategy& s = job.strategy();
+    REQUIRE(s.local_linear());
+    std::vector<float> z = z0, product(n * m);
+    s.linear_add(0, xv, wv, View{z.data(), n, m, m});
+    s.linear(0, xv, wv, View{product.data(), n, m, m});
+    CHECK(z == plus(z0, product));
+
+    std::vector<float> dx = dx0, dw(k * m), dw_alone(k * m), dr(n * k);
+    s.linear_backward_add(0, xv, gv, wv, View{dw.data(), k, m, m}, View{dx.data(), n, k, k});
+    View dr_view{dr.data(), n, k, k};
+    s.linear_backward(0, xv, gv, wv, View{dw_alone.data(), k, m, m}, &dr_view);
+    CHECK(dw == dw_alone);
+    CHECK(dx == plus(dx0, dr));
+  }
+  RunSpec spec;
+  spec.algo = "2d";
+  spec.grid = {1, 1};
+  Job job(MPI_COMM_SELF, spec);
+  REQUIRE_FALSE(job.strategy().local_linear());
+  std::vector<float> z = z0;
+  CHECK_THAT(error_message([&] { job.strategy().linear_add(0, xv, wv, View{z.data(), n, m, m}); }),
+             Catch::Contains("without local linear maps"));
 }

@@ -11,11 +11,16 @@ enum Own { kRoot, kRootGrad, kRootProduct };
 
 std::string root_name(int l) { return fmt::format("Wroot{}", l); }
 
-// Whether the root term's GEMMs add into the convolution's Z_l and dX_l
-// (Primitives::linear_add): where the strategy's linear maps are local and
-// G_l and dX_l have storage of their own (under MG-GCN's shared plan the
-// convolution's dX_l overwrites G_l, which dR_l = G_l S_lᵀ reads first).
-bool adds_root(const Strategy& st) { return st.local_linear() && st.activation_plan() == ActivationPlan::per_layer; }
+// Whether the root term's GEMM adds R_l S_l into the convolution's Z_l
+// (Primitives::linear_add): where the strategy's linear maps are local.
+bool adds_root(const Strategy& st) { return st.local_linear(); }
+// Whether its gradient's GEMM adds dR_l into the convolution's dX_l
+// (linear_backward_add): also where G_l and dX_l have storage of their own
+// (under MG-GCN's shared plan the convolution's dX_l overwrites G_l, which
+// dR_l = G_l S_lᵀ reads first).
+bool adds_root_gradient(const Strategy& st) {
+  return adds_root(st) && st.activation_plan() == ActivationPlan::per_layer;
+}
 
 }  // namespace
 
@@ -45,9 +50,8 @@ void SageModel::bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, L
   const Layout& out = st.layout(l + 1);
   s.own.assign(3, View{});
   if (!st.same_rows()) s.own[kRoot] = slots.take(aggregated);  // else R_l is X_l (Pass::aligned)
-  if (adds_root(st)) return;                                    // R_l S_l and dR_l added in place
-  if (p.input_gradient(l)) s.own[kRootGrad] = slots.take(aggregated);
-  s.own[kRootProduct] = slots.take(out);
+  if (p.input_gradient(l) && !adds_root_gradient(st)) s.own[kRootGrad] = slots.take(aggregated);
+  if (!adds_root(st)) s.own[kRootProduct] = slots.take(out);
 }
 
 void SageModel::layer_forward(const Pass& p, int l, ConstView x) const {
@@ -67,7 +71,7 @@ void SageModel::layer_backward(const Pass& p, int l, ConstView x, View* dx) cons
   Parameter& root = p.buf.param(root_name(l));
   // R_l again: the backward's X_l is the forward's (recomputed under the shared plan), the copy's source
   const ConstView r = p.strategy.same_rows() ? x : static_cast<ConstView>(s.own[kRoot]);
-  if (adds_root(p.strategy)) {
+  if (adds_root_gradient(p.strategy)) {
     p.layer_backward(l, x, dx);
     if (dx) return p.primitives.linear_backward_add(l, r, s.g, root.value, root.grad, *dx);  // dX += G Sᵀ
     return p.primitives.linear_backward(l, r, s.g, root.value, root.grad, nullptr);

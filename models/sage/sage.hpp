@@ -18,7 +18,8 @@
 //   backward  db_l = Σ_i G_i (the stack's);  dS_l = R_lᵀ G_l and
 //             dR_l = G_l S_lᵀ (linear_backward);  dW_l and dX_l of the
 //             convolution;  dX_l += align'(dR_l) (in dR_l's GEMM,
-//             linear_backward_add, where Z_l's root term is)
+//             linear_backward_add, where Z_l's root term is and G_l and
+//             dX_l have storage of their own: not MG-GCN's shared plan)
 // Parameters: W<l> (the neighbour weight, f_l x f_{l+1}), Wroot<l> (the root
 // weight S_l) and b<l> (1 x f_{l+1}, zeros); weight decay on all three, as
 // an optimiser over PyG's model.parameters() applies it.
@@ -38,8 +39,8 @@ class SageModel final : public LayerStack {
   ConstView addend(const Pass& p, int l) const override;
   void layer_forward(const Pass& p, int l, ConstView x) const override;
   void layer_backward(const Pass& p, int l, ConstView x, View* dx) const override;
-  // R_l (where the layouts differ) and, where the root term is not added in place,
-  // dR_l (aggregated_layout(l)) and R_l S_l (layout(l+1)).
+  // R_l (where the layouts differ); dR_l (aggregated_layout(l)) and R_l S_l
+  // (layout(l+1)), each where its GEMM does not add it in place.
   void bind_layer(ActivationSlots& slots, const BufferPlan& p, int l, LayerBuffers& s) const override;
 };
 

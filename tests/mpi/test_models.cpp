@@ -180,8 +180,8 @@ TEST_CASE("GAT averaging its heads (--concat off, --output-heads 3) matches seri
   }
 }
 
-TEST_CASE("linear_add and linear_backward_add add in the GEMM with the bits of linear and an axpy; a strategy "
-          "without local linear maps refuses them",
+TEST_CASE("linear_add and linear_backward_add add in the GEMM with the bits of linear and an add (k within one "
+          "K block of the BLAS); a strategy without local linear maps refuses them",
           "[models][primitives]") {
   const std::int64_t n = 300, k = 13, m = 11;  // GraphSAGE's R (n x k), S (k x m), Z and G (n x m)
   std::vector<float> x = random_vector(n * k, 1), w = random_vector(k * m, 2), z0 = random_vector(n * m, 3),

@@ -755,81 +755,81 @@ TEST_CASE("graph attention's edge kernels against dense loops, with full and com
   auto be = cpu_backend();
   // 12 heads: the row reductions' second group of ew::kHeadGroup accumulators
   for (const int H : {3, 12}) {
-  const std::int64_t width = 11;  // columns per head (the SDDMM's 8 lanes and a tail); the view starts inside head 0
-  const ew::HeadSplit hs{2, width};
-  const std::int64_t cols = H * width - 2;  // local columns 2 .. H width - 1: head 0 partly, then heads 1 .. H - 1
-  for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
-    const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
-    const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
-    CHECK(a.compressed == (density < 0.01));
-    const std::int64_t nnz = h.nnz();
-    const auto src = random_vector(n * H, 3), dst = random_vector(rows * H, 4);
-    const auto x = random_vector(n * cols, 5), g = random_vector(rows * cols, 6);
-    Dense ds = make_dense(*be, n, H, src), dd = make_dense(*be, rows, H, dst);
-    Buffer<float> e(*be, static_cast<std::size_t>(nnz * H)), m(*be, static_cast<std::size_t>(rows * H)),
-        s(*be, static_cast<std::size_t>(rows * H));
-    be->edge_scores(a, H, ds.data(), dd.data(), 0.2f, e.data());
-    be->edge_row_max(a, H, e.data(), m.data());
-    be->edge_exp_row_sum(a, H, m.data(), e.data(), s.data());
-    be->edge_scale_rows(a, H, s.data(), e.data());
-    const auto alpha = e.download();
-    {  // the four passes in one visit per row: the same bits, the rows' max and sum too (unstored rows: -inf, 0)
-      Buffer<float> e1(*be, e.size()), m1(*be, m.size()), s1(*be, s.size());
-      be->edge_softmax(a, H, ds.data(), dd.data(), 0.2f, e1.data(), m1.data(), s1.data());
-      CHECK(same_bits(e1.download(), alpha));
-      CHECK(same_bits(m1.download(), m.download()));
-      CHECK(same_bits(s1.download(), s.download()));
+    const std::int64_t width = 11;  // columns per head (the SDDMM's 8 lanes and a tail); the view starts inside head 0
+    const ew::HeadSplit hs{2, width};
+    const std::int64_t cols = H * width - 2;  // local columns 2 .. H width - 1: head 0 partly, then heads 1 .. H - 1
+    for (auto [rows, n, density] : {std::tuple{30, 25, 0.3}, std::tuple{300, 40, 0.004}}) {
+      const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + n));
+      const Csr a = upload(*be, h, RowStorage::sparse_if_smaller);
+      CHECK(a.compressed == (density < 0.01));
+      const std::int64_t nnz = h.nnz();
+      const auto src = random_vector(n * H, 3), dst = random_vector(rows * H, 4);
+      const auto x = random_vector(n * cols, 5), g = random_vector(rows * cols, 6);
+      Dense ds = make_dense(*be, n, H, src), dd = make_dense(*be, rows, H, dst);
+      Buffer<float> e(*be, static_cast<std::size_t>(nnz * H)), m(*be, static_cast<std::size_t>(rows * H)),
+          s(*be, static_cast<std::size_t>(rows * H));
+      be->edge_scores(a, H, ds.data(), dd.data(), 0.2f, e.data());
+      be->edge_row_max(a, H, e.data(), m.data());
+      be->edge_exp_row_sum(a, H, m.data(), e.data(), s.data());
+      be->edge_scale_rows(a, H, s.data(), e.data());
+      const auto alpha = e.download();
+      {  // the four passes in one visit per row: the same bits, the rows' max and sum too (unstored rows: -inf, 0)
+        Buffer<float> e1(*be, e.size()), m1(*be, m.size()), s1(*be, s.size());
+        be->edge_softmax(a, H, ds.data(), dd.data(), 0.2f, e1.data(), m1.data(), s1.data());
+        CHECK(same_bits(e1.download(), alpha));
+        CHECK(same_bits(m1.download(), m.download()));
+        CHECK(same_bits(s1.download(), s.download()));
+      }
+      const auto head_of = [&](std::int64_t c) { return static_cast<int>((hs.col0 + c) / width); };
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (int k = 0; k < H; ++k) {  // the row's softmax of LeakyReLU(src_j + dst_i)
+          double total = 0;
+          for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+            const double v = src[h.col[q] * H + k] + dst[i * H + k];
+            total += std::exp(v > 0 ? v : 0.2 * v);
+          }
+          for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+            const double v = src[h.col[q] * H + k] + dst[i * H + k];
+            REQUIRE(alpha[q * H + k] == Approx(std::exp(v > 0 ? v : 0.2 * v) / total).margin(1e-6));
+          }
+        }
+      // Y = α X per head; the transpose's product through the permutation; the SDDMM
+      Dense dx = make_dense(*be, n, cols, x), dg = make_dense(*be, rows, cols, g), y(*be, rows, cols), yt(*be, n, cols);
+      be->spmm_edges(a, H, hs, e.data(), nullptr, dx, y);
+      std::vector<std::int64_t> perm;
+      const HostCsr th = transpose_pattern(h, perm);
+      const Csr t = upload(*be, th, RowStorage::sparse_if_smaller);
+      const auto dperm = make_buffer<std::int64_t>(*be, perm);
+      be->spmm_edges(t, H, hs, e.data(), dperm.data(), dg, yt);
+      Buffer<float> dots(*be, static_cast<std::size_t>(nnz * H)), rs(*be, static_cast<std::size_t>(n * H));
+      be->sddmm(a, H, hs, dg, dx, dots.data());
+      be->edge_row_sums(t, H, e.data(), dperm.data(), rs.data());
+      const auto yv = y.download(), ytv = yt.download(), dv = dots.download(), rsv = rs.download();
+      std::vector<double> ref(static_cast<std::size_t>(rows * cols)), reft(static_cast<std::size_t>(n * cols)),
+          refd(static_cast<std::size_t>(nnz * H)), refs(static_cast<std::size_t>(n * H));
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
+          const std::int64_t j = h.col[q];
+          for (int k = 0; k < H; ++k) refs[j * H + k] += alpha[q * H + k];
+          for (std::int64_t c = 0; c < cols; ++c) {
+            const float w = alpha[q * H + head_of(c)];
+            ref[i * cols + c] += w * x[j * cols + c];
+            reft[j * cols + c] += w * g[i * cols + c];
+            refd[q * H + head_of(c)] += static_cast<double>(g[i * cols + c]) * x[j * cols + c];
+          }
+        }
+      for (std::size_t k = 0; k < ref.size(); ++k) REQUIRE(yv[k] == Approx(ref[k]).margin(1e-5));
+      for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
+      for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dv[k] == Approx(refd[k]).margin(1e-5));
+      for (std::size_t k = 0; k < refs.size(); ++k) REQUIRE(rsv[k] == Approx(refs[k]).margin(1e-5));
+      for (std::int64_t i = 0; i < rows; ++i)  // the SDDMM's bits: its stated order, on every ISA
+        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q)
+          for (int k = 0; k < H; ++k) {
+            const std::int64_t c0 = hs.first(k, cols), c1 = hs.last(k, cols);
+            const float want = dot_in_order(&g[i * cols + c0], &x[h.col[q] * cols + c0], 1, c1 - c0);
+            REQUIRE(std::memcmp(&dv[q * H + k], &want, sizeof want) == 0);
+          }
     }
-    const auto head_of = [&](std::int64_t c) { return static_cast<int>((hs.col0 + c) / width); };
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (int k = 0; k < H; ++k) {  // the row's softmax of LeakyReLU(src_j + dst_i)
-        double total = 0;
-        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
-          const double v = src[h.col[q] * H + k] + dst[i * H + k];
-          total += std::exp(v > 0 ? v : 0.2 * v);
-        }
-        for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
-          const double v = src[h.col[q] * H + k] + dst[i * H + k];
-          REQUIRE(alpha[q * H + k] == Approx(std::exp(v > 0 ? v : 0.2 * v) / total).margin(1e-6));
-        }
-      }
-    // Y = α X per head; the transpose's product through the permutation; the SDDMM
-    Dense dx = make_dense(*be, n, cols, x), dg = make_dense(*be, rows, cols, g), y(*be, rows, cols), yt(*be, n, cols);
-    be->spmm_edges(a, H, hs, e.data(), nullptr, dx, y);
-    std::vector<std::int64_t> perm;
-    const HostCsr th = transpose_pattern(h, perm);
-    const Csr t = upload(*be, th, RowStorage::sparse_if_smaller);
-    const auto dperm = make_buffer<std::int64_t>(*be, perm);
-    be->spmm_edges(t, H, hs, e.data(), dperm.data(), dg, yt);
-    Buffer<float> dots(*be, static_cast<std::size_t>(nnz * H)), rs(*be, static_cast<std::size_t>(n * H));
-    be->sddmm(a, H, hs, dg, dx, dots.data());
-    be->edge_row_sums(t, H, e.data(), dperm.data(), rs.data());
-    const auto yv = y.download(), ytv = yt.download(), dv = dots.download(), rsv = rs.download();
-    std::vector<double> ref(static_cast<std::size_t>(rows * cols)), reft(static_cast<std::size_t>(n * cols)),
-        refd(static_cast<std::size_t>(nnz * H)), refs(static_cast<std::size_t>(n * H));
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q) {
-        const std::int64_t j = h.col[q];
-        for (int k = 0; k < H; ++k) refs[j * H + k] += alpha[q * H + k];
-        for (std::int64_t c = 0; c < cols; ++c) {
-          const float w = alpha[q * H + head_of(c)];
-          ref[i * cols + c] += w * x[j * cols + c];
-          reft[j * cols + c] += w * g[i * cols + c];
-          refd[q * H + head_of(c)] += static_cast<double>(g[i * cols + c]) * x[j * cols + c];
-        }
-      }
-    for (std::size_t k = 0; k < ref.size(); ++k) REQUIRE(yv[k] == Approx(ref[k]).margin(1e-5));
-    for (std::size_t k = 0; k < reft.size(); ++k) REQUIRE(ytv[k] == Approx(reft[k]).margin(1e-5));
-    for (std::size_t k = 0; k < refd.size(); ++k) REQUIRE(dv[k] == Approx(refd[k]).margin(1e-5));
-    for (std::size_t k = 0; k < refs.size(); ++k) REQUIRE(rsv[k] == Approx(refs[k]).margin(1e-5));
-    for (std::int64_t i = 0; i < rows; ++i)  // the SDDMM's bits: its stated order, on every ISA
-      for (std::int64_t q = h.rowptr[i]; q < h.rowptr[i + 1]; ++q)
-        for (int k = 0; k < H; ++k) {
-          const std::int64_t c0 = hs.first(k, cols), c1 = hs.last(k, cols);
-          const float want = dot_in_order(&g[i * cols + c0], &x[h.col[q] * cols + c0], 1, c1 - c0);
-          REQUIRE(std::memcmp(&dv[q * H + k], &want, sizeof want) == 0);
-        }
-  }
   }
 }
 

@@ -36,7 +36,13 @@ for target in mtx edges pickle gcl shards shard-files ogb-csv partition npy npz 
     echo "fuzz: $target: $runs inputs, no finding ($(( $(date +%s) - start )) s, corpus $(ls "$corpus" | wc -l) files)"
   else
     echo "fuzz: $target: FINDING (log: $build/findings/$target.log)"
-    grep -E "ERROR|runtime error|==[0-9]+==|uncaught|SUMMARY" "$build/findings/$target.log" | head -5
+    # the report's first lines (an uncaught exception's type and what(), an internal error's message too)
+    grep -E "ERROR|runtime error|==[0-9]+==|uncaught|SUMMARY|terminate called|what\(\)|internal error|#[0-9]+ 0x" \
+      "$build/findings/$target.log" | head -20
+    # the input, so that a run elsewhere (CI's) can be replayed here: base64 -d > fuzz/regressions/<target>/NAME
+    for crash in "$build/findings/$target-"crash-* "$build/findings/$target-"oom-* "$build/findings/$target-"timeout-*; do
+      [ -f "$crash" ] && echo "fuzz: $target: input $(basename "$crash") (base64): $(base64 -w0 "$crash" | head -c 8192)"
+    done
     status=1
   fi
   rm -rf "$corpus"

@@ -6,8 +6,11 @@
 # fuzzes from fuzz/corpus/<target>/ (copied: the committed seeds stay as they
 # are). A finding is written to build-fuzz/findings/<target>-crash-* and ends
 # the script non-zero: fix it and add the input to fuzz/regressions/<target>/.
-# FUZZ_SEED fixes libFuzzer's seed (CI sets it, so that a red run repeats);
-# unset, each run explores new inputs.
+# FUZZ_SEED fixes libFuzzer's seed (CI sets it); unset, each run explores new
+# inputs. A fixed seed does not make a run repeat: what the comparisons feed
+# back (pointers, the scratch directory's pid in every path and message)
+# differs from process to process (measured: two runs of one seed, with ASLR
+# off too, kept different corpora). So a finding prints its input in base64.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200000}
@@ -40,7 +43,7 @@ for target in mtx edges pickle gcl shards shard-files ogb-csv partition npy npz 
     grep -E "ERROR|runtime error|==[0-9]+==|uncaught|SUMMARY|terminate called|what\(\)|internal error|#[0-9]+ 0x" \
       "$build/findings/$target.log" | head -20
     # the input, so that a run elsewhere (CI's) can be replayed here: base64 -d > fuzz/regressions/<target>/NAME
-    for crash in "$build/findings/$target-"crash-* "$build/findings/$target-"oom-* "$build/findings/$target-"timeout-*; do
+    for crash in "$build/findings/$target-"{crash,oom,timeout,leak}-*; do
       [ -f "$crash" ] && echo "fuzz: $target: input $(basename "$crash") (base64): $(base64 -w0 "$crash" | head -c 8192)"
     done
     status=1

@@ -38,7 +38,7 @@ struct Dataset {
   float class_signal = 0.f;
 
   int classes = 0;
-  std::vector<std::int32_t> labels;  // -1 = unlabeled (only allowed outside the splits)
+  std::vector<std::int32_t> labels;  // -1 = unlabeled (only allowed outside the splits), else below kLabelLimit
   std::vector<std::uint8_t> split;   // ew::Split per vertex
 
   // A prepared dataset (gcl:DIR): `adj`, `x`, `labels` and `split` are empty;
@@ -65,6 +65,10 @@ struct DatasetSpec {
   std::map<std::string, std::string> args;
 };
 DatasetSpec parse_dataset_spec(const std::string& spec);
+
+// Labels are int32 class numbers and `classes` the largest + 1: a file's
+// label at or above this is refused (never wrapped into a smaller class).
+inline constexpr std::int64_t kLabelLimit = 2147483647;  // INT32_MAX
 
 // The default dataset (no --dataset): a synthetic SBM that needs no files.
 inline constexpr const char* kDefaultDataset = "sbm:nodes=20000,classes=8,avg-degree=16,features=64,seed=1";

@@ -193,9 +193,13 @@ std::int64_t ogb_csv_nodes(const std::string& dir, std::int64_t features, std::i
 
 // OGB's labels (nan: -1) for n vertices; d.classes from them.
 void read_ogb_labels(const std::string& dir, std::int64_t n, Dataset& d) {
-  const auto labels = read_column(require_file(dir, "raw/node-label.csv.gz"), true);
+  const std::string path = require_file(dir, "raw/node-label.csv.gz");
+  const auto labels = read_column(path, true);
   GCNLAB_CHECK(static_cast<std::int64_t>(labels.size()) == n, "ogb: node-label.csv.gz has {} rows for {} vertices",
                labels.size(), n);
+  for (std::int64_t v = 0; v < n; ++v)
+    GCNLAB_CHECK(labels[v] < kLabelLimit, "'{}': label {} of vertex {} is out of range (class numbers are below {})",
+                 path, labels[v], v, kLabelLimit);
   d.labels.assign(labels.begin(), labels.end());
   d.classes = static_cast<int>(*std::max_element(labels.begin(), labels.end()) + 1);
 }

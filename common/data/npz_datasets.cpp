@@ -57,6 +57,8 @@ void set_labels(Dataset& d, std::int64_t n, const std::vector<double>& y, const 
   for (std::size_t v = 0; v < y.size(); ++v) {
     const bool none = std::isnan(y[v]) || y[v] < 0;
     GCNLAB_CHECK(none || y[v] == std::floor(y[v]), "{}: label {} of vertex {} is not an integer", where, y[v], v);
+    GCNLAB_CHECK(none || y[v] < static_cast<double>(kLabelLimit),
+                 "{}: label {} of vertex {} is out of range (class numbers are below {})", where, y[v], v, kLabelLimit);
     d.labels[v] = none ? -1 : static_cast<std::int32_t>(y[v]);
     classes = std::max(classes, d.labels[v] + 1);
   }

@@ -466,6 +466,15 @@ TEST_CASE("ogb: a missing file, a malformed CSV line, an edge out of range", "[d
                 fs::copy_options::overwrite_existing);
   CHECK_THROWS_WITH(load_dataset("ogb:" + (temp_dir() / "ogbn_feat2").string()),
                     Catch::Contains("node-feat.csv.gz' line 2") && Catch::Contains("column 2"));
+  // a label an int32 class number cannot hold: refused, not wrapped (2^32 read as class 0) or overflowed (+ 1)
+  for (const std::string label : {"2147483647", "4294967296", "9223372036854775807"}) {
+    const std::string dir = write_ogb("ogbn_label_" + label);
+    write_gz("ogbn_label_" + label + "/raw/node-label.csv.gz", "0\n1\n" + label + "\n0\nnan\n");
+    CHECK_THROWS_WITH(load_dataset("ogb:" + dir), Catch::Contains("label " + label + " of vertex 2 is out of range"));
+  }
+  const std::string top = write_ogb("ogbn_label_top");
+  write_gz("ogbn_label_top/raw/node-label.csv.gz", "0\n1\n2147483646\n0\nnan\n");
+  CHECK(load_dataset("ogb:" + top).classes == 2147483647);
 }
 
 namespace {
@@ -539,6 +548,23 @@ TEST_CASE("reddit and OGB's npz form: numpy's archives read as the same graph as
   CHECK(o.x[3 * 3 + 1] == 0.5f);  // exact in float16
   CHECK(o.x[3 * 3 + 0] == -0.25f);
   CHECK(dataset_fingerprint(o) == dataset_fingerprint(load_dataset("ogb:" + (temp_dir() / "ogbn_npz").string())));
+}
+
+TEST_CASE("OGB's npz form: a label an int32 class number cannot hold is refused", "[data][npz][errors]") {
+  numpy(kNpzFixtures);
+  numpy(R"(
+import shutil, sys
+import numpy as np
+d = sys.argv[1]
+for name, label in (("ogbn_npz_big", 2.0 ** 31), ("ogbn_npz_huge", 1e300)):
+    shutil.rmtree(f"{d}/{name}", ignore_errors=True)
+    shutil.copytree(f"{d}/ogbn_npz", f"{d}/{name}")
+    np.savez_compressed(f"{d}/{name}/raw/node-label.npz", node_label=np.array([[0], [1], [label], [0], [np.nan]]))
+)");
+  CHECK_THROWS_WITH(load_dataset("ogb:" + (temp_dir() / "ogbn_npz_big").string()),
+                    Catch::Contains("label 2147483648 of vertex 2 is out of range"));
+  CHECK_THROWS_WITH(load_dataset("ogb:" + (temp_dir() / "ogbn_npz_huge").string()),
+                    Catch::Contains("of vertex 2 is out of range"));
 }
 
 TEST_CASE("npz: a member read in parts, from any element, stored or deflated, as read whole", "[data][npz]") {

@@ -96,7 +96,7 @@ n = 1 << 25; b = np.ones(n); c = np.ones(n); a = np.empty(n); best = 1e9
 for _ in range(5):
     t = time.perf_counter(); np.multiply(c, 3.0, out=a); np.add(a, b, out=a); best = min(best, time.perf_counter() - t)
 print(f'{5 * 8 * n / best / 1e9:.1f}')")  # numpy's two passes read 3 and write 2 arrays of 8-byte values
-echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core cores=$(nproc) triad_gbs=$triad" | tee -a "$log"
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') gcnlab_gemm=$("$gcnlab" --version | sed -n "s/^cpu gemm: //p" | tr " " "_") openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core cores=$(nproc) triad_gbs=$triad" | tee -a "$log"
 
 /usr/bin/python3 - "$log" "$threads" > "$out/summary.md" <<'EOF'
 import re, sys
@@ -166,7 +166,8 @@ for d in ("0", "0.5"):
     if shares and gT:
         out.append(f"| element-wise + loss share of the epoch, dropout {d} | | {100 * ew / ms(gT[0]):.1f} % | |")
 out.append("")
-out.append(f"Host: {host.get('cpu', '?').replace('_', ' ')}, OpenBLAS core {host.get('openblas_core', '?')}, "
+out.append(f"Host: {host.get('cpu', '?').replace('_', ' ')}, gcnlab's GEMM {host.get('gcnlab_gemm', '?').replace('_', ' ')}, "
+           f"OpenBLAS core {host.get('openblas_core', '?')}, "
            f"{host.get('cores', '?')} cores, STREAM-style triad {host.get('triad_gbs', '?')} GB/s (numpy, 1 thread). Epoch figures: median (min-max) over {len(rounds(bench='epoch', algo='serial', dropout='0', threads=1))} "
            "interleaved rounds; a ratio is taken within its round.")
 if warned:

@@ -9,7 +9,9 @@
 # 3.7 M nonzeros), 3 layers x 128; GAT (4 heads x 32) on R-MAT --gat-scale
 # (16); 128 features, 32 classes, Adam, no dropout. Each round runs, per model,
 # `gcnlab bench epoch` (the median of E epochs after one untimed, and its
-# per-category breakdown) and then experiments/bench_pytorch.py's DGL and PyG
+# per-category breakdown), with the CPU backend's default GEMM (oneDNN) and
+# again with OpenBLAS's (GCNLAB_CPU_GEMM=openblas: the library PyTorch's GEMMs
+# run here, with the same kernels), then experiments/bench_pytorch.py's DGL and PyG
 # layers (--framework dgl,pyg-sparse; GAT: dgl,pyg-edge-index) on the same
 # prepared file, and DGL's again with subnormals flushed to zero (--flush-subnormals:
 # gcnlab's CPU backend always flushes them). A ratio is taken within its round; the summary is the median
@@ -77,10 +79,12 @@ peers() {
 for r in $(seq "$rounds"); do
   for m in $models; do
     gcl=$(file_of "$m")
-    # shellcheck disable=SC2046
-    "$gcnlab" bench epoch --algo serial --dataset "gcl:$gcl" --layers 3 $(args_of "$m") --dropout 0 \
-      --epochs $((epochs + 1)) --no-eval --threads "$threads" | sed "s/^bench=\([a-z-]*\) /bench=\1 model=$m round=$r /" |
-      tee -a "$log" | grep "bench=epoch "
+    for g in onednn openblas; do
+      # shellcheck disable=SC2046
+      GCNLAB_CPU_GEMM=$g "$gcnlab" bench epoch --algo serial --dataset "gcl:$gcl" --layers 3 $(args_of "$m") \
+        --dropout 0 --epochs $((epochs + 1)) --no-eval --threads "$threads" |
+        sed "s/^bench=\([a-z-]*\) /bench=\1 model=$m round=$r gemm=$g /" | tee -a "$log" | grep "bench=epoch "
+    done
     fws=()
     for f in "${frameworks[@]}"; do
       case $f in dgl) fws+=(dgl) ;; pyg) [ "$m" = gat ] && fws+=(pyg-edge-index) || fws+=(pyg-sparse) ;; esac
@@ -93,7 +97,7 @@ for r in $(seq "$rounds"); do
   done
 done
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') threads=$threads openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core" | tee -a "$log"
+echo "bench=host cpu=$(echo "$cpu" | tr ' ' '_') threads=$threads gcnlab_gemm=$("$gcnlab" --version | sed -n "s/^cpu gemm: //p" | tr " " "_") openblas_core=$OPENBLAS_CORETYPE cpu_core=$cpu_core" | tee -a "$log"
 
 /usr/bin/python3 - "$log" > "$out/summary.md" <<'EOF'
 import sys
@@ -107,13 +111,16 @@ def spread(xs, digits=2):
 names = {"gcn": ("GCN", "GraphConv", "GCNConv, adj_t"), "sage": ("GraphSAGE", "SAGEConv mean", "SAGEConv, adj_t"),
          "gin": ("GIN (learned ε)", "GINConv sum", "GINConv, adj_t"), "gat": ("GAT 4 x 32", "GATConv", "GATConv, edge_index")}
 out = ["| model | gcnlab serial ms | DGL ms | DGL / gcnlab | DGL, subnormals flushed, ms | its / gcnlab | PyG ms "
-       "| PyG / gcnlab | element-wise share |",
-       "|---|---|---|---|---|---|---|---|---|"]
+       "| PyG / gcnlab | element-wise share | gcnlab, OpenBLAS GEMM, ms | DGL / it |",
+       "|---|---|---|---|---|---|---|---|---|---|---|"]
+ours_of = lambda m, g: {r["round"]: float(r["median_ms"]) for r in rows if r["bench"] == "epoch" and r.get("algo")
+                        and r["model"] == m and r.get("gemm", "onednn") == g}
 kinds = {"dgl": lambda f: f == "dgl", "dgl+ftz": lambda f: f == "dgl+ftz", "pyg": lambda f: f.startswith("pyg")}
 for m in dict.fromkeys(r["model"] for r in rows if r["bench"] == "epoch" and "algo" in r):
-    ours = {r["round"]: float(r["median_ms"]) for r in rows if r["bench"] == "epoch" and r.get("algo") and r["model"] == m}
+    ours, openblas = ours_of(m, "onednn"), ours_of(m, "openblas")
     ew = [float(r["share"]) * 100 for r in rows if r["bench"] == "epoch-category" and r["model"] == m
-          and r["category"] == "elementwise"]
+          and r["category"] == "elementwise" and r.get("gemm", "onednn") == "onednn"]
+    dgl = {}
     cells = [f"{names[m][0]}", spread(list(ours.values()), 0)]
     for fw, kind in kinds.items():
         theirs = {r["round"]: float(r["median_ms"]) for r in rows if r["bench"] == "epoch" and r.get("model_name") == m
@@ -121,10 +128,14 @@ for m in dict.fromkeys(r["model"] for r in rows if r["bench"] == "epoch" and "al
         ratios = [theirs[k] / ours[k] for k in theirs if k in ours]
         label = names[m][2 if fw == "pyg" else 1]
         cells += [f"{spread(list(theirs.values()), 0)} ({label})" if theirs else "-", spread(ratios)]
+        dgl = theirs if fw == "dgl" else dgl
     cells.append(f"{spread(ew, 1)} %")
+    cells += [spread(list(openblas.values()), 0), spread([dgl[k] / openblas[k] for k in dgl if k in openblas])]
     out.append("| " + " | ".join(cells) + " |")
-out += ["", f"Host: {host.get('cpu', '?').replace('_', ' ')}, {host.get('threads', '?')} threads, OpenBLAS core "
-        f"{host.get('openblas_core', '?')}. Median (min-max) over the interleaved rounds; a ratio is taken within its round."]
+out += ["", f"Host: {host.get('cpu', '?').replace('_', ' ')}, {host.get('threads', '?')} threads, gcnlab's GEMM "
+        f"{host.get('gcnlab_gemm', '?').replace('_', ' ')}, OpenBLAS core "
+        f"{host.get('openblas_core', '?')}. Median (min-max) over the interleaved rounds; a ratio is taken within its round. "
+        "gcnlab's GEMM is oneDNN's (its default) but in the last two columns, OpenBLAS's, as PyTorch's here."]
 print("\n".join(out))
 EOF
 kernels_note >> "$out/summary.md"

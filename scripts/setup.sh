@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libmetis-dev libptscotch-dev libfmt-dev catch2 nlohmann-json3-dev libcli11-dev libeigen3-dev libzip-dev libxxhash-dev libhwloc-dev
   libopenblas-dev libopenblas0-openmp zlib1g-dev
+  libdnnl-dev  # oneDNN: the CPU backend's default sgemm (backends/cpu/sgemm.hpp)
   python3-numpy python3-matplotlib python3-pandas python3-jsonschema
   clang libclang-rt-dev  # the fuzz build (scripts/fuzz.sh): libFuzzer, ASan, UBSan
   chromium tidy fonts-dejavu-core  # the report check (tests/cli/report.sh): headless Chromium, HTML Tidy

@@ -11,6 +11,7 @@
 
 #include "apps/gcnlab/commands.hpp"
 #include "backends/cpu/blas_kernels.hpp"
+#include "backends/cpu/sgemm.hpp"
 #include "common/comm/mpi_communicator.hpp"
 #include "common/core/progress.hpp"
 #include "gcnlab_config.hpp"
@@ -33,7 +34,9 @@ int main(int argc, char** argv) {
       if (world.rank() == 0) std::fputs(cli::usage().c_str(), stdout);
     } else if (command == "--version") {
       if (world.rank() == 0)
-        fmt::print("gcnlab {} (git {})\nblas kernels: {}\n", GCNLAB_VERSION, GCNLAB_GIT_SHA, gcnlab::cpu::blas_kernels());
+        fmt::print("gcnlab {} (git {})\ncpu gemm: {}\nblas kernels: {}\n", GCNLAB_VERSION, GCNLAB_GIT_SHA,
+                   gcnlab::cpu::gemm_description(gcnlab::cpu::gemm_library_from_environment()),
+                   gcnlab::cpu::blas_kernels());
     } else {
       // bench KIND [options]
       std::string kind;

@@ -1,5 +1,6 @@
 #pragma once
-// OpenBLAS's kernels for the CPU that runs gcnlab.
+// OpenBLAS's kernels for the CPU that runs gcnlab, where GCNLAB_CPU_GEMM=openblas
+// makes OpenBLAS the CPU backend's GEMM (sgemm.hpp; oneDNN's is the default).
 //
 // OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels once, when the
 // library loads, from the CPU's vendor, family and model number. A model it
@@ -12,7 +13,7 @@
 // OpenBLAS's choice lacks the vector units the CPU has, gcnlab re-executes
 // itself with OPENBLAS_CORETYPE set to the kernels those units allow, before
 // MPI and before any thread (apps/gcnlab/main.cpp). A CPU that OpenBLAS knows
-// keeps OpenBLAS's choice (Zen 4 keeps Zen's AVX2 kernels), so do runs that
+// keeps OpenBLAS's choice (a Zen 4 EPYC keeps Cooperlake), so do runs that
 // set OPENBLAS_CORETYPE (the golden test pins Haswell).
 
 #include <optional>

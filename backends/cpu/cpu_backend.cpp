@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include "backends/cpu/blas_kernels.hpp"
+#include "backends/cpu/sgemm.hpp"
 #include "backends/cpu/spmm.hpp"
 
 #include <cblas.h>
@@ -60,10 +61,11 @@ void flush_subnormals() {
 
 }  // namespace
 
-// The kernels run on the constructing thread and on OpenMP's pool (OpenBLAS's
-// OpenMP build shares it), whose threads each have an MXCSR of their own; a
-// thread the pool adds later inherits the creating thread's.
-CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
+// The kernels run on the constructing thread and on OpenMP's pool (oneDNN and
+// OpenBLAS's OpenMP build share it), whose threads each have an MXCSR of their
+// own; a thread the pool adds later inherits the creating thread's.
+CpuBackend::CpuBackend(const BackendOptions& opts)
+    : threads_(opts.threads), gemm_(cpu::gemm_library_from_environment()) {
   omp_set_num_threads(threads_);
   openblas_set_num_threads(threads_);
   flush_subnormals();
@@ -72,7 +74,10 @@ CpuBackend::CpuBackend(const BackendOptions& opts) : threads_(opts.threads) {
 }
 
 std::vector<std::pair<std::string, std::string>> CpuBackend::versions() const {
-  return {{"blas", openblas_get_config()}, {"blas_kernels", cpu::blas_kernels()}, {"openmp", std::to_string(_OPENMP)}};
+  return {{"gemm", cpu::gemm_description(gemm_)},
+          {"blas", openblas_get_config()},
+          {"blas_kernels", cpu::blas_kernels()},
+          {"openmp", std::to_string(_OPENMP)}};
 }
 
 // Buffers of 2 MiB and more are mappings of their own, aligned to and advised for huge pages, and
@@ -134,16 +139,13 @@ void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, f
     return;
   }
   auto sgemm = [&](std::int64_t rows, const float* a_rows, float* c_rows) {
-    cblas_sgemm(CblasRowMajor, op_a == Op::N ? CblasNoTrans : CblasTrans,
-                op_b == Op::N ? CblasNoTrans : CblasTrans, static_cast<int>(rows), static_cast<int>(n),
-                static_cast<int>(k), alpha, a_rows, static_cast<int>(std::max<std::int64_t>(a.ld, 1)),
-                b.data, static_cast<int>(std::max<std::int64_t>(b.ld, 1)), beta, c_rows,
-                static_cast<int>(std::max<std::int64_t>(c.ld, 1)));
+    cpu::sgemm(gemm_, op_a == Op::T, op_b == Op::T, rows, n, k, alpha, a_rows, std::max<std::int64_t>(a.ld, 1), b.data,
+               std::max<std::int64_t>(b.ld, 1), beta, c_rows, std::max<std::int64_t>(c.ld, 1));
   };
   // Tall products (T W, U Wᵀ: m = rows of a block, n and k = widths): each
   // thread multiplies its own rows with a single-threaded sgemm. OpenBLAS's own
   // threading reaches 1.4-1.6x on 2 threads for these shapes here, the split
-  // 1.9-2.0x (`gcnlab bench gemm`). Row i of C is the same dot products either way.
+  // 1.9-2.0x (`gcnlab bench gemm`).
   if (op_a == Op::N && threads_ > 1 && m >= 1024 * threads_) {
 #pragma omp parallel num_threads(threads_)
     {
@@ -156,18 +158,16 @@ void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, f
   // Weight gradients (Xᵀ U: m, n = widths, k = rows of a block): each thread
   // multiplies its own slice of the k rows into a private m x n partial, and
   // the partials are added in thread order, so the bits depend on the thread
-  // count only (a contract of docs/design.md). OpenBLAS's own threading
-  // reaches 1.2x on 2 threads for this shape here.
+  // count only (a contract of docs/design.md), not on the library's own
+  // partition. OpenBLAS's own threading reaches 1.2x on 2 threads for this shape here.
   if (op_a == Op::T && op_b == Op::N && threads_ > 1 && k >= 4096 * threads_ && m * n <= (1 << 20)) {
     std::vector<float> partial(static_cast<std::size_t>(threads_ * m * n));
 #pragma omp parallel num_threads(threads_)
     {
       const int t = omp_get_thread_num(), p = omp_get_num_threads();
       const std::int64_t k0 = k * t / p, k1 = k * (t + 1) / p;
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                  static_cast<int>(k1 - k0), alpha, a.data + k0 * a.ld, static_cast<int>(a.ld),
-                  b.data + k0 * b.ld, static_cast<int>(b.ld), 0.f, partial.data() + t * m * n,
-                  static_cast<int>(n));
+      cpu::sgemm(gemm_, true, false, m, n, k1 - k0, alpha, a.data + k0 * a.ld, a.ld, b.data + k0 * b.ld, b.ld, 0.f,
+                 partial.data() + t * m * n, n);
     }
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {

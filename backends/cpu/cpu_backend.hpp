@@ -1,8 +1,9 @@
 #pragma once
-// CPU backend: OpenMP CSR SpMM, OpenBLAS sgemm, element-wise functors in
+// CPU backend: OpenMP CSR SpMM, oneDNN's or OpenBLAS's sgemm (sgemm.hpp), element-wise functors in
 // OpenMP loops. Memory is 64-byte aligned host memory; large arrays are
 // advised onto transparent huge pages (fewer TLB misses in SpMM's gathers).
 
+#include "backends/cpu/sgemm.hpp"
 #include "common/backend/backend.hpp"
 
 namespace gcnlab {
@@ -99,6 +100,7 @@ class CpuBackend final : public Backend {
 
  private:
   int threads_;
+  cpu::GemmLibrary gemm_;  // GCNLAB_CPU_GEMM's, read once
 };
 
 }  // namespace gcnlab

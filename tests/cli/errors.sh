@@ -189,6 +189,18 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
       fail "${launch:-1 rank}: a CPU with AVX2 runs OpenBLAS kernels '$kernels'"
   done
 fi
+# the CPU's GEMM library (backends/cpu/sgemm.hpp): oneDNN unless GCNLAB_CPU_GEMM=openblas; any other
+# value ends every rank with one line
+env -u GCNLAB_CPU_GEMM "$GCNLAB" --version | grep -qE "^cpu gemm: oneDNN [0-9]+\.[0-9]+\.[0-9]+ \(" ||
+  fail "--version: oneDNN is not the CPU's GEMM by default"
+GCNLAB_CPU_GEMM=openblas "$GCNLAB" --version | grep -q "^cpu gemm: OpenBLAS (" ||
+  fail "--version: GCNLAB_CPU_GEMM=openblas not kept"
+export GCNLAB_CPU_GEMM=mkl
+for np in 1 2; do
+  expect_error $np "GCNLAB_CPU_GEMM=mkl: not a GEMM library (onednn, the default, or openblas)" \
+    train --algo 1d --epochs 1 --dataset gcl:"$WORK/ok.gcl"
+done
+unset GCNLAB_CPU_GEMM
 "$GCNLAB" --help | grep -q "gcnlab COMMAND --help" || fail "gcnlab --help"
 for cmd in train info prepare partition compare plan simulate bench; do
   "$GCNLAB" $cmd --help >"$WORK/help-$cmd" 2>&1 || { cat "$WORK/help-$cmd"; fail "gcnlab $cmd --help exited non-zero"; }

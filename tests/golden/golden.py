@@ -3,7 +3,8 @@
 
 Every registered strategy at 4 ranks on its default grid (serial on 1), a second grid for the strategies
 on grids of two or more axes, every other model (`gcnlab models --json`: scalegnn, sage) where a strategy runs it, a directed graph, and mini-batch
-runs; each run 3 epochs with dropout on, one thread per rank, OpenBLAS's Haswell kernels. Stored in
+runs; each run 3 epochs with dropout on, one thread per rank, OpenBLAS's GEMM with its Haswell kernels
+(GCNLAB_CPU_GEMM=openblas: the file predates oneDNN's, the default; backends/cpu/sgemm.hpp). Stored in
 tests/golden/runs.json per run:
   - every epoch's loss, bit for bit (JSON keeps a double exactly);
   - each rank's wire bytes per communication category per epoch (the breakdown's average over the timed
@@ -35,7 +36,8 @@ UNDIRECTED = "sbm:nodes=600,classes=4,avg-degree=8,features=16,seed=3"
 DIRECTED = "sbm:nodes=600,classes=4,avg-degree=8,features=16,seed=3,directed=1"
 COMMON = ["--epochs", "3", "--hidden", "16", "--layers", "3", "--dropout", "0.5", "--seed", "5", "--threads", "1",
           "--weight-decay", "5e-4"]
-ENV = {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+ENV = {"GCNLAB_CPU_GEMM": "openblas", "OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1",
+       "OPENBLAS_NUM_THREADS": "1"}
 # A second grid at 4 ranks for the strategies on grids of 2 or more axes (their default is the squarest).
 SECOND_GRID = {2: "4x1", 3: "1x2x2", 4: "2x1x2x1"}
 LOSS_TOLERANCE = 1e-5  # another build: the equivalence contract's order of magnitude
@@ -82,13 +84,15 @@ def runs(strategies, models):
 
 def signature(results):
     """What the bits of a loss depend on besides the code, read from a run's results (provenance.versions):
-    the machine, the compiler that built gcnlab and the BLAS kernels (OPENBLAS_CORETYPE, pinned in ENV). Not
+    the machine, the compiler that built gcnlab, the GEMM library (versions.gemm's first word; a build before
+    it reports none: "?") and the BLAS kernels (GCNLAB_CPU_GEMM and OPENBLAS_CORETYPE, pinned in ENV). Not
     the CPU's vendor or ISA, nor the -march of the kernels' layers (GCNLAB_ARCH), nor the build type: every CPU
     kernel sums in one fixed order and nothing is contracted into an FMA (docs/design.md, reproducibility;
     golden_portable checks an x86-64-v2 build against this file)."""
     versions = results["provenance"]["versions"]
     return {"machine": platform.machine(), "compiler": versions.get("compiler", "?"),
-            "blas": versions.get("blas", "?"), "openblas_coretype": ENV["OPENBLAS_CORETYPE"]}
+            "cpu_gemm": versions.get("gemm", "?").split(" ")[0], "blas": versions.get("blas", "?"),
+            "openblas_coretype": ENV["OPENBLAS_CORETYPE"]}
 
 
 def measure(gcnlab, mpiexec, label, ranks, args, work):

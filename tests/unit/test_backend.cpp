@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "backends/counting_backend.hpp"
 #include "backends/cpu/blas_kernels.hpp"
+#include "backends/cpu/sgemm.hpp"
 #include "backends/cpu/spmm.hpp"
 #include "backends/factory.hpp"
 #include "common/backend/backend.hpp"
@@ -39,6 +42,18 @@ HostCsr random_csr(std::int64_t rows, std::int64_t cols, double density, unsigne
 }
 
 std::unique_ptr<Backend> cpu_backend() { return make_backend("cpu", {2}); }
+
+// A CPU backend of `threads` threads whose GEMMs run `library` (GCNLAB_CPU_GEMM
+// is read when the backend is made; the variable is put back before returning).
+std::unique_ptr<Backend> cpu_backend_with_gemm(const char* library, int threads = 2) {
+  struct Restore {  // the variable as it was, also when make_backend throws
+    const char* before = std::getenv("GCNLAB_CPU_GEMM");
+    std::string saved = before ? before : "";
+    ~Restore() { before ? setenv("GCNLAB_CPU_GEMM", saved.c_str(), 1) : unsetenv("GCNLAB_CPU_GEMM"); }
+  } restore;
+  setenv("GCNLAB_CPU_GEMM", library, 1);
+  return make_backend("cpu", {threads});
+}
 
 // What f(backend) returns on a CPU backend of 1 thread and on one of 2.
 template <class F>
@@ -320,8 +335,25 @@ TEST_CASE("OpenBLAS's kernels: a CPU it does not know gets the kernels of its ve
   CHECK_FALSE(better_blas_kernels("Core2", none));
 }
 
+TEST_CASE("GCNLAB_CPU_GEMM: oneDNN unless it names OpenBLAS; any other value is refused", "[backend][gemm]") {
+  using cpu::GemmLibrary, cpu::gemm_library;
+  CHECK(gemm_library(nullptr) == GemmLibrary::onednn);
+  CHECK(gemm_library("") == GemmLibrary::onednn);
+  CHECK(gemm_library("onednn") == GemmLibrary::onednn);
+  CHECK(gemm_library("openblas") == GemmLibrary::openblas);
+  for (const char* bad : {"OpenBLAS", "mkl", "onednn ", "blis"})
+    CHECK_THROWS_WITH(gemm_library(bad), Catch::Contains("not a GEMM library (onednn, the default, or openblas)") &&
+                                             Catch::Contains(std::string("GCNLAB_CPU_GEMM=") + bad));
+  CHECK_THROWS_AS(cpu_backend_with_gemm("mkl"), Error);
+  CHECK_THAT(cpu::gemm_description(GemmLibrary::onednn), Catch::StartsWith("oneDNN "));
+  CHECK_THAT(cpu::gemm_description(GemmLibrary::openblas), Catch::StartsWith("OpenBLAS ("));
+  for (const auto& [key, value] : cpu_backend_with_gemm("openblas")->versions())
+    if (key == "gemm") CHECK_THAT(value, Catch::StartsWith("OpenBLAS ("));
+}
+
 TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {
-  auto be = cpu_backend();  // 2 threads: m = 2053 takes the row-split path (uneven halves)
+  const char* library = GENERATE("onednn", "openblas");
+  auto be = cpu_backend_with_gemm(library);  // 2 threads: m = 2053 takes the row-split path (uneven halves)
   const std::int64_t n = 5, k = 9;
   for (const std::int64_t m : {7, 2053})
   for (Op oa : {Op::N, Op::T})
@@ -348,10 +380,58 @@ TEST_CASE("gemm with every transpose combination", "[backend][gemm]") {
             const double bv = ob == Op::N ? b[p * n + j] : b[j * k + p];
             ref += 1.5 * av * bv;
           }
-          INFO("m " << m << " op_a " << (oa == Op::N ? "N" : "T") << " op_b " << (ob == Op::N ? "N" : "T"));
+          INFO(library << " m " << m << " op_a " << (oa == Op::N ? "N" : "T") << " op_b " << (ob == Op::N ? "N" : "T"));
           REQUIRE(got == Approx(ref).margin(1e-5));
         }
     }
+}
+
+TEST_CASE("gemm: an epoch's shapes, each library against a double reference, and the same bits wherever the "
+          "operands lie", "[backend][gemm]") {
+  const char* library = GENERATE("onednn", "openblas");
+  auto be = cpu_backend_with_gemm(library);
+  // X W (row split), G Wᵀ, and Xᵀ G (the reduction split: k >= 4096 per thread)
+  const std::int64_t rows = 9001, f = 40, g = 24;
+  const auto x = random_vector(rows * f, 11), w = random_vector(f * g, 12), gr = random_vector(rows * g, 13);
+  struct Case { Op oa, ob; std::int64_t ar, ac, br, bc; const std::vector<float>* a; const std::vector<float>* b; };
+  const Case cases[] = {{Op::N, Op::N, rows, f, f, g, &x, &w},     // X W: rows x g
+                        {Op::N, Op::T, rows, g, f, g, &gr, &w},    // G Wᵀ: rows x f
+                        {Op::T, Op::N, rows, f, rows, g, &x, &gr}};  // Xᵀ G: f x g
+  for (const Case& cs : cases) {
+    const std::int64_t m = cs.oa == Op::N ? cs.ar : cs.ac, k = cs.oa == Op::N ? cs.ac : cs.ar;
+    const std::int64_t n = cs.ob == Op::N ? cs.bc : cs.br;
+    std::vector<float> first;
+    for (const std::int64_t shift : {0, 1, 3, 13}) {  // floats: 4-52 bytes off the buffers' alignment
+      auto place = [&](std::int64_t r, std::int64_t c, const std::vector<float>& v) {
+        std::vector<float> padded(static_cast<std::size_t>(shift), 0.f);
+        padded.insert(padded.end(), v.begin(), v.end());
+        return make_dense(*be, 1, r * c + shift, padded);
+      };
+      Dense da = place(cs.ar, cs.ac, *cs.a), db = place(cs.br, cs.bc, *cs.b);
+      Dense dc = make_dense(*be, 1, m * n + shift, std::vector<float>(static_cast<std::size_t>(m * n + shift), 0.f));
+      be->gemm(cs.oa, cs.ob, 1.f, ConstView{da.data() + shift, cs.ar, cs.ac, cs.ac},
+               ConstView{db.data() + shift, cs.br, cs.bc, cs.bc}, 0.f, View{dc.data() + shift, m, n, n});
+      auto out = dc.download();
+      out.erase(out.begin(), out.begin() + shift);
+      INFO(library << " op_a " << (cs.oa == Op::N ? "N" : "T") << " op_b " << (cs.ob == Op::N ? "N" : "T")
+                   << " shift " << shift);
+      if (first.empty()) {
+        first = out;
+        for (std::int64_t i = 0; i < m; i += 97)
+          for (std::int64_t j = 0; j < n; ++j) {
+            double ref = 0;
+            for (std::int64_t p = 0; p < k; ++p) {
+              const double av = cs.oa == Op::N ? (*cs.a)[i * k + p] : (*cs.a)[p * m + i];
+              const double bv = cs.ob == Op::N ? (*cs.b)[p * n + j] : (*cs.b)[j * k + p];
+              ref += av * bv;
+            }
+            REQUIRE(out[i * n + j] == Approx(ref).margin(2e-6 * static_cast<double>(k)));
+          }
+      } else {
+        REQUIRE(std::memcmp(out.data(), first.data(), first.size() * sizeof(float)) == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("gemm with an empty inner dimension scales C", "[backend][gemm]") {

@@ -21,8 +21,9 @@ venv=$root/.venv-pyg
 "$venv/bin/python" -c "import torch_geometric" 2>/dev/null || "$venv/bin/pip" install -q torch_geometric==2.3.1
 # DGL 1.1.3, the last release whose PyPI wheel runs over torch 1.13 (DGL 2.x needs torch 2): Debian's tag
 # "1.13.0a0" fails DGL's import-time version check, which bench_pytorch.import_dgl shows the release's
-# number. Chosen over a second venv with PyPI's torch 2 because then DGL and PyG run the same torch and
-# the same OpenBLAS kernels as gcnlab's bench (experiments/bench.sh sets OPENBLAS_CORETYPE for both).
+# number. Chosen over a second venv with PyPI's torch 2 because then DGL and PyG run the same torch, whose
+# GEMMs are Debian's OpenBLAS with the kernels gcnlab's OpenBLAS GEMM runs (GCNLAB_CPU_GEMM=openblas, beside
+# its default oneDNN one in experiments/bench_models.sh; experiments/bench.sh sets OPENBLAS_CORETYPE for both).
 "$venv/bin/python" -c "import importlib.metadata as m; m.version('dgl')" 2>/dev/null || "$venv/bin/pip" install -q dgl==1.1.3
 "$venv/bin/python" -W ignore - "$root/experiments" "$venv" <<'PY'
 import sys

@@ -618,11 +618,19 @@ XentSums CpuBackend::softmax_xent(ConstView z, std::int64_t col0, const float* m
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < blocks; ++b) {
     XentSums& p = part[b];
-    for (std::int64_t i = b * kXentBlock; i < std::min(z.rows, (b + 1) * kXentBlock); ++i) {
-      const ew::XentRow r = f(i);
-      p.loss += r.loss;
-      p.correct[split[i] & 3] += r.correct;
-      p.counted[split[i] & 3] += r.counted;
+    const std::int64_t end = std::min(z.rows, (b + 1) * kXentBlock);
+    constexpr int kGroup = 8;  // rows whose chains overlap (ew::SoftmaxXent::rows)
+    ew::XentRow r[kGroup];
+    for (std::int64_t i0 = b * kXentBlock; i0 < end; i0 += kGroup) {
+      const auto n = static_cast<int>(std::min<std::int64_t>(kGroup, end - i0));
+      if (n == kGroup) f.rows<kGroup>(i0, r);
+      else
+        for (int k = 0; k < n; ++k) r[k] = f(i0 + k);
+      for (int k = 0; k < n; ++k) {  // in row order
+        p.loss += r[k].loss;
+        p.correct[split[i0 + k] & 3] += r[k].correct;
+        p.counted[split[i0 + k] & 3] += r[k].counted;
+      }
     }
   }
   XentSums s;

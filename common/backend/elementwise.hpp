@@ -440,11 +440,23 @@ struct Sgd {
 // [col0, col0 + cols) of the logits; row max and row sum of exponentials are
 // combined across the class group between the three steps.
 
+// fmaxf(m, x) for an m that is not NaN (a running max from -inf), inline: on the
+// host GCC calls libm's fmaxf, glibc's maxss behind NaN checks, and the calls
+// were a third of the loss's time. The same value: m > x ? m : x (x on a tie,
+// so the sign of a ±0 tie is fmaxf's too), and m where x is NaN.
+GCNLAB_HD_INLINE float running_max(float m, float x) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(m, x);
+#else
+  return m > x || x != x ? m : x;
+#endif
+}
+
 struct RowMax {
   const float* z; std::int64_t ld, cols; float* out;
   GCNLAB_HD float row(std::int64_t i) const {
     float m = -INFINITY;
-    for (std::int64_t j = 0; j < cols; ++j) m = fmaxf(m, z[i * ld + j]);
+    for (std::int64_t j = 0; j < cols; ++j) m = running_max(m, z[i * ld + j]);
     return m;
   }
   GCNLAB_HD void operator()(std::int64_t i) const { out[i] = row(i); }
@@ -478,22 +490,43 @@ struct SoftmaxXent {
   // null when the whole row is local (the pass computes them: one pass per row).
   // G may share Z's storage (a row is read before it is overwritten).
   GCNLAB_HD XentRow operator()(std::int64_t i) const {
+    XentRow r;
+    rows<1>(i, &r);
+    return r;
+  }
+  // Rows [i0, i0 + R) as operator() gives them one at a time: each row's max
+  // and sum in a chain of its own in column order (the same bits), R chains
+  // side by side so that their latencies overlap (one row's 32 additions,
+  // each waiting on the last, bound the host's loss; CpuBackend runs R = 8).
+  template <int R>
+  GCNLAB_HD void rows(std::int64_t i0, XentRow* out) const {
+    float m[R], s[R], zy[R];
+    for (int r = 0; r < R; ++r) {
+      const std::int64_t y = label[i0 + r] - col0;
+      zy[r] = y >= 0 && y < cols ? z[(i0 + r) * ldz + y] : 0.f;  // before G overwrites it
+      m[r] = max ? max[i0 + r] : -INFINITY;
+      s[r] = max ? sum[i0 + r] : 0.f;
+    }
+    if (!max)
+      for (std::int64_t j = 0; j < cols; ++j)
+        for (int r = 0; r < R; ++r) m[r] = running_max(m[r], z[(i0 + r) * ldz + j]);
+    for (int r = 0; r < R; ++r) {
+      const float* zi = z + (i0 + r) * ldz;
+      float* gi = g + (i0 + r) * ldg;
+      for (std::int64_t j = 0; j < cols; ++j) gi[j] = softmax_exp(zi[j] - m[r]);
+    }
+    if (!max)  // the exponentials, kept in G, summed in order
+      for (std::int64_t j = 0; j < cols; ++j)
+        for (int r = 0; r < R; ++r) s[r] += g[(i0 + r) * ldg + j];
+    for (int r = 0; r < R; ++r) out[r] = finish(i0 + r, m[r], s[r], zy[r]);
+  }
+  // Row i's gradient from its exponentials in G, its max m, sum s and label logit zy.
+  GCNLAB_HD XentRow finish(std::int64_t i, float m, float s, float zy) const {
     XentRow r{0.0, 0, 0};
-    const float* zi = z + i * ldz;
     const std::int64_t y = label[i] - col0;
     const bool train = split[i] == kTrain;
     const bool labelled = y >= 0 && y < cols;
-    const float zy = labelled ? zi[y] : 0.f;
     float* gi = g + i * ldg;
-    float m = 0.f, s = 0.f;
-    if (max) {
-      m = max[i], s = sum[i];
-      for (std::int64_t j = 0; j < cols; ++j) gi[j] = softmax_exp(zi[j] - m);
-    } else {  // exponentials once, kept in G, then summed in order
-      m = RowMax{z, ldz, cols, nullptr}.row(i);
-      for (std::int64_t j = 0; j < cols; ++j) gi[j] = softmax_exp(zi[j] - m);
-      for (std::int64_t j = 0; j < cols; ++j) s += gi[j];
-    }
     const float inv = train ? scale / s : 0.f;
     for (std::int64_t j = 0; j < cols; ++j) gi[j] *= inv;
     if (train && labelled) gi[y] -= scale;

@@ -769,6 +769,78 @@ TEST_CASE("the softmax's exp is within 3e-7 of exp; the loss and gradient match 
   CHECK(got.loss == Approx(loss).epsilon(1e-6));
 }
 
+TEST_CASE("the loss's rows side by side give the bits of one row at a time, with G over Z too", "[backend][loss]") {
+  // ew::running_max is glibc's fmaxf where the running max is not NaN: ±0 ties (x wins), NaN x, infinities
+  auto bits = [](float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (float m : {-inf, -0.f, 0.f, -1.5f, 2.f})
+    for (float x : {-0.f, 0.f, nan, inf, -inf, -1.5f, 2.f, 3.f}) REQUIRE(bits(ew::running_max(m, x)) == bits(std::fmax(m, x)));
+
+  auto be = cpu_backend();
+  // 2 blocks of 512 rows and 13 more (groups of 8 and the rest); 21 local columns of a row split at col0 = 4
+  const std::int64_t n = 1037, c = 21, col0 = 4;
+  std::vector<float> z = random_vector(n * c, 43);
+  for (float& v : z) v *= 10.f;
+  for (std::int64_t j = 0; j < c; ++j) z[3 * c + j] = j % 2 ? -0.f : 0.f;  // a row of ±0 ties
+  z[5 * c + 2] = nan;                                                      // a NaN logit
+  std::vector<std::int32_t> labels(n);
+  std::vector<std::uint8_t> split(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    labels[i] = static_cast<std::int32_t>((i * 5) % (c + 8)), split[i] = static_cast<std::uint8_t>(i % 4);
+  split[5] = ew::kNone;  // the NaN row: no loss (its gradient row is compared by its bits)
+  Buffer<std::int32_t> dl = make_buffer<std::int32_t>(*be, labels);
+  Buffer<std::uint8_t> ds = make_buffer<std::uint8_t>(*be, split);
+  Dense dz = make_dense(*be, n, c, z), g(*be, n, c);
+  Buffer<float> mx(*be, n), sm(*be, n);
+  be->row_max(dz, mx.data());
+  be->row_sum_exp(dz, mx.data(), sm.data());
+  for (const bool given : {false, true}) {  // max and sum computed in the pass, or given (a split row)
+    const float* m = given ? mx.data() : nullptr;
+    const float* s = given ? sm.data() : nullptr;
+    // one row at a time, as the loss was written before its rows ran side by side
+    std::vector<float> one_g(n * c);
+    auto one_row = [&](std::int64_t i) {
+      const float* zi = &z[i * c];
+      float* gi = &one_g[i * c];
+      const std::int64_t y = labels[i] - col0;
+      const bool labelled = y >= 0 && y < c, train = split[i] == ew::kTrain;
+      float mi = -inf, si = 0.f;
+      if (given) mi = m[i], si = s[i];
+      else
+        for (std::int64_t j = 0; j < c; ++j) mi = std::fmax(mi, zi[j]);
+      for (std::int64_t j = 0; j < c; ++j) gi[j] = ew::softmax_exp(zi[j] - mi);
+      if (!given)
+        for (std::int64_t j = 0; j < c; ++j) si += gi[j];
+      const float inv = train ? 0.01f / si : 0.f;
+      for (std::int64_t j = 0; j < c; ++j) gi[j] *= inv;
+      if (train && labelled) gi[y] -= 0.01f;
+      return train && labelled ? -(static_cast<double>(zi[y]) - mi - std::log(static_cast<double>(si))) : 0.0;
+    };
+    double loss = 0;  // the backend's order: rows in order within blocks of 512, then the blocks
+    for (std::int64_t b0 = 0; b0 < n; b0 += 512) {
+      double block = 0;
+      for (std::int64_t i = b0; i < std::min(n, b0 + 512); ++i) block += one_row(i);
+      loss += block;
+    }
+    const XentSums got = be->softmax_xent(dz, col0, m, s, dl.data(), ds.data(), 0.01f, g);
+    CHECK(got.loss == loss);
+    CHECK(got.counted[ew::kTrain] > 0);
+    const auto gg = g.download();
+    for (std::int64_t k = 0; k < n * c; ++k) REQUIRE(bits(gg[k]) == bits(one_g[k]));
+    Dense over = make_dense(*be, n, c, z);  // G in Z's storage
+    const XentSums in_place = be->softmax_xent(over, col0, m, s, dl.data(), ds.data(), 0.01f, over);
+    CHECK(in_place.loss == loss);
+    CHECK(in_place.correct == got.correct);
+    CHECK(in_place.counted == got.counted);
+    const auto og = over.download();
+    for (std::int64_t k = 0; k < n * c; ++k) REQUIRE(bits(og[k]) == bits(gg[k]));
+  }
+}
+
 TEST_CASE("dropout mask is a function of (seed, epoch, vertex, column) only", "[backend][dropout]") {
   auto be = cpu_backend();
   const std::int64_t n = 200, f = 30;

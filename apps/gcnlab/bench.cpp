@@ -254,6 +254,7 @@ void bench_elementwise(const KernelBench& k) {
     const Dense z = random_dense(*backend, n, f, 3), dx = random_dense(*backend, n, f, 4);
     const Dense bias = random_dense(*backend, 1, f, 5), root = random_dense(*backend, n, f, 6);
     Dense h(*backend, n, f), x(*backend, n, f), g(*backend, n, f), zb = random_dense(*backend, n, f, 3);
+    Dense dg = random_dense(*backend, n, f, 4);  // dX, then G in its place
     Buffer<float> sums(*backend, static_cast<std::size_t>(f));
     const DropoutParams drop{1, rng::stream(rng::Stream::dropout), 0.5f};
     std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
@@ -272,6 +273,9 @@ void bench_elementwise(const KernelBench& k) {
         {"bias_relu", [&] { backend->bias_relu(zb, {}, bias.data(), h); }},
         {"bias_relu_addend", [&] { backend->bias_relu(zb, root, bias.data(), h); }},
         {"relu_backward_sums", [&] { backend->relu_backward_sums(dx, z, g, sums.data()); }},
+        // as the layer stack runs them: H_{l+1} over Z_l, G_{l-1} over dX_l (LayerStack::bind_activations)
+        {"bias_relu_in_place", [&] { backend->bias_relu(zb, {}, bias.data(), zb); }},
+        {"relu_backward_sums_in_place", [&] { backend->relu_backward_sums(dg, z, dg, sums.data()); }},
         {"dropout_relu_backward_sums", [&] { backend->dropout_relu_backward_sums(dx, x, drop.scale(), g, sums.data()); }},
         {"column_sums", [&] { backend->column_sums(dx, sums.data()); }},
         {"softmax_xent", [&] {

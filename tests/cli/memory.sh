@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory per rank shrinks with P (issue 11): at P = 8 on a prepared graph whose
-# data dominates memory (R-MAT 16, 1.8 M nonzeros, 256 features: 45-85 MiB of
+# data dominates memory (R-MAT 16, 1.8 M nonzeros, 256 features, hidden 128: 40-110 MiB of
 # blocks and activations per rank against ~20 MiB of runtime), every rank's
 # process peak is at most
 #   1.3 x its analytic need + the fixed overhead
@@ -47,7 +47,7 @@ NP=8
 "$GCNLAB" prepare --dataset rmat:scale=8,features=256 --shards 8x8 --out "$WORK/tiny" 2>/dev/null || fail "prepare tiny"
 for algo in 1d 1.5d sa-1d 2d split-3d; do
   for size in tiny big; do
-    "$MPIEXEC" -np $NP "$GCNLAB" train --algo "$algo" --dataset "gcl:$WORK/$size" --epochs 2 --hidden 64 \
+    "$MPIEXEC" -np $NP "$GCNLAB" train --algo "$algo" --dataset "gcl:$WORK/$size" --epochs 2 --hidden 128 \
       --out "$WORK/$algo-$size.json" 2>"$WORK/log" || { cat "$WORK/log"; fail "$algo on $size"; }
   done
 done

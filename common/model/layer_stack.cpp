@@ -19,16 +19,17 @@ void LayerStack::bind_activations(ActivationSlots& slots, const BufferPlan& p, s
   const Strategy& st = *p.strategy;
   const int L = p.weight_layers();
   const auto drop = [&](int l) { return p.config.dropout > 0 && drops_input(p.arch, l); };
-  if (!p.shared()) {  // Z_l (H_{l+1} after ReLU), dropout(H_l), dX_l (G_{l-1} after ReLU'), G_{L-1}
-    // ReLU's backward reads H_{l+1}, never Z_l, so ReLU runs in place in Z_l's buffer, as an autograd
-    // framework frees Z once ReLU has run (ELU's backward reads Z: H then has a buffer of its own); the
-    // activation's backward writes G_{l-1} over dX_l (input_gradient(l) for l > 0), read by nothing after.
+  if (!p.shared()) {  // Z_l (H_{l+1} or dropout(H_{l+1}) after ReLU), dX_l (G_{l-1} after ReLU'), G_{L-1}
+    // ReLU's backward reads H_{l+1} (or X_{l+1} = dropout(H_{l+1}), which training writes instead of H),
+    // never Z_l, so ReLU runs in place in Z_l's buffer, as an autograd framework frees Z once ReLU has run
+    // (ELU's backward reads Z: H and X then have buffers of their own); the activation's backward writes
+    // G_{l-1} over dX_l (input_gradient(l) for l > 0), read by nothing after.
     const bool relu = activation() == Activation::relu;
     for (int l = 0; l < L; ++l) {
       LayerBuffers& s = layers[l];
       const Layout& in = st.layout(l);
       if (l > 0) s.h = relu ? layers[l - 1].z : slots.take(in);
-      if (drop(l)) s.x = slots.take(in);
+      if (drop(l)) s.x = relu && l > 0 ? layers[l - 1].z : slots.take(in);  // X_0 = dropout(features)
       if (p.input_gradient(l)) s.dx = slots.take(in);
       if (l > 0) layers[l - 1].g = s.dx;
       s.z = slots.take(st.layout(l + 1));

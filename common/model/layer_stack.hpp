@@ -15,7 +15,7 @@
 // dropout(ReLU(Z_l + 1 b_lᵀ)) in one pass (H_{l+1} is written only by the
 // evaluation pass), and G_{l-1} from dX_l and X_l in one pass
 // (ew::DropoutReluBackward) that also sums G_{l-1}'s columns for the bias.
-// Per layer, H_{l+1} = ReLU(Z_l) runs in Z_l's buffer and G_{l-1} in dX_l's.
+// Per layer, H_{l+1} = ReLU(Z_l) (or X_{l+1}) runs in Z_l's buffer and G_{l-1} in dX_l's.
 // Under MG-GCN's shared activation plan (ActivationPlan::shared) Z_l, H_{l+1},
 // G_l and dX_l take turns in one buffer per layer, ReLU runs in place and
 // dropout(H_l) is recomputed from its keyed mask for the backward pass
@@ -31,10 +31,11 @@ enum class Activation { relu, elu };
 
 class LayerStack : public Model {
  public:
-  // Per layer (two buffers a layer: Z_l, which ReLU turns into H_{l+1} in
-  // place, as an autograd framework frees Z once ReLU has run, and dX_l, which
-  // ReLU's backward turns into G_{l-1} in place; ELU, whose backward reads Z,
-  // keeps H apart; X_l = dropout(H_l) apart), or MG-GCN's shared plan (Balın et al. Sec. 4.2, Eq. 16-21, Fig. 4): one buffer per
+  // Per layer (two buffers a layer: Z_l, which ReLU turns into H_{l+1}, or in
+  // training X_{l+1} = dropout(H_{l+1}), in place, as an autograd framework
+  // frees Z once ReLU has run, and dX_l, which ReLU's backward turns into
+  // G_{l-1} in place; ELU, whose backward reads Z, keeps H and X apart), or
+  // MG-GCN's shared plan (Balın et al. Sec. 4.2, Eq. 16-21, Fig. 4): one buffer per
   // layer holds its output Z, then H' = ReLU(Z) in place, then G = dL/dZ,
   // then dX; dropout's input is recomputed from its keyed mask into one
   // shared buffer. With the strategy's broadcast buffers and the work slot

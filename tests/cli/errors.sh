@@ -147,7 +147,7 @@ expect_error 2 "run it without mpirun" plan --algo 1d --dataset "$SMALL" --ranks
 expect_error 1 "no grid of 4 ranks is accepted by 2d" plan --algo 2d --ranks 4 --dataset "sbm:nodes=1,classes=1,avg-degree=0,features=2,train=1"
 expect_error 1 "--shards takes RxC" info --dataset "$SMALL" --shards 8
 # memory admission: the need by part and the budget, before any activation or vertex data is allocated
-expect_error 4 "rank 0 needs 6.3 MiB (analytic: graph 0.2, buffers 0.5, activations 5.5" train --algo 1d --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
+expect_error 4 "rank 0 needs 4.4 MiB (analytic: graph 0.2, buffers 0.5, activations 3.5" train --algo 1d --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
   --hidden 64 --memory-limit 2M
 expect_error 1 "but has 2.0 MiB (--memory-limit)" train --algo serial --dataset sbm:nodes=8000,classes=4,avg-degree=8,features=64 \
   --hidden 64 --memory-limit 2M

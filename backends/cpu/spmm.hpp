@@ -9,9 +9,11 @@
 //     AVX-512, 8 on AVX2) held in registers for a whole row (up to 8 vectors
 //     on AVX-512, 4 on AVX2), so an output row is written once and never read
 //     for beta = 0; a remainder narrower than one vector runs a plain loop;
-//     a chunk is walked segment by segment, or, where an X row is 1 KiB or
-//     more (Cora's 1433 features), row by row through every segment, so that
-//     each X row is read in order rather than a piece per pass;
+//     the rows are walked segment by segment, each segment over every chunk
+//     before the next, so that a pass gathers from one slab of X's columns,
+//     which the last-level cache can hold; or, where an X row is 1 KiB or
+//     more (Cora's 1433 features), a chunk row by row through every segment,
+//     so that each X row is read in order rather than a piece per pass;
 //   - every segment accumulates two nonzeros at a time into two register sets
 //     (the even and odd offsets of the row), which hides the add latency and
 //     fixes each value's order of summation whatever the vector width: every

@@ -148,16 +148,17 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   const std::int64_t rows = 700, cols = 300;
-  // power-law-ish rows: a few hubs, many short rows, a run of empty rows
+  // power-law-ish rows: a few hubs, many short rows, a run of empty rows; both matrices with more than
+  // 4096 nonzeros and stored rows, so that the threads share them in chunks (and segment-major passes)
   std::vector<Coo> e;
   for (std::int64_t i = 0; i < rows; ++i) {
     if (i >= 200 && i < 260) continue;
-    const std::int64_t deg = i % 97 == 0 ? 250 : i % 3;
+    const std::int64_t deg = i % 97 == 0 ? 250 : i % 9;
     for (std::int64_t d = 0; d < deg; ++d) e.push_back({i, (i * 7 + d * 13) % cols, u(gen)});
   }
   const HostCsr dense_rows = csr_from_coo(rows, cols, e, false);
   std::vector<Coo> sparse;
-  for (std::int64_t i = 3; i < rows; i += 151)
+  for (std::int64_t i = 3; i < rows; i += 7)
     for (std::int64_t d = 0; d < 40; ++d) sparse.push_back({i, (i + d * 5) % cols, u(gen)});
   const HostCsr hyper = csr_from_coo(rows, cols, sparse, false);
 
@@ -998,7 +999,8 @@ TEST_CASE("the CPU's register-blocked attention SpMM, its fusion with the SDDMM 
   // 3 x 16 from inside head 0; its plain loop: 7 x 5, 1 x 300
   for (auto [H, width, col0] : {std::tuple{4, 32, 0}, std::tuple{7, 5, 3}, std::tuple{1, 300, 0}, std::tuple{6, 8, 0},
                                 std::tuple{3, 16, 8}})
-    for (auto [rows, n, density] : {std::tuple{40, 2000, 0.01}, std::tuple{3000, 40, 0.0005}}) {
+    // the first: chunks over the threads (more than 4096 nonzeros and stored rows)
+    for (auto [rows, n, density] : {std::tuple{40, 2000, 0.06}, std::tuple{3000, 40, 0.0005}}) {
       const ew::HeadSplit hs{col0, width};
       const std::int64_t cols = H * width - col0;
       const HostCsr h = random_csr(rows, n, density, static_cast<unsigned>(rows + H));  // row 1: every column

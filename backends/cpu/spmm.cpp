@@ -164,6 +164,24 @@ template <int... V>
 constexpr std::array<SegmentFn, kMaxVecs> segments(std::integer_sequence<int, V...>) { return {segment<V + 1>...}; }
 constexpr auto kSegments = segments(std::make_integer_sequence<int, kMaxVecs>{});
 
+// Column segments of a width f: full register blocks, then the widest block
+// of what is left, then a plain-loop remainder under one vector (vecs = 0).
+struct Segment {
+  std::int64_t j0;
+  int vecs;
+};
+std::vector<Segment> column_segments(std::int64_t f) {
+  std::vector<Segment> segments;
+  std::int64_t j0 = 0;
+  for (; j0 + kLanes * kMaxVecs <= f; j0 += kLanes * kMaxVecs) segments.push_back({j0, kMaxVecs});
+  if (const auto rest_vecs = static_cast<int>((f - j0) / kLanes); rest_vecs > 0) {
+    segments.push_back({j0, rest_vecs});
+    j0 += rest_vecs * kLanes;
+  }
+  if (j0 < f) segments.push_back({j0, 0});
+  return segments;
+}
+
 // Chunk boundaries in stored rows: equal shares of (nonzeros + stored rows).
 std::vector<std::int64_t> balanced_chunks(const Rows& a, int chunks) {
   std::vector<std::int64_t> b(static_cast<std::size_t>(chunks) + 1, a.stored);
@@ -365,21 +383,18 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   const int chunks = rows.rows.nnz + rows.rows.stored < 4096 ? 1 : 8 * threads;
   const std::vector<std::int64_t> bounds = balanced_chunks(rows.rows, chunks);
 
-  // Column segments: full register blocks, then the rest (each of its vectors
-  // a register), then a plain-loop remainder under one vector.
-  const std::int64_t full_passes = (vecs + kMaxVecs - 1) / kMaxVecs;
-  const std::int64_t segments = full_passes + (tail > 0 || (rows.dots && vecs == 0) ? 1 : 0);
-  // Segment g of the stored rows [s0, s1); the dots on the first segment (the remainder if it is the only one).
-  auto visit = [&](std::int64_t g, std::int64_t s0, std::int64_t s1) {
-    if (g < full_passes) {
-      const std::int64_t q = g * kMaxVecs;
-      const auto n = static_cast<int>(std::min<std::int64_t>(kMaxVecs, vecs - q));
-      kEdgeSegments[spans][n - 1](rows, s0, s1, lanes.data() + q, x.data + q * kLanes, x.ld, y.data + q * kLanes,
-                                  y.ld, rows.dots && q == 0);
-    } else {
-      edge_remainder(rows, s0, s1, tail_head, tail, x.data + vecs * kLanes, x.data, x.ld, y.data + vecs * kLanes,
-                     y.ld, rows.dots && vecs == 0);
-    }
+  // spmm's column segments; with the dots and no columns, one empty remainder segment, which makes the dots
+  std::vector<Segment> segments = column_segments(f);
+  if (rows.dots && segments.empty()) segments.push_back({0, 0});
+  // Segment g of the stored rows [s0, s1); the dots on the first segment.
+  auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1) {
+    const bool first = g.j0 == 0;
+    if (g.vecs > 0)
+      kEdgeSegments[spans][g.vecs - 1](rows, s0, s1, lanes.data() + g.j0 / kLanes, x.data + g.j0, x.ld, y.data + g.j0,
+                                       y.ld, rows.dots && first);
+    else
+      edge_remainder(rows, s0, s1, tail_head, tail, x.data + g.j0, x.data, x.ld, y.data + g.j0, y.ld,
+                     rows.dots && first);
   };
   // spmm's walks: segment-major, or row by row through every segment where an x row is 1 KiB or more,
   // and also with the dots: their pass reads each x row whole, so the row's later segments find its x
@@ -387,15 +402,15 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   // 4 heads x 32, AVX2: the `sddmm` category ~12 % faster than chunk by chunk, ~15 % than segment-major).
   const bool by_row = rows.dots || f * static_cast<std::int64_t>(sizeof(float)) >= 1024;
 #pragma omp parallel if (chunks > 1)
-  for (std::int64_t p = 0; p < (by_row ? 1 : segments); ++p) {
+  for (std::size_t p = 0; p < (by_row ? 1 : segments.size()); ++p) {
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
       const std::int64_t s0 = bounds[c], s1 = bounds[c + 1];
       if (!by_row) {
-        visit(p, s0, s1);
+        visit(segments[p], s0, s1);
       } else {
         for (std::int64_t s = s0; s < s1; ++s)
-          for (std::int64_t g = 0; g < segments; ++g) visit(g, s, s + 1);
+          for (const Segment& g : segments) visit(g, s, s + 1);
       }
     }
   }
@@ -407,21 +422,8 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
   if (f == 0 || a.rows == 0) return;
   const Rows rows{a.rowptr.data(), a.col.data(), a.val.data(), a.compressed ? a.row_ids.data() : nullptr,
                   a.stored_rows(), a.rows, a.nnz};
-  // Column segments: full register blocks, then the widest block of what is
-  // left, then a plain-loop remainder under one vector (vecs = 0).
-  struct Segment {
-    std::int64_t j0;
-    int vecs;
-  };
-  std::vector<Segment> segments;
-  std::int64_t j0 = 0;
-  for (; j0 + kLanes * kMaxVecs <= f; j0 += kLanes * kMaxVecs) segments.push_back({j0, kMaxVecs});
-  if (const auto rest_vecs = static_cast<int>((f - j0) / kLanes); rest_vecs > 0) {
-    segments.push_back({j0, rest_vecs});
-    j0 += rest_vecs * kLanes;
-  }
-  const int tail = static_cast<int>(f - j0);
-  if (tail > 0) segments.push_back({j0, 0});
+  const std::vector<Segment> segments = column_segments(f);
+  const int tail = static_cast<int>(f % kLanes);
   auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1) {
     const RowAddend term{t.r ? t.r + g.j0 : nullptr, t.ldr, t.c};  // from column j0
     if (g.vecs > 0)
@@ -442,7 +444,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
   // R-MAT 14 with 256 and 600 features: 3-30 % faster. Each output value's order is the segment's,
   // whatever the walk: every walk gives the same bits.
   const bool by_row = f * static_cast<std::int64_t>(sizeof(float)) >= 1024;
-  const auto passes = static_cast<std::int64_t>(by_row ? 1 : segments.size());
+  const std::size_t passes = by_row ? 1 : segments.size();
 
   const int threads = omp_get_max_threads();
   // A few chunks per thread absorb uneven cache behaviour; tiny blocks run on one.
@@ -453,11 +455,12 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
   constexpr std::int64_t kProgressNnz = 1 << 14;
   if (progress)
     chunks = static_cast<int>(
-        std::clamp<std::int64_t>((rows.nnz + rows.stored) / (kProgressNnz * passes), chunks, 1 << 14));
+        std::clamp<std::int64_t>((rows.nnz + rows.stored) / (kProgressNnz * static_cast<std::int64_t>(passes)), chunks,
+                                 1 << 14));
   const std::vector<std::int64_t> bounds = balanced_chunks(rows, chunks);
 
 #pragma omp parallel if (chunks > 1)
-  for (std::int64_t p = 0; p < passes; ++p) {
+  for (std::size_t p = 0; p < passes; ++p) {
     // No barrier between passes: they write disjoint columns of Y.
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
@@ -468,7 +471,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
       const std::int64_t gap0 = gap_before(s0), gap1 = c == chunks - 1 ? rows.rows : gap_before(s1);
       if (s0 == s1 && c != chunks - 1) continue;
       if (!by_row) {
-        visit(segments[static_cast<std::size_t>(p)], s0, s1, gap0, gap1);
+        visit(segments[p], s0, s1, gap0, gap1);
       } else if (s1 - s0 <= 1) {  // an empty last chunk too: its gaps
         for (const Segment& g : segments) visit(g, s0, s1, gap0, gap1);
       } else {

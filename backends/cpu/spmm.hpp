@@ -56,7 +56,8 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
 // With `dots` (Backend::spmm_sddmm_edges, a the transposed block): also the
 // SDDMM dots[e(k), h] = x_{col k} · z_i over head h's columns, z_i the row's
 // own row of z, as ew::Sddmm computes them (ew::ordered_dot: the same bits),
-// from the x row the product has just read.
+// from the x row the product has just read (the whole row prefetched ahead,
+// where the product's own walk prefetches its column segment's lines).
 struct EdgeDots {
   ConstView z;
   float* out = nullptr;

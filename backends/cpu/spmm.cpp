@@ -264,7 +264,7 @@ struct EdgeRows {
     if (with_dots) __builtin_prefetch(dots + e, 1);
   }
   // Edge k's dots with the x row xr (from local column 0) and the row's z row zr.
-  void dot(std::int64_t k, const float* xr, const float* zr) const {
+  __attribute__((always_inline)) void dot(std::int64_t k, const float* xr, const float* zr) const {
     float* out = dots + edge(k) * heads;
     const auto lanes = [&](int h) { return dot_lanes(xr + bounds[2 * h], zr + bounds[2 * h], bounds[2 * h + 1] - bounds[2 * h]); };
     if (!by_lanes) {
@@ -290,18 +290,19 @@ inline Vec lane_values(const LaneHeads& l, const float* vk) {
 
 // Y[i, j0 : j0 + kLanes V) of the stored rows [s0, s1): one chain per value, the
 // row's edges in storage order (ew::SpmmEdges's order), held in registers.
-// `dots`: this pass also makes the fused SDDMM's dots (x at local column 0).
-// Spans: some vector's lanes lie in several heads.
-template <int V, bool Spans>
+// Spans: some vector's lanes lie in several heads. Dots: this pass also makes
+// the fused SDDMM's dots (x at local column 0), inline: a call per edge cost
+// GAT's backward ~7 % (and a runtime flag let it shape the forward's code).
+template <int V, bool Spans, bool Dots>
 void edge_segment(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const LaneHeads* heads, const float* x,
-                  std::int64_t ldx, float* y, std::int64_t ldy, bool dots) {
+                  std::int64_t ldx, float* y, std::int64_t ldy) {
   const Rows& r = a.rows;
   const std::int64_t k_last = r.nnz - 1;
   // The x row's lines fetched ahead: the segment's, or with the dots every line they read. The dots
   // read the whole row while the segment's product reads a slice: prefetching only the slice left the
   // dots waiting on the rest of each row (GAT's backward, 4 heads x 32 on AVX2: 35 % of the dots'
   // samples on one load; the row's prefetch made the `sddmm` category ~20 % faster).
-  const std::int64_t reach = dots ? std::max<std::int64_t>(V * kLanes, a.dot_cols) : V * kLanes;
+  const std::int64_t reach = Dots ? std::max<std::int64_t>(V * kLanes, a.dot_cols) : V * kLanes;
   for (std::int64_t s = s0; s < s1; ++s) {
     Vec acc[V];
     for (int q = 0; q < V; ++q) acc[q] = Vec{};
@@ -309,11 +310,11 @@ void edge_segment(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const Lan
     for (std::int64_t k = r.rowptr[s]; k < r.rowptr[s + 1]; ++k) {
       const float* ahead = x + static_cast<std::int64_t>(r.col[std::min(k + kPrefetch, k_last)]) * ldx;
       for (std::int64_t j = 0; j < reach; j += 16) __builtin_prefetch(ahead + j);  // one per 64-byte line
-      if (a.perm) a.prefetch(std::min(k + kPrefetch, k_last), dots);  // the edge's values (and dots) lie anywhere
+      if (a.perm) a.prefetch(std::min(k + kPrefetch, k_last), Dots);  // the edge's values (and dots) lie anywhere
       const float* xr = x + static_cast<std::int64_t>(r.col[k]) * ldx;
       const float* vk = a.values(k);
       for (int q = 0; q < V; ++q) acc[q] += lane_values<Spans>(heads[q], vk) * load(xr + q * kLanes);
-      if (dots) a.dot(k, xr, a.z + i * a.ldz);
+      if (Dots) a.dot(k, xr, a.z + i * a.ldz);
     }
     float* yi = y + i * ldy;
     for (int q = 0; q < V; ++q) store(yi + q * kLanes, acc[q]);
@@ -340,15 +341,17 @@ void edge_remainder(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const i
 }
 
 using EdgeSegmentFn = void (*)(const EdgeRows&, std::int64_t, std::int64_t, const LaneHeads*, const float*,
-                               std::int64_t, float*, std::int64_t, bool);
-template <bool Spans, int... V>
+                               std::int64_t, float*, std::int64_t);
+template <bool Spans, bool Dots, int... V>
 constexpr std::array<EdgeSegmentFn, kMaxVecs> edge_segments(std::integer_sequence<int, V...>) {
-  return {edge_segment<V + 1, Spans>...};
+  return {edge_segment<V + 1, Spans, Dots>...};
 }
-// [spans][vectors - 1]
-constexpr std::array<EdgeSegmentFn, kMaxVecs> kEdgeSegments[] = {
-    edge_segments<false>(std::make_integer_sequence<int, kMaxVecs>{}),
-    edge_segments<true>(std::make_integer_sequence<int, kMaxVecs>{})};
+// [spans][dots][vectors - 1]
+constexpr std::array<EdgeSegmentFn, kMaxVecs> kEdgeSegments[2][2] = {
+    {edge_segments<false, false>(std::make_integer_sequence<int, kMaxVecs>{}),
+     edge_segments<false, true>(std::make_integer_sequence<int, kMaxVecs>{})},
+    {edge_segments<true, false>(std::make_integer_sequence<int, kMaxVecs>{}),
+     edge_segments<true, true>(std::make_integer_sequence<int, kMaxVecs>{})}};
 
 }  // namespace
 
@@ -395,13 +398,12 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   if (rows.dots && segments.empty()) segments.push_back({0, 0});
   // Segment g of the stored rows [s0, s1); the dots on the first segment.
   auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1) {
-    const bool first = g.j0 == 0;
+    const bool dots_here = rows.dots && g.j0 == 0;
     if (g.vecs > 0)
-      kEdgeSegments[spans][g.vecs - 1](rows, s0, s1, lanes.data() + g.j0 / kLanes, x.data + g.j0, x.ld, y.data + g.j0,
-                                       y.ld, rows.dots && first);
+      kEdgeSegments[spans][dots_here][g.vecs - 1](rows, s0, s1, lanes.data() + g.j0 / kLanes, x.data + g.j0, x.ld,
+                                                  y.data + g.j0, y.ld);
     else
-      edge_remainder(rows, s0, s1, tail_head, tail, x.data + g.j0, x.data, x.ld, y.data + g.j0, y.ld,
-                     rows.dots && first);
+      edge_remainder(rows, s0, s1, tail_head, tail, x.data + g.j0, x.data, x.ld, y.data + g.j0, y.ld, dots_here);
   };
   // spmm's walks: segment-major, or row by row through every segment where an x row is 1 KiB or more,
   // and also with the dots: their pass reads each x row whole, so the row's later segments find its x

@@ -132,6 +132,17 @@ GCNLAB_HD_INLINE void fold_row_heads(const EdgeBlock& b, std::int64_t s, float i
   }
 }
 
+// The CPU row forms' gather of a per-vertex array (n x heads: the attention's
+// source halves) for the edge kAhead on in the row, fetched ahead: a hub row's
+// edges reach every vertex, beyond the L2 (none on CUDA, whose warps run the
+// element methods).
+GCNLAB_HD_INLINE void prefetch_source(const EdgeBlock& b, std::int64_t k, std::int64_t end, const float* v) {
+#if !defined(__CUDA_ARCH__)
+  constexpr std::int64_t kAhead = 16;
+  if (k + kAhead < end) __builtin_prefetch(v + static_cast<std::int64_t>(b.col[k + kAhead]) * b.heads);
+#endif
+}
+
 // Each functor's per-edge math is one element method (edge k of row i, head
 // h), which its row form loops over and the CUDA backend's warp kernels
 // (backends/cuda/kernels.cu: a warp per row, its lanes over the row's edges
@@ -144,8 +155,10 @@ struct EdgeScores {
   }
   GCNLAB_HD_INLINE void operator()(std::int64_t s) const {
     const std::int64_t i = b.row_of(s);
-    for (std::int64_t k = b.begin(s); k < b.end(s); ++k)
+    for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+      prefetch_source(b, k, b.end(s), src);
       for (int h = 0; h < b.heads; ++h) at(i, k, h);
+    }
   }
 };
 
@@ -416,6 +429,7 @@ struct EdgeSoftmaxBackward {
       float row_dot[kHeadGroup], row_dst[kHeadGroup];
       for (int h = 0; h < n; ++h) row_dot[h] = rowdot[i * H + h0 + h], row_dst[h] = dst[i * H + h0 + h];
       for (std::int64_t k = b.begin(s); k < b.end(s); ++k) {
+        if (h0 == 0) prefetch_source(b, k, b.end(s), src);
         const float* src_j = src + static_cast<std::int64_t>(b.col[k]) * H + h0;
         for (int h = 0; h < n; ++h) {
           const std::int64_t v = k * H + h0 + h;

@@ -254,8 +254,8 @@ struct EdgeRows {
   std::int64_t ldz = 0;
   float* dots = nullptr;
   const std::int64_t* bounds = nullptr;
-  std::int64_t dot_cols = 0;  // the dots read the x row's columns [0, dot_cols)
   bool by_lanes = false;  // every head's local width a multiple of ew::kDotLanes
+  std::int64_t dot_cols() const { return bounds[2 * heads - 1]; }  // the dots read the x row's [0, dot_cols())
   // Through perm, edge k's values (and its dots, to be written) are a random
   // access into the edge tensor: fetched ahead, as the x rows are.
   void prefetch(std::int64_t k, bool with_dots) const {
@@ -302,7 +302,7 @@ void edge_segment(const EdgeRows& a, std::int64_t s0, std::int64_t s1, const Lan
   // read the whole row while the segment's product reads a slice: prefetching only the slice left the
   // dots waiting on the rest of each row (GAT's backward, 4 heads x 32 on AVX2: 35 % of the dots'
   // samples on one load; the row's prefetch made the `sddmm` category ~20 % faster).
-  const std::int64_t reach = Dots ? std::max<std::int64_t>(V * kLanes, a.dot_cols) : V * kLanes;
+  const std::int64_t reach = Dots ? std::max<std::int64_t>(V * kLanes, a.dot_cols()) : V * kLanes;
   for (std::int64_t s = s0; s < s1; ++s) {
     Vec acc[V];
     for (int q = 0; q < V; ++q) acc[q] = Vec{};
@@ -374,7 +374,6 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
     rows.ldz = dots.z.ld;
     rows.dots = dots.out;
     rows.bounds = head_cols.data();
-    rows.dot_cols = head_cols.back();
   }
   if (rows.rows.stored == 0) return;
   const std::int64_t vecs = f / kLanes;

@@ -34,6 +34,10 @@ class CountingBackend final : public Backend {
   void sync() override { inner_->sync(); }
   std::optional<std::size_t> free_bytes() const override { return inner_->free_bytes(); }
   bool prefers_reversed_tn_gemm() const override { return inner_->prefers_reversed_tn_gemm(); }
+  double spmm_scratch_bytes(std::int64_t rows, std::span<const std::int64_t> widths) const override {
+    return inner_->spmm_scratch_bytes(rows, widths);
+  }
+  void set_spmm_scratch(float* data, std::int64_t rows) override { inner_->set_spmm_scratch(data, rows); }
 
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;

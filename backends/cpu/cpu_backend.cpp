@@ -117,13 +117,34 @@ void CpuBackend::copy_on_device(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
+double CpuBackend::spmm_scratch_bytes(std::int64_t rows, std::span<const std::int64_t> widths) const {
+  std::int64_t floats = 0;
+  for (const std::int64_t f : widths) floats = std::max(floats, cpu::slab_floats(rows, f));
+  return static_cast<double>(floats) * sizeof(float);
+}
+
+// The slab for one product, where no other holds it.
+namespace {
+struct SlabUse {
+  std::atomic_flag& busy;
+  cpu::Slab slab;
+  SlabUse(std::atomic_flag& b, cpu::Slab s) : busy(b), slab(s.data && !b.test_and_set() ? s : cpu::Slab{}) {}
+  ~SlabUse() {
+    if (slab.data) busy.clear();
+  }
+};
+}  // namespace
+
 void CpuBackend::spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) {
-  cpu::spmm(a, x, y, beta, progress);
+  const SlabUse use(slab_busy_, slab_);
+  cpu::spmm(a, x, y, beta, progress, {}, use.slab);
 }
 
 void CpuBackend::spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) {
   GCNLAB_ASSERT(t.r.rows == y.rows && t.r.cols == y.cols);
-  cpu::spmm(a, x, y, 0.f, {}, {t.r.data, t.r.ld, t.plus ? t.scale + t.plus[0] : t.scale});  // axpy_plus's a + s[0]
+  const SlabUse use(slab_busy_, slab_);
+  cpu::spmm(a, x, y, 0.f, {}, {t.r.data, t.r.ld, t.plus ? t.scale + t.plus[0] : t.scale},  // axpy_plus's a + s[0]
+            use.slab);
 }
 
 void CpuBackend::gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) {

@@ -3,7 +3,10 @@
 // OpenMP loops. Memory is 64-byte aligned host memory; large arrays are
 // advised onto transparent huge pages (fewer TLB misses in SpMM's gathers).
 
+#include <atomic>
+
 #include "backends/cpu/sgemm.hpp"
+#include "backends/cpu/spmm.hpp"
 #include "common/backend/backend.hpp"
 
 namespace gcnlab {
@@ -23,6 +26,8 @@ class CpuBackend final : public Backend {
   using Backend::spmm;
   void spmm(const Csr& a, ConstView x, View y, float beta, const Progress& progress) override;
   void spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) override;
+  double spmm_scratch_bytes(std::int64_t rows, std::span<const std::int64_t> widths) const override;
+  void set_spmm_scratch(float* data, std::int64_t rows) override { slab_ = {data, rows}; }
   void gemm(Op op_a, Op op_b, float alpha, ConstView a, ConstView b, float beta, View c) override;
 
   void fill(View y, float value) override;
@@ -101,6 +106,10 @@ class CpuBackend final : public Backend {
  private:
   int threads_;
   cpu::GemmLibrary gemm_;  // GCNLAB_CPU_GEMM's, read once
+  // The SpMM's packed slab (lent: set_spmm_scratch), and whether a product holds it (a second product
+  // running at the same time, on another thread, multiplies without it).
+  cpu::Slab slab_;
+  std::atomic_flag slab_busy_ = ATOMIC_FLAG_INIT;
 };
 
 }  // namespace gcnlab

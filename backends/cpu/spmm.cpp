@@ -29,6 +29,7 @@ constexpr int kMaxVecs = 4;
 #endif
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 constexpr int kPrefetch = 12;  // nonzeros ahead whose X rows are prefetched
+constexpr std::int64_t kSlabWidth = kLanes * kMaxVecs;  // a full segment's floats: a packed slab's row (Slab)
 
 inline Vec load(const float* p) {
   Vec v;
@@ -424,7 +425,14 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   }
 }
 
-void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress, RowAddend t) {
+std::int64_t slab_floats(std::int64_t rows, std::int64_t f) {
+  constexpr std::int64_t kMinBytes = std::int64_t{8} << 20;
+  const std::int64_t bytes = f * static_cast<std::int64_t>(sizeof(float));
+  return f > kSlabWidth && bytes < 1024 && rows * bytes >= kMinBytes ? rows * kSlabWidth : 0;
+}
+
+void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<void()>& progress, RowAddend t,
+          Slab slab) {
   GCNLAB_ASSERT(a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   const std::int64_t f = y.cols;
   if (f == 0 || a.rows == 0) return;
@@ -432,12 +440,14 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
                   a.stored_rows(), a.rows, a.nnz};
   const std::vector<Segment> segments = column_segments(f);
   const int tail = static_cast<int>(f % kLanes);
-  auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1) {
+  // Segment g of the stored rows [s0, s1) from xg, g's first column of X (or of its packed slab), rows ldx apart.
+  auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1, std::int64_t gap0, std::int64_t gap1,
+                   const float* xg, std::int64_t ldx) {
     const RowAddend term{t.r ? t.r + g.j0 : nullptr, t.ldr, t.c};  // from column j0
     if (g.vecs > 0)
-      kSegments[g.vecs - 1](rows, s0, s1, gap0, gap1, x.data + g.j0, x.ld, y.data + g.j0, y.ld, beta, term);
+      kSegments[g.vecs - 1](rows, s0, s1, gap0, gap1, xg, ldx, y.data + g.j0, y.ld, beta, term);
     else
-      remainder(rows, s0, s1, gap0, gap1, x.data + g.j0, x.ld, y.data + g.j0, y.ld, beta, term, tail);
+      remainder(rows, s0, s1, gap0, gap1, xg, ldx, y.data + g.j0, y.ld, beta, term, tail);
   };
   // The walk. Rows of X under 1 KiB are walked segment by segment, each segment over all the chunks
   // before the next (segment-major): a pass gathers only its segment's columns of X, a slab of
@@ -466,9 +476,24 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
         std::clamp<std::int64_t>((rows.nnz + rows.stored) / (kProgressNnz * static_cast<std::int64_t>(passes)), chunks,
                                  1 << 14));
   const std::vector<std::int64_t> bounds = balanced_chunks(rows, chunks);
+  // Full segments packed into the slab (Slab above) where the passes gather at least twice per X row
+  // (the packing reads and writes each row's slice once).
+  const bool pack = !by_row && slab.data && x.rows <= slab.rows && slab_floats(x.rows, f) > 0 && rows.nnz >= 2 * x.rows;
 
 #pragma omp parallel if (chunks > 1)
   for (std::size_t p = 0; p < passes; ++p) {
+    const Segment& g = segments[p];
+    const bool packed = pack && g.vecs == kMaxVecs;
+    if (packed) {
+      // Every thread is done with the slab's previous segment (the passes' loops do not wait), then it
+      // holds this one's; the loop's closing barrier before any thread gathers from it.
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (std::int64_t r = 0; r < x.rows; ++r)
+        std::memcpy(slab.data + r * kSlabWidth, x.data + r * x.ld + g.j0, kSlabWidth * sizeof(float));
+    }
+    const float* xg = packed ? slab.data : x.data + g.j0;
+    const std::int64_t ldx = packed ? kSlabWidth : x.ld;
     // No barrier between passes: they write disjoint columns of Y.
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
@@ -479,13 +504,14 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
       const std::int64_t gap0 = gap_before(s0), gap1 = c == chunks - 1 ? rows.rows : gap_before(s1);
       if (s0 == s1 && c != chunks - 1) continue;
       if (!by_row) {
-        visit(segments[p], s0, s1, gap0, gap1);
+        visit(g, s0, s1, gap0, gap1, xg, ldx);
       } else if (s1 - s0 <= 1) {  // an empty last chunk too: its gaps
-        for (const Segment& g : segments) visit(g, s0, s1, gap0, gap1);
+        for (const Segment& h : segments) visit(h, s0, s1, gap0, gap1, x.data + h.j0, x.ld);
       } else {
         for (std::int64_t s = s0; s < s1; ++s)
-          for (const Segment& g : segments)
-            visit(g, s, s + 1, s == s0 ? gap0 : gap_before(s), s + 1 == s1 ? gap1 : gap_before(s + 1));
+          for (const Segment& h : segments)
+            visit(h, s, s + 1, s == s0 ? gap0 : gap_before(s), s + 1 == s1 ? gap1 : gap_before(s + 1),
+                  x.data + h.j0, x.ld);
       }
       _mm_sfence();  // order the streamed stores before the caller's next step
       if (progress && omp_get_thread_num() == 0) progress();

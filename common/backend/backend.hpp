@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,16 @@ class Backend : public Allocator {
   // CPU's), after it elsewhere; the bits of spmm followed by axpy_plus (t.plus
   // set) or axpy (GIN's (1 + ε) h_i: Primitives::aggregate_plus).
   virtual void spmm_plus(const Csr& a, ConstView x, const RowTerm& t, View y) = 0;
+  // Work memory spmm and spmm_plus use for inputs X of up to `rows` rows at
+  // the widths given (the CPU's packed column slabs, backends/cpu/spmm.hpp):
+  // its bytes, a term of the analytic memory need (none by default). The
+  // caller allocates it and lends it (set_spmm_scratch; null: take it back).
+  // A product whose X has more rows runs without it, with the same bits.
+  virtual double spmm_scratch_bytes(std::int64_t rows, std::span<const std::int64_t> widths) const {
+    (void)rows, (void)widths;
+    return 0;
+  }
+  virtual void set_spmm_scratch(float* data, std::int64_t rows) { (void)data, (void)rows; }
   // y += (t.scale + t.plus[0]) t.r in its own pass: axpy_plus, or axpy where t.plus is null.
   void add_term(const RowTerm& t, View y) {
     if (t.plus) axpy_plus(t.scale, t.plus, t.r, y);

@@ -57,6 +57,10 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   if (minibatch()) schedule_ = std::make_unique<MinibatchSchedule>(strategy_, ledger_, n_, train_, config_.seed);
   admit();
   buf_.allocate(buffer_plan(), backend_, backend_);
+  backend_.set_spmm_scratch(nullptr, 0);
+  spmm_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(
+                                              backend_.spmm_scratch_bytes(spmm_scratch_rows(), arch_.dims) / sizeof(float)));
+  backend_.set_spmm_scratch(spmm_scratch_.data(), spmm_scratch_.size() ? spmm_scratch_rows() : 0);
   const Layout& in = strategy_.layout(0);
   for (int l = 0; l < L; ++l) buf_.layers[l].row_ids.upload(strategy_.layout(l).vertices);
   for (Parameter& q : buf_.params) {
@@ -509,7 +513,16 @@ MemoryNeed Trainer::memory_need() const {
   const auto [activations, weights] = ModelBuffers::bytes(buffer_plan());
   m.activations += activations;
   m.weights += weights;
+  m.buffers += backend_.spmm_scratch_bytes(spmm_scratch_rows(), arch_.dims);
   return m;
+}
+
+Trainer::~Trainer() { backend_.set_spmm_scratch(nullptr, 0); }
+
+std::int64_t Trainer::spmm_scratch_rows() const {
+  std::size_t rows = 0;
+  for (int l = 0; l <= weight_layers(); ++l) rows = std::max(rows, strategy_.layout(l).vertices.size());
+  return static_cast<std::int64_t>(rows);
 }
 
 std::pair<double, Weights> Trainer::loss_and_gradients(int epoch) {

@@ -103,6 +103,7 @@ class Trainer {
  public:
   Trainer(Strategy& strategy, const Model& model, Communicator& world, Backend& backend, const ModelConfig& config,
           const TrainConfig& train);
+  ~Trainer();  // takes the SpMM's scratch back from the backend
 
   // Distributes the graph (strategy) and the vertex data (here). `initial`
   // (optional) replaces the Glorot initialisation. Afterwards `data` may be freed.
@@ -142,7 +143,8 @@ class Trainer {
   // Full graph: byte_model(). Mini-batches: the sum over that epoch's steps of
   // each step's model on its own sample (cut, not trained; collective).
   ByteModel planned_byte_model();
-  // Strategy's graph and buffers + the trainer's activations and weights (this rank).
+  // Strategy's graph and buffers + the trainer's activations and weights + the
+  // backend's SpMM scratch (this rank).
   MemoryNeed memory_need() const;
   // Nonzeros of this rank's graph-attention edge tensors (EdgeAttention::edges; the
   // edge softmax's work), or of its sparse blocks where no layer attends (nnz_local).
@@ -218,6 +220,10 @@ class Trainer {
   std::vector<ProductOrder> orders_;  // each convolution's forward order (the strategy's, after setup)
   std::vector<BackwardOrder> backward_orders_;  // ... and its backward's (convolution_backward_order)
   ModelBuffers buf_;  // every backend buffer: activations, weights, vertex data (model_buffers.hpp)
+  // The backend's SpMM work memory (Backend::spmm_scratch_bytes), lent to it from setup on, sized
+  // for inputs of the largest layout's rows at the model's widths.
+  Buffer<float> spmm_scratch_;
+  std::int64_t spmm_scratch_rows() const;
   double n_train_ = 0;  // training vertices of the graph (of the step's samples, summed over groups)
   // Mini-batches: the full layouts' vertices and vertex data on the host, and
   // the epoch's model (a sample's rows of H_0 are in buf_.sample_rows).

@@ -200,6 +200,64 @@ TEST_CASE("spmm: every code path of the CPU kernel against a plain loop", "[back
     }
 }
 
+TEST_CASE("spmm: X's column slabs packed into the lent scratch give the unpacked bits", "[backend][spmm]") {
+  // The segment-major walk packs each full register segment's columns into the
+  // backend's scratch when X is over 8 MiB at a width of several segments
+  // (cpu::slab_floats): 64 and 128 floats pack on AVX2, 200 on AVX-512. Against
+  // the stated order and the kernel without a slab: beta 0 and other, a row
+  // term (GIN's), compressed rows, a strided X, X larger than the slab (not
+  // packed), and the scratch taken back.
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::uniform_int_distribution<std::int64_t> col(0, 39999);
+  const std::int64_t rows = 2500, cols = 40000;  // X: 40 000 rows, 10-31 MiB at these widths
+  std::vector<Coo> e;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (i % 11 == 5) continue;  // empty rows
+    const std::int64_t deg = i % 250 == 0 ? 900 : 24 + i % 50;  // at least two gathers per X row in all
+    for (std::int64_t d = 0; d < deg; ++d) e.push_back({i, col(gen), u(gen)});
+  }
+  const HostCsr h = csr_from_coo(rows, cols, e, true);
+  REQUIRE(h.nnz() >= 2 * cols);
+  auto be = cpu_backend();
+  int packing_widths = 0;
+  for (std::int64_t f : {64, 128, 200}) {
+    const std::int64_t floats = cpu::slab_floats(cols, f);
+    packing_widths += floats > 0;
+    const std::int64_t ldx = f + 5;
+    std::vector<float> slab(static_cast<std::size_t>(std::max<std::int64_t>(floats, 1)));
+    const auto x = random_vector(cols * ldx, 41), y0 = random_vector(rows * f, 42), r = random_vector(rows * f, 43);
+    for (RowStorage storage : {RowStorage::full, RowStorage::sparse_if_smaller})
+      for (float beta : {0.f, -0.75f}) {
+        const Csr a = upload(*be, h, storage);
+        Dense dx = make_dense(*be, cols, ldx, x);
+        const ConstView vx{dx.data(), cols, f, ldx};
+        const cpu::RowAddend term{beta == 0.f ? r.data() : nullptr, f, 0.37f};
+        auto run = [&](cpu::Slab s) {
+          std::vector<float> y = y0;
+          cpu::spmm(a, vx, View{y.data(), rows, f, f}, beta, {}, term, s);
+          return y;
+        };
+        const auto plain = run({}), packed = run({slab.data(), cols}), too_small = run({slab.data(), cols - 1});
+        INFO("f " << f << " compressed " << a.compressed << " beta " << beta);
+        REQUIRE(same_bits(packed, plain));
+        REQUIRE(same_bits(too_small, plain));
+        if (!term.r) REQUIRE(same_bits(plain, spmm_in_order(h, x, ldx, y0, f, f, beta)));
+      }
+    // through the backend: the scratch as the trainer lends it, and taken back
+    REQUIRE(be->spmm_scratch_bytes(cols, std::vector<std::int64_t>{16, f}) == Approx(floats * 4.0));
+    const Csr a = upload(*be, h, RowStorage::full);
+    Dense dx = make_dense(*be, cols, ldx, x), lent(*be, rows, f), own(*be, rows, f);
+    Buffer<float> scratch(*be, slab.size());
+    be->set_spmm_scratch(scratch.data(), cols);
+    be->spmm(a, ConstView{dx.data(), cols, f, ldx}, lent, 0.f);
+    be->set_spmm_scratch(nullptr, 0);
+    be->spmm(a, ConstView{dx.data(), cols, f, ldx}, own, 0.f);
+    REQUIRE(same_bits(lent.download(), own.download()));
+  }
+  REQUIRE(packing_widths >= 1);  // some width packs on this ISA, so the test can fail
+}
+
 TEST_CASE("spmm_plus: a term on the output rows in the product's pass has the bits of spmm then axpy", "[backend][spmm]") {
   // GIN's (1 + ε) h_i in the aggregation's output pass: for every register
   // segment and the plain-loop remainder, full and compressed rows (the term on

@@ -499,7 +499,8 @@ void CpuBackend::spmm_edges(const Csr& a, int heads, ew::HeadSplit hs, const flo
   const ew::EdgeBlock b = edge_block(a, heads);
   if (hs.mean == 0) {
     GCNLAB_ASSERT(x.cols == y.cols);
-    cpu::spmm_edge_values(a, heads, hs, v, perm, x, y);  // ew::SpmmEdges's bits, register-blocked
+    const SlabUse use(slab_busy_, slab_);
+    cpu::spmm_edge_values(a, heads, hs, v, perm, x, y, {}, use.slab);  // ew::SpmmEdges's bits, register-blocked
   } else if (x.cols == y.cols * hs.mean) {  // Z -> the heads' mean
     for_each_stored_row(a, ew::SpmmEdgesMean{{b, v, perm, hs, x.data, x.ld, y.data, y.ld, y.cols}});
   } else {  // G -> every head's share

@@ -354,10 +354,27 @@ constexpr std::array<EdgeSegmentFn, kMaxVecs> kEdgeSegments[2][2] = {
     {edge_segments<true, false>(std::make_integer_sequence<int, kMaxVecs>{}),
      edge_segments<true, true>(std::make_integer_sequence<int, kMaxVecs>{})}};
 
+// Whether a walk over `nnz` nonzeros packs X's full segments into the slab (Slab): segment-major, X fits
+// it and is large enough (slab_floats), and the passes gather at least twice per X row (the packing reads
+// and writes each row's slice once).
+bool packs(const Slab& slab, ConstView x, std::int64_t nnz, bool by_row) {
+  return !by_row && slab.data && x.rows <= slab.rows && slab_floats(x.rows, x.cols) > 0 && nnz >= 2 * x.rows;
+}
+
+// X's columns [j0, j0 + kSlabWidth) of every row side by side into the slab, shared by the team's threads
+// (each calls it, inside the parallel region): every thread first done with the slab's previous segment
+// (the passes' loops do not wait), and the loop's closing barrier before any thread gathers from it.
+void pack_slab(const Slab& slab, ConstView x, std::int64_t j0) {
+#pragma omp barrier
+#pragma omp for schedule(static)
+  for (std::int64_t r = 0; r < x.rows; ++r)
+    std::memcpy(slab.data + r * kSlabWidth, x.data + r * x.ld + j0, kSlabWidth * sizeof(float));
+}
+
 }  // namespace
 
 void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
-                      ConstView x, View y, EdgeDots dots) {
+                      ConstView x, View y, EdgeDots dots, Slab slab) {
   GCNLAB_ASSERT(hs.mean == 0 && a.rows == y.rows && a.cols == x.rows && x.cols == y.cols);
   const std::int64_t f = y.cols;
   EdgeRows rows{{a.rowptr.data(), a.col.data(), nullptr, a.compressed ? a.row_ids.data() : nullptr,
@@ -396,30 +413,37 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
   // spmm's column segments; with the dots and no columns, one empty remainder segment, which makes the dots
   std::vector<Segment> segments = column_segments(f);
   if (rows.dots && segments.empty()) segments.push_back({0, 0});
-  // Segment g of the stored rows [s0, s1); the dots on the first segment.
-  auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1) {
+  // Segment g of the stored rows [s0, s1) from xg, g's first column of x (or of its packed slab), rows ldx
+  // apart; the dots on the first segment (never packed: their pass walks by row).
+  auto visit = [&](const Segment& g, std::int64_t s0, std::int64_t s1, const float* xg, std::int64_t ldx) {
     const bool dots_here = rows.dots && g.j0 == 0;
     if (g.vecs > 0)
-      kEdgeSegments[spans][dots_here][g.vecs - 1](rows, s0, s1, lanes.data() + g.j0 / kLanes, x.data + g.j0, x.ld,
+      kEdgeSegments[spans][dots_here][g.vecs - 1](rows, s0, s1, lanes.data() + g.j0 / kLanes, xg, ldx,
                                                   y.data + g.j0, y.ld);
     else
-      edge_remainder(rows, s0, s1, tail_head, tail, x.data + g.j0, x.data, x.ld, y.data + g.j0, y.ld, dots_here);
+      edge_remainder(rows, s0, s1, tail_head, tail, xg, x.data, ldx, y.data + g.j0, y.ld, dots_here);
   };
   // spmm's walks: segment-major, or row by row through every segment where an x row is 1 KiB or more,
   // and also with the dots: their pass reads each x row whole, so the row's later segments find its x
   // rows in L1/L2, where a segment-major walk would gather them again (GAT's backward on R-MAT 16,
   // 4 heads x 32, AVX2: the `sddmm` category ~12 % faster than chunk by chunk, ~15 % than segment-major).
   const bool by_row = rows.dots || f * static_cast<std::int64_t>(sizeof(float)) >= 1024;
+  const bool pack = packs(slab, x, rows.rows.nnz, by_row);
 #pragma omp parallel if (chunks > 1)
   for (std::size_t p = 0; p < (by_row ? 1 : segments.size()); ++p) {
+    const Segment& g = segments[p];
+    const bool packed = pack && g.vecs == kMaxVecs;
+    if (packed) pack_slab(slab, x, g.j0);
+    const float* xg = packed ? slab.data : x.data + g.j0;
+    const std::int64_t ldx = packed ? kSlabWidth : x.ld;
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
       const std::int64_t s0 = bounds[c], s1 = bounds[c + 1];
       if (!by_row) {
-        visit(segments[p], s0, s1);
+        visit(g, s0, s1, xg, ldx);
       } else {
         for (std::int64_t s = s0; s < s1; ++s)
-          for (const Segment& g : segments) visit(g, s, s + 1);
+          for (const Segment& h : segments) visit(h, s, s + 1, x.data + h.j0, x.ld);
       }
     }
   }
@@ -476,22 +500,13 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
         std::clamp<std::int64_t>((rows.nnz + rows.stored) / (kProgressNnz * static_cast<std::int64_t>(passes)), chunks,
                                  1 << 14));
   const std::vector<std::int64_t> bounds = balanced_chunks(rows, chunks);
-  // Full segments packed into the slab (Slab above) where the passes gather at least twice per X row
-  // (the packing reads and writes each row's slice once).
-  const bool pack = !by_row && slab.data && x.rows <= slab.rows && slab_floats(x.rows, f) > 0 && rows.nnz >= 2 * x.rows;
+  const bool pack = packs(slab, x, rows.nnz, by_row);
 
 #pragma omp parallel if (chunks > 1)
   for (std::size_t p = 0; p < passes; ++p) {
     const Segment& g = segments[p];
     const bool packed = pack && g.vecs == kMaxVecs;
-    if (packed) {
-      // Every thread is done with the slab's previous segment (the passes' loops do not wait), then it
-      // holds this one's; the loop's closing barrier before any thread gathers from it.
-#pragma omp barrier
-#pragma omp for schedule(static)
-      for (std::int64_t r = 0; r < x.rows; ++r)
-        std::memcpy(slab.data + r * kSlabWidth, x.data + r * x.ld + g.j0, kSlabWidth * sizeof(float));
-    }
+    if (packed) pack_slab(slab, x, g.j0);
     const float* xg = packed ? slab.data : x.data + g.j0;
     const std::int64_t ldx = packed ? kSlabWidth : x.ld;
     // No barrier between passes: they write disjoint columns of Y.

@@ -81,8 +81,9 @@ struct EdgeDots {
   ConstView z;
   float* out = nullptr;
 };
+// `slab`: as spmm's (the forward's segment-major walk; the dots' walks by row).
 void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
-                      ConstView x, View y, EdgeDots dots = {});
+                      ConstView x, View y, EdgeDots dots = {}, Slab slab = {});
 
 // The plain row loop (OpenMP over rows, a vectorised axpy per nonzero): what
 // the kernel is checked against in the tests and timed against in `gcnlab bench`.

@@ -206,7 +206,7 @@ TEST_CASE("spmm: X's column slabs packed into the lent scratch give the unpacked
   // (cpu::slab_floats): 64 and 128 floats pack on AVX2, 200 on AVX-512. Against
   // the stated order and the kernel without a slab: beta 0 and other, a row
   // term (GIN's), compressed rows, a strided X, X larger than the slab (not
-  // packed), and the scratch taken back.
+  // packed), the scratch taken back, and graph attention's aggregation.
   std::mt19937 gen(17);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::uniform_int_distribution<std::int64_t> col(0, 39999);
@@ -243,6 +243,16 @@ TEST_CASE("spmm: X's column slabs packed into the lent scratch give the unpacked
         REQUIRE(same_bits(packed, plain));
         REQUIRE(same_bits(too_small, plain));
         if (!term.r) REQUIRE(same_bits(plain, spmm_in_order(h, x, ldx, y0, f, f, beta)));
+        if (beta != 0.f) continue;
+        // graph attention's aggregation (4 heads, per-edge values): the same walk, the same slab
+        const auto v = random_vector(h.nnz() * 4, 44);
+        auto run_edges = [&](cpu::Slab s) {
+          std::vector<float> y(static_cast<std::size_t>(rows * f), 0.f);
+          cpu::spmm_edge_values(a, 4, ew::HeadSplit{0, f / 4}, v.data(), nullptr, vx, View{y.data(), rows, f, f}, {},
+                                s);
+          return y;
+        };
+        REQUIRE(same_bits(run_edges({slab.data(), cols}), run_edges({})));
       }
     // through the backend: the scratch as the trainer lends it, and taken back
     REQUIRE(be->spmm_scratch_bytes(cols, std::vector<std::int64_t>{16, f}) == Approx(floats * 4.0));

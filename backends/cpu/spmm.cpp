@@ -371,6 +371,18 @@ void pack_slab(const Slab& slab, ConstView x, std::int64_t j0) {
     std::memcpy(slab.data + r * kSlabWidth, x.data + r * x.ld + j0, kSlabWidth * sizeof(float));
 }
 
+// Where segment g's pass gathers from: its columns packed into the slab (here, by the team: pack_slab)
+// where `pack` and g is a full segment, else X's own; the first column and the rows' stride.
+struct Source {
+  const float* x;
+  std::int64_t ld;
+};
+Source pass_source(bool pack, const Slab& slab, ConstView x, const Segment& g) {
+  if (!pack || g.vecs != kMaxVecs) return {x.data + g.j0, x.ld};
+  pack_slab(slab, x, g.j0);
+  return {slab.data, kSlabWidth};
+}
+
 }  // namespace
 
 void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v, const std::int64_t* perm,
@@ -432,15 +444,12 @@ void spmm_edge_values(const Csr& a, int heads, ew::HeadSplit hs, const float* v,
 #pragma omp parallel if (chunks > 1)
   for (std::size_t p = 0; p < (by_row ? 1 : segments.size()); ++p) {
     const Segment& g = segments[p];
-    const bool packed = pack && g.vecs == kMaxVecs;
-    if (packed) pack_slab(slab, x, g.j0);
-    const float* xg = packed ? slab.data : x.data + g.j0;
-    const std::int64_t ldx = packed ? kSlabWidth : x.ld;
+    const Source src = pass_source(pack, slab, x, g);
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
       const std::int64_t s0 = bounds[c], s1 = bounds[c + 1];
       if (!by_row) {
-        visit(g, s0, s1, xg, ldx);
+        visit(g, s0, s1, src.x, src.ld);
       } else {
         for (std::int64_t s = s0; s < s1; ++s)
           for (const Segment& h : segments) visit(h, s, s + 1, x.data + h.j0, x.ld);
@@ -505,10 +514,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
 #pragma omp parallel if (chunks > 1)
   for (std::size_t p = 0; p < passes; ++p) {
     const Segment& g = segments[p];
-    const bool packed = pack && g.vecs == kMaxVecs;
-    if (packed) pack_slab(slab, x, g.j0);
-    const float* xg = packed ? slab.data : x.data + g.j0;
-    const std::int64_t ldx = packed ? kSlabWidth : x.ld;
+    const Source src = pass_source(pack, slab, x, g);
     // No barrier between passes: they write disjoint columns of Y.
 #pragma omp for schedule(dynamic, 1) nowait
     for (int c = 0; c < chunks; ++c) {
@@ -519,7 +525,7 @@ void spmm(const Csr& a, ConstView x, View y, float beta, const std::function<voi
       const std::int64_t gap0 = gap_before(s0), gap1 = c == chunks - 1 ? rows.rows : gap_before(s1);
       if (s0 == s1 && c != chunks - 1) continue;
       if (!by_row) {
-        visit(g, s0, s1, gap0, gap1, xg, ldx);
+        visit(g, s0, s1, gap0, gap1, src.x, src.ld);
       } else if (s1 - s0 <= 1) {  // an empty last chunk too: its gaps
         for (const Segment& h : segments) visit(h, s0, s1, gap0, gap1, x.data + h.j0, x.ld);
       } else {

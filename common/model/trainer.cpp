@@ -57,10 +57,11 @@ void Trainer::setup(const Dataset& data, const Graph& graph, const Weights* init
   if (minibatch()) schedule_ = std::make_unique<MinibatchSchedule>(strategy_, ledger_, n_, train_, config_.seed);
   admit();
   buf_.allocate(buffer_plan(), backend_, backend_);
+  const std::int64_t scratch_rows = spmm_scratch_rows();
   backend_.set_spmm_scratch(nullptr, 0);
-  spmm_scratch_ = Buffer<float>(backend_, static_cast<std::size_t>(
-                                              backend_.spmm_scratch_bytes(spmm_scratch_rows(), arch_.dims) / sizeof(float)));
-  backend_.set_spmm_scratch(spmm_scratch_.data(), spmm_scratch_.size() ? spmm_scratch_rows() : 0);
+  spmm_scratch_ = Buffer<float>(
+      backend_, static_cast<std::size_t>(backend_.spmm_scratch_bytes(scratch_rows, arch_.dims) / sizeof(float)));
+  backend_.set_spmm_scratch(spmm_scratch_.data(), scratch_rows);  // none where its size is 0: a null slab
   const Layout& in = strategy_.layout(0);
   for (int l = 0; l < L; ++l) buf_.layers[l].row_ids.upload(strategy_.layout(l).vertices);
   for (Parameter& q : buf_.params) {

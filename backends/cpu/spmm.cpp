@@ -67,6 +67,16 @@ struct Rows {
 // added (the build does not contract into FMAs), and y = even + odd (+ beta y).
 // Two chains also hide the add latency a single chain would expose.
 
+// The segment's lines of nonzero k's X row, fetched ahead (one per 64-byte line). A function and not a
+// lambda: GCC 12 deletes the call of a void lambda whose only statements are prefetches when it is
+// called in a loop (the call has no effect it models), which left this kernel without a single
+// prefetch until 2026-12-08: R-MAT 17, AVX2, its epochs' `spmm` category ~25-30 % faster with them.
+template <int V>
+inline void prefetch_row(const Rows& a, std::int64_t k, const float* x, std::int64_t ldx) {
+  const float* p = x + static_cast<std::int64_t>(a.col[k]) * ldx;
+  for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(p + j);
+}
+
 // Y[i, j0 : j0 + kLanes V) for the stored rows [s0, s1); and beta (and the
 // row term) on the rows a compressed block skips in [gap0, the last stored
 // row's successor or gap1). t.r points at the segment's first column.
@@ -93,13 +103,9 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
     for (int v = 0; v < V; ++v) even[v] = Vec{}, odd[v] = Vec{};
     std::int64_t k = a.rowptr[s];
     const std::int64_t k1 = a.rowptr[s + 1];
-    auto prefetch = [&](std::int64_t kk) {
-      const float* p = x + static_cast<std::int64_t>(a.col[std::min(kk + kPrefetch, k_last)]) * ldx;
-      for (int j = 0; j < V * kLanes; j += 16) __builtin_prefetch(p + j);  // one per 64-byte line
-    };
     for (; k + 1 < k1; k += 2) {
-      prefetch(k);
-      prefetch(k + 1);
+      prefetch_row<V>(a, std::min(k + kPrefetch, k_last), x, ldx);
+      prefetch_row<V>(a, std::min(k + 1 + kPrefetch, k_last), x, ldx);
       const float* x0 = x + static_cast<std::int64_t>(a.col[k]) * ldx;
       const float* x1 = x + static_cast<std::int64_t>(a.col[k + 1]) * ldx;
       const float v0 = a.val[k], v1 = a.val[k + 1];
@@ -109,7 +115,7 @@ void segment(const Rows& a, std::int64_t s0, std::int64_t s1, std::int64_t gap0,
       }
     }
     if (k < k1) {  // an odd count: the last nonzero is at an even offset
-      prefetch(k);
+      prefetch_row<V>(a, std::min(k + kPrefetch, k_last), x, ldx);
       const float* xr = x + static_cast<std::int64_t>(a.col[k]) * ldx;
       const float vk = a.val[k];
       for (int v = 0; v < V; ++v) even[v] += vk * load(xr + v * kLanes);

@@ -7,7 +7,8 @@
 // GCN in plain PyTorch on the same graph).
 //
 //   spmm   Y = Âᵀ X (beta 0) for each width f: the whole graph, or the P column
-//          blocks of one 1D block row (--shape 1d:P, hypersparse at large P)
+//          blocks of one 1D block row (--shape 1d:P, hypersparse at large P),
+//          with the work memory a trainer lends the backend (Backend::set_spmm_scratch)
 //   gemm   the three products of a layer of width f -> f: T W, Xᵀ U, U Wᵀ
 //   epoch  a full training epoch under any strategy (the train options), per
 //          category from the ledger
@@ -202,7 +203,12 @@ void bench_spmm(const KernelBench& k) {
     })};
     std::vector<std::string> names{"backend"};
     if (k.backend_name == "cpu") fns.push_back(product(cpu::spmm_row_loop)), names.push_back("row-loop");
+    // the backend's work memory lent as a trainer lends it (the CPU's packed column slabs)
+    const std::int64_t widths[] = {f};
+    Buffer<float> scratch(*backend, static_cast<std::size_t>(backend->spmm_scratch_bytes(n, widths) / sizeof(float)));
+    backend->set_spmm_scratch(scratch.data(), n);
     const std::vector<Stats> s = time_interleaved(*backend, k.warmup, k.reps, fns);
+    backend->set_spmm_scratch(nullptr, 0);
     // Compulsory traffic: A once, every X row once, Y written once.
     double bytes = 4.0 * f * (n + rows);
     for (const Csr& b : blocks) bytes += csr_bytes(b);
